@@ -1,0 +1,28 @@
+#!/usr/bin/env node
+// Runs a TypeScript entry on Node 20 (which cannot strip types): bundles it with esbuild into
+// .cache/ and imports the result, passing the remaining arguments through.
+import { build } from 'esbuild';
+import { mkdirSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const [entry, ...rest] = process.argv.slice(2);
+if (!entry) {
+  console.error('usage: node scripts/run-ts.mjs <entry.ts> [args...]');
+  process.exit(2);
+}
+const outDir = resolve('.cache', 'run-ts');
+mkdirSync(outDir, { recursive: true });
+const outfile = join(outDir, `${basename(entry).replace(/\.ts$/, '')}.mjs`);
+await build({
+  entryPoints: [entry],
+  outfile,
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  packages: 'external',
+  logLevel: 'error',
+});
+process.argv = [process.argv[0], outfile, ...rest];
+await import(pathToFileURL(outfile).href);

@@ -1,0 +1,103 @@
+// Queue configuration: the zod schema with DESIGN.md's defaults, and how it is stored.
+import { z } from 'zod';
+import { sha256Hex } from './ids';
+
+const DAY_MS = 86_400_000;
+const int = (min: number, max: number) => z.number().int().min(min).max(max);
+
+export const backoffSchema = z
+  .object({
+    /** `exponential`: delayMs * 2^(attempt-1), capped at maxDelayMs; `fixed`: delayMs. */
+    type: z.enum(['exponential', 'fixed']).default('exponential'),
+    /** @default 1000 */
+    delayMs: int(0, DAY_MS).default(1000),
+    /** @default 3600000 */
+    maxDelayMs: int(0, DAY_MS).default(3_600_000),
+    /** Spreads each delay over [delay/2, delay). @default true */
+    jitter: z.boolean().default(true),
+  })
+  .strict();
+
+export type Backoff = z.infer<typeof backoffSchema>;
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+export interface ConfigOptions {
+  /** Allow `http://` endpoints on loopback (local development and tests). @default false */
+  allowHttpLoopback?: boolean;
+}
+
+function endpointSchema(options: ConfigOptions) {
+  return z.string().superRefine((value, ctx) => {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'endpoint must be an absolute URL' });
+      return;
+    }
+    const loopbackHttp = url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname);
+    if (url.protocol !== 'https:' && !(loopbackHttp && options.allowHttpLoopback)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: options.allowHttpLoopback
+          ? 'endpoint must be https, or http on localhost/127.0.0.1'
+          : 'endpoint must be https',
+      });
+    }
+  });
+}
+
+const originSchema = z.string().refine((value) => {
+  try {
+    return new URL(value).origin === value;
+  } catch {
+    return false;
+  }
+}, 'an origin is scheme://host[:port], with no path or trailing slash');
+
+export function queueConfigSchema(options: ConfigOptions = {}) {
+  return z
+    .object({
+      endpoint: endpointSchema(options),
+      /** Jobs in flight across all groups. @default 10 */
+      concurrency: int(1, 1000).default(10),
+      /** How long one delivery may take; the lease lasts 5 s longer. @default 30000 */
+      timeoutMs: int(100, DAY_MS).default(30_000),
+      /** @default 3 */
+      maxAttempts: int(1, 1000).default(3),
+      backoff: backoffSchema.default({ type: 'exponential', delayMs: 1000, maxDelayMs: 3_600_000, jitter: true }),
+      /** A job does not start before orderMs + orderingWindowMs. @default 0 */
+      orderingWindowMs: int(0, DAY_MS).default(0),
+      /** Completed jobs kept; 0 deletes them at once (cheapest). @default 0 */
+      keepCompleted: int(0, 1_000_000).default(0),
+      /** @default 1000 */
+      keepFailed: int(0, 1_000_000).default(1000),
+      /** Bound on each job's `data` as JSON bytes. @default 262144 */
+      maxPayloadBytes: int(2, 1_048_576).default(262_144),
+      /** Browser origins allowed to enqueue (CORS). @default [] */
+      allowedOrigins: z.array(originSchema).max(100).default([]),
+      /** Tokens that may only enqueue to this queue; stored as SHA-256 hashes. @default [] */
+      publishTokens: z.array(z.string().min(16).max(256)).max(100).default([]),
+    })
+    .strict();
+}
+
+export type QueueConfigInput = z.input<ReturnType<typeof queueConfigSchema>>;
+type ParsedConfig = z.output<ReturnType<typeof queueConfigSchema>>;
+
+/** The config as stored in Redis: publish tokens only as hashes. */
+export type StoredConfig = Omit<ParsedConfig, 'publishTokens'> & { publishTokenHashes: string[] };
+
+/** The config as the API shows it: publish tokens are write-only, shown as a count. */
+export type QueueConfig = Omit<ParsedConfig, 'publishTokens'> & { publishTokens: number };
+
+export async function toStoredConfig(config: ParsedConfig): Promise<StoredConfig> {
+  const { publishTokens, ...rest } = config;
+  return { ...rest, publishTokenHashes: await Promise.all(publishTokens.map(sha256Hex)) };
+}
+
+export function toPublicConfig(stored: StoredConfig): QueueConfig {
+  const { publishTokenHashes, ...rest } = stored;
+  return { ...rest, publishTokens: publishTokenHashes.length };
+}

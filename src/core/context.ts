@@ -1,0 +1,21 @@
+// What every engine operation is given: a Redis script runner, a clock and deployment options.
+import type { z } from 'zod';
+import type { ConfigOptions } from './config';
+import { QueueError } from './errors';
+import type { ScriptRunner } from './scripts';
+
+export interface EngineContext {
+  redis: ScriptRunner;
+  /** Epoch milliseconds; tests inject a clock. */
+  now: () => number;
+  options: ConfigOptions;
+}
+
+/** Parses input with zod; a failure is VALIDATION_FAILED with zod's issues as details. */
+export function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const details = result.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message }));
+  const first = details[0];
+  throw new QueueError('VALIDATION_FAILED', first ? `${first.path || 'body'}: ${first.message}` : 'invalid input', details);
+}

@@ -1,0 +1,65 @@
+// The engine's one entry point: every queue operation, given a Redis client and a clock.
+import type { ConfigOptions } from './config';
+import type { EngineContext } from './context';
+import * as jobOps from './job-ops';
+import * as leases from './leases';
+import * as producer from './producer';
+import * as queues from './queues';
+import * as reads from './reads';
+import * as repeats from './repeats';
+import * as scheduler from './scheduler';
+import type { ScriptRunner } from './scripts';
+
+export interface EngineOptions extends ConfigOptions {
+  redis: ScriptRunner;
+  /** Epoch milliseconds. @default Date.now */
+  now?: () => number;
+}
+
+type Op<F> = F extends (ctx: EngineContext, ...args: infer A) => infer R ? (...args: A) => R : never;
+
+function bind<F extends (ctx: EngineContext, ...args: never[]) => unknown>(ctx: EngineContext, f: F): Op<F> {
+  return ((...args: never[]) => f(ctx, ...args)) as Op<F>;
+}
+
+export function createEngine({ redis, now = Date.now, ...options }: EngineOptions) {
+  const ctx: EngineContext = { redis, now, options };
+  return {
+    putQueue: bind(ctx, queues.putQueue),
+    getQueue: bind(ctx, queues.getQueue),
+    listQueues: bind(ctx, queues.listQueues),
+    listQueueNames: bind(ctx, queues.listQueueNames),
+    deleteQueue: bind(ctx, queues.deleteQueue),
+    pauseQueue: (queue: string) => queues.setQueuePaused(ctx, queue, true),
+    resumeQueue: (queue: string) => queues.setQueuePaused(ctx, queue, false),
+    pauseGroup: (queue: string, group: string) => queues.setGroupPaused(ctx, queue, group, true),
+    resumeGroup: (queue: string, group: string) => queues.setGroupPaused(ctx, queue, group, false),
+
+    enqueue: bind(ctx, producer.enqueue),
+    enqueueBatch: bind(ctx, producer.enqueueBatch),
+
+    reserve: bind(ctx, leases.reserve),
+    settle: bind(ctx, leases.settle),
+    complete: bind(ctx, leases.complete),
+    fail: bind(ctx, leases.fail),
+    heartbeat: bind(ctx, leases.heartbeat),
+    progress: bind(ctx, leases.progress),
+
+    tick: bind(ctx, scheduler.tick),
+    putRepeat: bind(ctx, repeats.putRepeat),
+    listRepeats: bind(ctx, repeats.listRepeats),
+    deleteRepeat: bind(ctx, repeats.deleteRepeat),
+
+    getJob: bind(ctx, reads.getJob),
+    listJobs: bind(ctx, reads.listJobs),
+    listGroups: bind(ctx, reads.listGroups),
+    getGroup: bind(ctx, reads.getGroup),
+
+    removeJob: bind(ctx, jobOps.removeJob),
+    retryJob: bind(ctx, jobOps.retryJob),
+    promoteJob: bind(ctx, jobOps.promoteJob),
+    updateJob: bind(ctx, jobOps.updateJob),
+  };
+}
+
+export type Engine = ReturnType<typeof createEngine>;

@@ -1,0 +1,100 @@
+// What producers send: zod schemas for jobs, job updates and repeatable jobs.
+import { z } from 'zod';
+import { backoffSchema } from './config';
+
+const DAY_MS = 86_400_000;
+const YEAR_MS = 366 * DAY_MS;
+
+export const queueNameSchema = z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'queue names are 1-64 of A-Z a-z 0-9 . _ -');
+
+/** Visible ASCII only: ids travel in headers and URLs. */
+export const jobIdSchema = z.string().regex(/^[\x21-\x7E]{1,256}$/, 'job ids are 1-256 visible ASCII characters');
+
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001F\u007F-\u009F]/;
+export const groupNameSchema = z
+  .string()
+  .refine((g) => [...g].length >= 1 && [...g].length <= 256, 'groups are 1-256 characters')
+  .refine((g) => !CONTROL.test(g), 'groups may not contain control characters')
+  .refine((g) => g.isWellFormed(), 'groups must be valid UTF-8');
+
+export const epochMsSchema = z.number().int().min(0).max(8_640_000_000_000_000);
+
+export const jobInputSchema = z
+  .object({
+    group: groupNameSchema,
+    data: z.json().default(null),
+    id: jobIdSchema.optional(),
+    /** Order inside the group. @default the enqueue time */
+    orderMs: epochMsSchema.optional(),
+    delayMs: z.number().int().min(0).max(YEAR_MS).optional(),
+    runAt: epochMsSchema.optional(),
+    maxAttempts: z.number().int().min(1).max(1000).optional(),
+    backoff: backoffSchema.optional(),
+    timeoutMs: z.number().int().min(100).max(DAY_MS).optional(),
+  })
+  .strict()
+  .refine((job) => job.delayMs === undefined || job.runAt === undefined, {
+    message: 'give delayMs or runAt, not both',
+    path: ['runAt'],
+  });
+
+export type JobInput = z.input<typeof jobInputSchema>;
+
+export const MAX_BATCH = 1000;
+
+export const batchInputSchema = z
+  .object({ jobs: z.array(jobInputSchema).min(1, 'a batch needs at least one job').max(MAX_BATCH) })
+  .strict();
+
+export const jobPatchSchema = z
+  .object({ data: z.json().optional(), delayMs: z.number().int().min(0).max(YEAR_MS).optional() })
+  .strict()
+  .refine((p) => p.data !== undefined || p.delayMs !== undefined, 'give data and/or delayMs');
+
+export type JobPatch = z.input<typeof jobPatchSchema>;
+
+export const JOB_STATES = ['waiting', 'delayed', 'active', 'completed', 'failed'] as const;
+export type JobState = (typeof JOB_STATES)[number];
+
+export const listJobsSchema = z
+  .object({
+    state: z.enum(JOB_STATES).default('waiting'),
+    group: groupNameSchema.optional(),
+    limit: z.coerce.number().int().min(1).max(1000).default(50),
+    cursor: z.string().max(64).optional(),
+  })
+  .strict();
+
+export type ListJobsQuery = z.input<typeof listJobsSchema>;
+
+export const pageSchema = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(1000).default(50),
+    cursor: z.string().max(64).optional(),
+  })
+  .strict();
+
+export const repeatKeySchema = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'repeat keys are 1-128 of A-Z a-z 0-9 . _ : -');
+
+export const repeatInputSchema = z
+  .object({
+    group: groupNameSchema,
+    data: z.json().default(null),
+    /** Interval in ms (>= 1000). */
+    every: z.number().int().min(1000).max(YEAR_MS).optional(),
+    /** A 5-field cron pattern. */
+    pattern: z.string().min(9).max(256).optional(),
+    /** IANA time zone for `pattern`. @default 'UTC' */
+    tz: z.string().min(1).max(64).default('UTC'),
+    startAt: epochMsSchema.optional(),
+    endAt: epochMsSchema.optional(),
+    limit: z.number().int().min(1).max(1_000_000_000).optional(),
+  })
+  .strict()
+  .refine((r) => (r.every === undefined) !== (r.pattern === undefined), {
+    message: 'give exactly one of every and pattern',
+    path: ['every'],
+  });
+
+export type RepeatInput = z.input<typeof repeatInputSchema>;

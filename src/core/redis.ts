@@ -1,0 +1,19 @@
+// The production Redis client: @upstash/redis over the Upstash REST API.
+import { Redis } from '@upstash/redis';
+
+export interface RedisConnection {
+  url: string;
+  token: string;
+}
+
+export function createRedis({ url, token }: RedisConnection): Redis {
+  return new Redis({
+    url,
+    token,
+    // Keep replies as Redis sent them: "42" stays a string, JSON stays text.
+    automaticDeserialization: false,
+    // A retried EVALSHA may run twice when only the answer was lost; scripts are written to be
+    // safe then, but the caller, not the client, decides whether to try again.
+    retry: false,
+  });
+}

@@ -1,0 +1,125 @@
+// Repeatable jobs: `every` ms or a 5-field cron `pattern` in a time zone. Next run times are
+// computed here with cron-parser; scripts store specs and commit runs with compare-and-set.
+import { CronExpressionParser } from 'cron-parser';
+import { scripts } from '../lua/scripts.generated';
+import { type EngineContext, parse } from './context';
+import { QueueError } from './errors';
+import { repeatInputSchema, repeatKeySchema } from './job-input';
+import { queueKeys } from './keys';
+import { checkQueueName } from './queues';
+import { runScript } from './scripts';
+
+/** The most repeatable jobs one queue may hold. */
+export const MAX_REPEATS = 1000;
+
+/** A repeat as stored (data as JSON text); count and nextRunAt are kept by the scripts. */
+export interface RepeatSpec {
+  group: string;
+  data: string;
+  every?: number;
+  pattern?: string;
+  tz: string;
+  startAt?: number;
+  endAt?: number;
+  limit?: number;
+  count?: number;
+  nextRunAt?: number;
+}
+
+export interface Repeat {
+  key: string;
+  group: string;
+  data: unknown;
+  every?: number;
+  pattern?: string;
+  tz: string;
+  startAt?: number;
+  endAt?: number;
+  limit?: number;
+  nextRunAt: number | null;
+  count: number;
+}
+
+function invalid(path: string, message: string): QueueError {
+  return new QueueError('VALIDATION_FAILED', `${path}: ${message}`, [{ path, message }]);
+}
+
+function checkTimeZone(tz: string): void {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+  } catch {
+    throw invalid('tz', `unknown IANA time zone "${tz}"`);
+  }
+}
+
+function checkPattern(pattern: string, tz: string): void {
+  // Five fields, no seconds, no `H` (random per parse: racing schedulers would disagree).
+  const fields = pattern.trim().split(/\s+/);
+  if (fields.length !== 5 || /h/i.test(pattern)) throw invalid('pattern', 'expected a 5-field cron pattern');
+  try {
+    CronExpressionParser.parse(pattern, { tz }).next();
+  } catch (error) {
+    throw invalid('pattern', error instanceof Error ? error.message : 'invalid cron pattern');
+  }
+}
+
+/** The first occurrence of `pattern` strictly after `after`. */
+function nextCron(pattern: string, tz: string, after: number): number {
+  return CronExpressionParser.parse(pattern, { tz, currentDate: new Date(after) }).next().getTime();
+}
+
+/** The first run of a new or replaced repeat, or null when there is none. */
+export function firstRunAt(spec: RepeatSpec, now: number): number | null {
+  let at: number;
+  if (spec.every !== undefined) at = spec.startAt ?? now + spec.every;
+  else at = nextCron(spec.pattern!, spec.tz, Math.max(now, spec.startAt ?? 0) - 1);
+  return spec.endAt !== undefined && at > spec.endAt ? null : at;
+}
+
+/** The run after the one at `runAt`: the next future occurrence (missed runs are skipped). */
+export function runAfter(spec: RepeatSpec, runAt: number, now: number): number | null {
+  if (spec.limit !== undefined && (spec.count ?? 0) + 1 >= spec.limit) return null;
+  let at: number;
+  if (spec.every !== undefined) {
+    const steps = Math.max(1, Math.floor((now - runAt) / spec.every) + 1);
+    at = runAt + steps * spec.every;
+  } else {
+    at = nextCron(spec.pattern!, spec.tz, Math.max(now, runAt));
+  }
+  return spec.endAt !== undefined && at > spec.endAt ? null : at;
+}
+
+export async function putRepeat(ctx: EngineContext, queue: string, key: string, input: unknown) {
+  const k = queueKeys(checkQueueName(queue));
+  parse(repeatKeySchema, key);
+  const parsed = parse(repeatInputSchema, input);
+  checkTimeZone(parsed.tz);
+  if (parsed.pattern !== undefined) checkPattern(parsed.pattern, parsed.tz);
+  const spec: RepeatSpec = { ...parsed, data: JSON.stringify(parsed.data) };
+  const nextRunAt = firstRunAt(spec, ctx.now());
+  await runScript(ctx.redis, scripts.putRepeat, [k.meta, k.repeats, k.repeatDue, k.ready], [
+    key,
+    JSON.stringify(spec),
+    nextRunAt ?? -1,
+    MAX_REPEATS,
+  ]);
+  return { key, nextRunAt };
+}
+
+export async function listRepeats(ctx: EngineContext, queue: string): Promise<Repeat[]> {
+  const k = queueKeys(checkQueueName(queue));
+  const reply = await runScript(ctx.redis, scripts.listRepeats, [k.meta, k.repeats], []);
+  const flat = reply[1] as string[];
+  const repeats: Repeat[] = [];
+  for (let i = 0; i < flat.length; i += 2) {
+    const { data, count, nextRunAt, ...spec } = JSON.parse(flat[i + 1]!) as RepeatSpec;
+    repeats.push({ key: flat[i]!, ...spec, data: JSON.parse(data), count: count ?? 0, nextRunAt: nextRunAt ?? null });
+  }
+  return repeats.sort((a, b) => (a.key < b.key ? -1 : 1));
+}
+
+export async function deleteRepeat(ctx: EngineContext, queue: string, key: string): Promise<void> {
+  const k = queueKeys(checkQueueName(queue));
+  parse(repeatKeySchema, key);
+  await runScript(ctx.redis, scripts.deleteRepeat, [k.repeats, k.repeatDue], [key]);
+}

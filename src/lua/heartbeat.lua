@@ -1,0 +1,38 @@
+--[[ heartbeat: extends a live lease (async deliveries keep their job this way).
+
+KEYS[1] meta    hash  config
+KEYS[2] jobs    hash  id -> job record
+KEYS[3] active  zset  leased job ids by lease deadline
+KEYS[4] ready   zset  holds the ~timers marker
+
+ARGV[1] now (epoch ms)
+ARGV[2] id
+ARGV[3] lease token
+ARGV[4] extendMs (0: the job's timeoutMs); the lease ends at now + extendMs, at most 24 h
+
+Returns {1, expiresAt}
+Errors  {-1} QUEUE_NOT_FOUND, {-3} LEASE_LOST
+]]
+-- @include job
+-- @include lease
+
+local K = { jobs = KEYS[2], active = KEYS[3] }
+local now, id, token, extendMs = tonumber(ARGV[1]), ARGV[2], ARGV[3], tonumber(ARGV[4])
+
+local cfgJson = redis.call('HGET', KEYS[1], 'config')
+if not cfgJson then return { -1 } end
+local cfg = cjson.decode(cfgJson)
+local state, data, deadline = liveLease(K, id, token)
+if not state then return { -3 } end
+
+if not state.sa then
+  -- First heartbeat of this lease: the deadline is still the one reserve set, so the start
+  -- time can be recovered from it before it moves.
+  state.sa = deadline - ((state.to or cfg.timeoutMs) + 5000)
+  redis.call('HSET', K.jobs, id, encodeJob(state, data))
+end
+if extendMs <= 0 then extendMs = state.to or cfg.timeoutMs end
+local expiresAt = now + math.min(extendMs, DAY_MS)
+redis.call('ZADD', K.active, 'XX', expiresAt, id)
+noteTimer(KEYS[4], expiresAt)
+return { 1, expiresAt }

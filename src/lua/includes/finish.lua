@@ -1,0 +1,82 @@
+-- Ending a lease: complete, fail with retry, fail for good. Needs job.lua and group.lua, and a
+-- table K of keys: jobs, ready, active, held, completed, failed, prefix.
+
+local TRIM_STEP = 100 -- retention trims at most this many jobs per call
+
+-- Keeps at most `keep` jobs in a retention zset (oldest go first), in bounded steps.
+local function trimRetention(zkey, jobsKey, keep)
+  local excess = redis.call('ZCARD', zkey) - keep
+  if excess <= 0 then return false end
+  local popped = redis.call('ZPOPMIN', zkey, math.min(excess, TRIM_STEP))
+  for i = 1, #popped, 2 do redis.call('HDEL', jobsKey, popped[i]) end
+  return excess > TRIM_STEP
+end
+
+-- Moves a finished job out of its group and into retention (or deletes it), then lets the
+-- group's next job become ready.
+local function retire(K, id, state, data, zkey, keep, now)
+  local groupKey = groupKeyOf(K.prefix, state.g)
+  redis.call('ZREM', groupKey, memberOf(state.s, id))
+  if keep > 0 then
+    state.f = now
+    state.t = nil
+    redis.call('HSET', K.jobs, id, encodeJob(state, data))
+    redis.call('ZADD', zkey, now, id)
+    trimRetention(zkey, K.jobs, keep)
+  else
+    redis.call('HDEL', K.jobs, id)
+  end
+  advanceGroup(groupKey, K.ready)
+end
+
+local function leaseMsOf(state, cfg)
+  return (state.to or cfg.timeoutMs) + 5000
+end
+
+local function completeJob(K, cfg, id, state, data, deadline, result, truncated, now)
+  state.a = (state.a or 0) + 1
+  if deadline then state.sa = state.sa or (deadline - leaseMsOf(state, cfg)) end
+  state.st = 'completed'
+  if result ~= '' then state.r = result end
+  if truncated then state.rt = true end
+  retire(K, id, state, data, K.completed, cfg.keepCompleted, now)
+  return 'completed'
+end
+
+-- Backoff before retry `attempt` (1-based count of attempts made). `jitter` is a random number
+-- in [0, 1): with jitter on, the delay is spread over [delay/2, delay).
+local function backoffMs(backoff, attempt, jitter)
+  local delay = backoff.delayMs
+  if backoff.type == 'exponential' then
+    delay = math.min(delay * math.pow(2, attempt - 1), backoff.maxDelayMs)
+  end
+  if backoff.jitter then delay = delay / 2 + delay / 2 * jitter end
+  return math.floor(delay)
+end
+
+-- A failed attempt. `retryAfterMs` < 0 means "use the backoff"; `retry` false fails for good.
+-- A retried job stays in its group (at its own orderMs) and the group is held until runAt, so
+-- later jobs cannot overtake it.
+local function failJob(K, cfg, id, state, data, err, retry, retryAfterMs, seed, now)
+  local attempts = (state.a or 0) + 1
+  state.a = attempts
+  state.e = err
+  state.sa = nil
+  if retry and attempts < (state.ma or cfg.maxAttempts) then
+    local delay = retryAfterMs
+    if delay < 0 then delay = backoffMs(state.bo or cfg.backoff, attempts, jitterFor(seed, id)) end
+    state.ra = now + math.min(delay, DAY_MS)
+    state.t = tokenFor(seed, id, attempts)
+    redis.call('HSET', K.jobs, id, encodeJob(state, data))
+    if state.ra <= now then
+      advanceGroup(groupKeyOf(K.prefix, state.g), K.ready)
+    else
+      redis.call('ZADD', K.held, state.ra, state.g)
+      noteTimer(K.ready, state.ra)
+    end
+    return 'waiting'
+  end
+  state.st = 'failed'
+  retire(K, id, state, data, K.failed, cfg.keepFailed, now)
+  return 'failed'
+end

@@ -1,0 +1,54 @@
+-- Job records and group members.
+--
+-- A job is one field of the `jobs` hash: `<state JSON>\n<data JSON>`. The state JSON is written
+-- by cjson and so never holds a raw newline; the first "\n" always ends it. The data stays the
+-- exact text the producer sent (cjson would turn [] into {} and round big numbers).
+-- State fields (short, they are paid for in every waiting job):
+--   g group, s enqueue sequence, o orderMs, c createdAt (only when it differs from o),
+--   t lease token, a attempts made, ma/bo/to per-job maxAttempts/backoff/timeoutMs,
+--   st 'delayed'|'completed'|'failed' (absent: waiting or active), ra runAt,
+--   sa startedAt (recorded on demand), f finishedAt, r result, rt result truncated,
+--   e last error, p progress.
+-- A job's member in its group zset (and in `ready`) is its sequence, zero-padded to 15 digits,
+-- followed by its id: equal orderMs scores then sort by enqueue order, exactly.
+
+local TIMERS = '~timers' -- marker in `ready`: its score is the earliest timer of the queue
+local DAY_MS = 86400000
+
+local function decodeJob(raw)
+  local nl = string.find(raw, '\n', 1, true)
+  return cjson.decode(string.sub(raw, 1, nl - 1)), string.sub(raw, nl + 1)
+end
+
+local function encodeJob(state, data)
+  return cjson.encode(state) .. '\n' .. data
+end
+
+local function memberOf(seq, id)
+  return string.format('%015d', seq) .. id
+end
+
+local function idOf(member)
+  return string.sub(member, 16)
+end
+
+local function groupKeyOf(prefix, group)
+  return prefix .. 'g:' .. group
+end
+
+-- A fresh lease token: unguessable (the seed is random per call) and new on every lease end.
+local function tokenFor(seed, id, attempt)
+  return string.sub(redis.sha1hex(seed .. '\0' .. id .. '\0' .. attempt), 1, 16)
+end
+
+-- A pseudo-random number in [0, 1) for backoff jitter, unpredictable through the random seed
+-- (Redis seeds Lua's math.random identically for every script).
+local function jitterFor(seed, id)
+  return tonumber(string.sub(redis.sha1hex(seed .. '\1' .. id), 1, 8), 16) / 4294967296
+end
+
+-- Lowers the `~timers` marker to `at` (ZADD LT adds it when absent): the tick reads only `ready`
+-- to learn whether anything in the queue is due.
+local function noteTimer(readyKey, at)
+  redis.call('ZADD', readyKey, 'LT', at, TIMERS)
+end

@@ -1,0 +1,10 @@
+--[[ list-repeats: every repeatable job of a queue (their number is capped by put-repeat).
+
+KEYS[1] meta     hash  config (the queue must exist)
+KEYS[2] repeats  hash  repeat key -> spec JSON
+
+Returns {1, {key, spec JSON, key, spec JSON, ...}}
+Errors  {-1} QUEUE_NOT_FOUND
+]]
+if redis.call('HEXISTS', KEYS[1], 'config') == 0 then return { -1 } end
+return { 1, redis.call('HGETALL', KEYS[2]) }

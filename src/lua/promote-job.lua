@@ -1,0 +1,29 @@
+--[[ promote-job: makes a delayed job waiting now.
+
+KEYS[1] meta     hash  config
+KEYS[2] jobs     hash  id -> job record
+KEYS[3] ready    zset  idle group heads
+KEYS[4] active   zset  leased job ids
+KEYS[5] delayed  zset  delayed job ids
+
+ARGV[1] id
+
+Returns {1, {id, state JSON, data, state, startedAt, expiresAt, maxAttempts}}
+Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND, {-4} INVALID_STATE (not delayed)
+]]
+-- @include job
+-- @include group
+-- @include job-ops
+-- @include view
+
+local K = { jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], prefix = string.sub(KEYS[1], 1, -5) }
+local id = ARGV[1]
+local cfgJson = redis.call('HGET', KEYS[1], 'config')
+if not cfgJson then return { -1 } end
+local raw = redis.call('HGET', K.jobs, id)
+if not raw then return { -2 } end
+local state, data = decodeJob(raw)
+if state.st ~= 'delayed' then return { -4 } end
+redis.call('ZREM', KEYS[5], id)
+attachWaiting(K, id, state, data)
+return { 1, jobView(K, cjson.decode(cfgJson), id, redis.call('HGET', K.jobs, id)) }

@@ -1,0 +1,29 @@
+--[[ queue-info: a queue's config, paused flag and counts, all O(1) reads.
+waiting = jobs - active - delayed - completed - failed (every record is in exactly one state);
+groups = idle groups in ready + held groups + active groups (each busy group has one lease).
+
+KEYS[1] meta       hash  config, paused flag
+KEYS[2] jobs       hash  id -> job record
+KEYS[3] ready      zset  idle group heads (+ ~timers marker)
+KEYS[4] active     zset  leased job ids
+KEYS[5] held       zset  held or parked groups
+KEYS[6] delayed    zset  delayed job ids
+KEYS[7] completed  zset  kept completed job ids
+KEYS[8] failed     zset  kept failed job ids
+
+Returns {1, config JSON, paused 0|1, waiting, delayed, active, completed, failed, groups}
+Errors  {-1} QUEUE_NOT_FOUND
+]]
+-- @include job
+
+local meta = redis.call('HMGET', KEYS[1], 'config', 'paused')
+if not meta[1] then return { -1 } end
+local active = redis.call('ZCARD', KEYS[4])
+local delayed = redis.call('ZCARD', KEYS[6])
+local completed = redis.call('ZCARD', KEYS[7])
+local failed = redis.call('ZCARD', KEYS[8])
+local waiting = redis.call('HLEN', KEYS[2]) - active - delayed - completed - failed
+local idle = redis.call('ZCARD', KEYS[3])
+if redis.call('ZSCORE', KEYS[3], TIMERS) then idle = idle - 1 end
+local groups = idle + redis.call('ZCARD', KEYS[5]) + active
+return { 1, meta[1], meta[2] and 1 or 0, waiting, delayed, active, completed, failed, groups }
