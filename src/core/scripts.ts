@@ -9,13 +9,16 @@ export type ScriptRunner = Pick<Redis, 'evalsha' | 'eval'>;
 
 export type Reply = readonly unknown[];
 
-// Redis' own errors (a script bug, a wrong type) are ours to fix: INTERNAL. Anything else (no
-// answer, HTTP 5xx, LOADING, BUSY, OOM) means Redis is not usable right now.
-const INTERNAL_ERROR = /^(ERR|WRONGTYPE)\b/;
+// A script that failed while running (a bug of ours) is INTERNAL. Anything else (no answer,
+// HTTP 5xx, LOADING, BUSY, OOM) means Redis is not usable right now: REDIS_UNAVAILABLE.
+const SCRIPT_ERROR = /^(ERR|WRONGTYPE)\b.*script/i;
 
 function asQueueError(error: unknown): QueueError {
   const message = error instanceof Error ? error.message : String(error);
-  const code = INTERNAL_ERROR.test(message) ? 'INTERNAL' : 'REDIS_UNAVAILABLE';
+  // @upstash/redis wraps Redis' words ("Command failed: ..." when auto-pipelined, "...,
+  // command was: <the whole command>" otherwise): judge Redis' own words only.
+  const redisMessage = (message.split(', command was:')[0] ?? '').replace(/^Command failed: /, '');
+  const code = SCRIPT_ERROR.test(redisMessage) ? 'INTERNAL' : 'REDIS_UNAVAILABLE';
   // The message holds the whole command (script and arguments): keep it as the cause only.
   const wrapped = new QueueError(code, code === 'INTERNAL' ? 'internal error' : 'redis is unavailable');
   (wrapped as { cause?: unknown }).cause = error;

@@ -10,20 +10,16 @@ local PAUSED_FOREVER = '+inf'
 local function reserveJobs(K, cfg, pausedGroups, n, now)
   local room = math.min(n, cfg.concurrency - redis.call('ZCARD', K.active))
   if room <= 0 then return {} end
-  local popped = redis.call('ZPOPMIN', K.ready, room)
-  local cutoff = now - cfg.orderingWindowMs -- a head is due once orderMs + window <= now
-  local putBack, picked = {}, {}
-  for i = 1, #popped, 2 do
-    local m, score = popped[i], popped[i + 1]
-    if m == TIMERS or tonumber(score) > cutoff then
-      putBack[#putBack + 1] = score
-      putBack[#putBack + 1] = m
-    else
-      picked[#picked + 1] = m
-    end
+  -- Due heads only (orderMs + window <= now), oldest first. One extra entry is read because the
+  -- ~timers marker may sit among them; it is never taken.
+  local cutoff = now - cfg.orderingWindowMs
+  local candidates = redis.call('ZRANGEBYSCORE', K.ready, '-inf', cutoff, 'LIMIT', 0, room + 1)
+  local picked = {}
+  for _, m in ipairs(candidates) do
+    if m ~= TIMERS and #picked < room then picked[#picked + 1] = m end
   end
-  if #putBack > 0 then redis.call('ZADD', K.ready, unpack(putBack)) end
   if #picked == 0 then return {} end
+  redis.call('ZREM', K.ready, unpack(picked))
 
   local jobs, groups = {}, {}
   for i, m in ipairs(picked) do

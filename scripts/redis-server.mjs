@@ -1,0 +1,195 @@
+// Starts and stops a local redis-server (the one on PATH; Debian's package when apt can install
+// it). Used by `npm run dev` and by the test setup.
+import { spawn, spawnSync } from 'node:child_process';
+import { accessSync, constants, mkdirSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { createRespClient, RespError, Status } from './resp.mjs';
+
+const INSTALL_HINT =
+  'redis-server not found on PATH: install it (Debian/Ubuntu: sudo apt-get install -y redis-server; macOS: brew install redis) and retry';
+const OUTPUT_TAIL_BYTES = 4096;
+
+/**
+ * @param {string} name
+ * @returns {string | null} absolute path of an executable on PATH
+ */
+function which(name) {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (!dir) continue;
+    const candidate = path.join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not in this directory
+    }
+  }
+  return null;
+}
+
+let aptUpdated = false;
+
+/**
+ * @param {string[]} args
+ */
+function runApt(args) {
+  process.stderr.write(`groupq: running apt-get ${args.join(' ')}\n`);
+  const result = spawnSync('apt-get', args, {
+    stdio: ['ignore', process.stderr, process.stderr],
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+  });
+  if (result.status !== 0) {
+    throw new Error(`apt-get ${args.join(' ')} failed (exit ${result.status ?? result.signal}); ${INSTALL_HINT}`);
+  }
+}
+
+/**
+ * Finds redis-server on PATH; installs Debian's package when it is missing, apt-get exists and
+ * we are root. Otherwise throws an Error whose message is a one-line install hint.
+ * @returns {string} path of the redis-server binary
+ */
+export function ensureRedisServer() {
+  const found = which('redis-server');
+  if (found) return found;
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (!isRoot || !which('apt-get')) throw new Error(INSTALL_HINT);
+  process.stderr.write('groupq: redis-server is missing; installing it with apt-get\n');
+  if (!aptUpdated) {
+    runApt(['update']);
+    aptUpdated = true;
+  }
+  runApt(['install', '-y', '--no-install-recommends', 'redis-server']);
+  const installed = which('redis-server');
+  if (!installed) throw new Error(INSTALL_HINT);
+  return installed;
+}
+
+/**
+ * Resolves with a TCP port that was free a moment ago on 127.0.0.1.
+ * @returns {Promise<number>}
+ */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Resolves with `value` after `ms`, without keeping the process alive.
+ * @template T
+ * @param {number} ms
+ * @param {T} [value]
+ * @returns {Promise<T | undefined>}
+ */
+const sleep = (ms, value) => new Promise((resolve) => setTimeout(resolve, ms, value).unref());
+
+/**
+ * Starts redis-server on 127.0.0.1:<port> with its data in `dir` and waits until it answers PING.
+ * @param {{ port: number, dir: string, appendonly?: boolean, startTimeoutMs?: number }} options
+ */
+export async function startRedis({ port, dir, appendonly = true, startTimeoutMs = 15_000 }) {
+  const bin = ensureRedisServer();
+  const dataDir = path.resolve(dir);
+  mkdirSync(dataDir, { recursive: true });
+  const args = [
+    '--port', String(port),
+    '--bind', '127.0.0.1',
+    '--dir', dataDir,
+    '--appendonly', appendonly ? 'yes' : 'no',
+    '--save', '',
+    '--daemonize', 'no',
+    '--protected-mode', 'no',
+    '--logfile', '',
+  ];
+  // detached: a terminal's Ctrl-C reaches our process, which then stops Redis in order.
+  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let output = '';
+  /** @param {Buffer} chunk */
+  const keepTail = (chunk) => {
+    output = (output + chunk.toString('utf8')).slice(-OUTPUT_TAIL_BYTES);
+  };
+  child.stdout.on('data', keepTail);
+  child.stderr.on('data', keepTail);
+
+  /** @type {Promise<{ code: number | null, signal: NodeJS.Signals | null }>} */
+  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  let hasExited = false;
+  void exited.then(() => {
+    hasExited = true;
+    process.removeListener('exit', killOnExit);
+  });
+  // Last resort when our process exits without stopping Redis (crash, process.exit).
+  function killOnExit() {
+    child.kill('SIGKILL');
+  }
+  process.once('exit', killOnExit);
+
+  const fail = async (/** @type {string} */ reason) => {
+    if (!hasExited) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+    const tail = output.trim().split('\n').slice(-5).join('\n');
+    return new Error(`redis-server on port ${port} ${reason}${tail ? `:\n${tail}` : ''}`);
+  };
+
+  const deadline = Date.now() + startTimeoutMs;
+  for (;;) {
+    if (hasExited) throw await fail('exited during startup');
+    if (Date.now() > deadline) throw await fail(`did not answer PING within ${startTimeoutMs} ms`);
+    const probe = createRespClient({ port });
+    try {
+      const pong = await probe.call(['PING']);
+      // Another server may already hold the port: make sure the one answering is ours.
+      const info = String(await probe.call(['INFO', 'server']));
+      if (pong instanceof Status && info.includes(`process_id:${child.pid}\r\n`)) break;
+    } catch {
+      // not listening yet, or still loading its data
+    } finally {
+      probe.close();
+    }
+    await sleep(50);
+  }
+
+  /** @param {number} ms resolves true when Redis exits within `ms` */
+  const exitsWithin = (ms) => Promise.race([exited.then(() => true), sleep(ms, false)]);
+
+  /** Shuts Redis down (SHUTDOWN, then SIGTERM, then SIGKILL) and resolves when it exited. */
+  async function stop() {
+    if (hasExited) return;
+    const client = createRespClient({ port });
+    // SHUTDOWN answers by closing the connection; an error reply means it refused to stop.
+    const shutdown = client.call(['SHUTDOWN']).then(
+      () => 'closed',
+      (err) => (err instanceof RespError ? 'refused' : 'closed'),
+    );
+    const outcome = await Promise.race([shutdown, sleep(5000, 'no answer')]);
+    client.close();
+    if (outcome === 'closed' && (await exitsWithin(5000))) return;
+    child.kill('SIGTERM');
+    if (await exitsWithin(3000)) return;
+    child.kill('SIGKILL');
+    await exited;
+  }
+
+  return {
+    port,
+    dir: dataDir,
+    stop,
+    process: child,
+    /** Resolves with the exit code or signal once the process ended. */
+    exited,
+    /** The last few KB of the server's log output. */
+    output: () => output,
+  };
+}
+
+/** @typedef {Awaited<ReturnType<typeof startRedis>>} RedisServer */

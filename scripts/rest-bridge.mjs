@@ -1,0 +1,241 @@
+// An Upstash-REST-compatible HTTP bridge in front of a local Redis, so the production
+// @upstash/redis client runs unchanged against it. Routes (all POST, bearer token):
+//   /            body ["CMD", ...args]           -> {"result": x}            | 400 {"error"}
+//   /pipeline    body [["CMD", ...], ...]        -> [{"result"} | {"error"}, ...]
+//   /multi-exec  same body, in MULTI/EXEC        -> [{"result"} | {"error"}, ...] | 400 {"error"}
+// With `Upstash-Encoding: base64` every string in a result is base64 (nested arrays too), except
+// a top-level status reply "OK", which @upstash/redis passes through undecoded.
+import { timingSafeEqual } from 'node:crypto';
+import http from 'node:http';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { createRespClient, RespError, Status } from './resp.mjs';
+
+const MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+// Commands that would change the shared connection's state (or block it) for every other
+// request; Upstash's REST API refuses them too.
+const REFUSED_COMMANDS = new Set([
+  'multi', 'exec', 'discard', 'watch', 'unwatch', 'select', 'swapdb', 'auth', 'hello', 'reset', 'quit',
+  'subscribe', 'psubscribe', 'ssubscribe', 'unsubscribe', 'punsubscribe', 'sunsubscribe', 'monitor',
+  'blpop', 'brpop', 'brpoplpush', 'blmove', 'blmpop', 'bzpopmin', 'bzpopmax', 'bzmpop', 'wait', 'waitaof',
+]);
+
+/** An HTTP error answered as `{"error": message}`. */
+class HttpError extends Error {
+  /** @param {number} status @param {string} message */
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+/** @typedef {import('./resp.mjs').RespReply} RespReply */
+/** @typedef {string | number | null | Json[]} Json */
+
+/**
+ * Converts a raw Redis reply into the JSON value Upstash answers with. With base64 on, a status
+ * "OK" stays plain only at the top of a result: @upstash/redis skips decoding "OK" there, but
+ * base64-decodes every string inside arrays (a plain "OK" there would decode to "8").
+ * @param {RespReply} reply
+ * @param {boolean} base64
+ * @param {boolean} [nested]
+ * @returns {Json}
+ */
+function toJson(reply, base64, nested = false) {
+  if (reply === null || typeof reply === 'number') return reply;
+  if (Array.isArray(reply)) return reply.map((item) => toJson(item, base64, true));
+  if (reply instanceof Status) {
+    if (!base64 || (reply.value === 'OK' && !nested)) return reply.value;
+    return Buffer.from(reply.value, 'utf8').toString('base64');
+  }
+  if (reply instanceof RespError) return base64 ? Buffer.from(reply.message, 'utf8').toString('base64') : reply.message;
+  return base64 ? reply.toString('base64') : reply.toString('utf8');
+}
+
+/**
+ * @param {RespReply} reply
+ * @param {boolean} base64
+ */
+function toEntry(reply, base64) {
+  return reply instanceof RespError ? { error: reply.message } : { result: toJson(reply, base64) };
+}
+
+/**
+ * @param {unknown} command
+ * @returns {string[]}
+ */
+function parseCommand(command) {
+  if (!Array.isArray(command) || command.length === 0) {
+    throw new HttpError(400, 'ERR command must be a non-empty JSON array');
+  }
+  const args = command.map((arg) => {
+    if (typeof arg === 'string') return arg;
+    if (typeof arg === 'number' || typeof arg === 'boolean') return String(arg);
+    throw new HttpError(400, 'ERR command arguments must be strings, numbers or booleans');
+  });
+  const name = String(args[0]).toLowerCase();
+  if (REFUSED_COMMANDS.has(name)) throw new HttpError(400, `ERR Command is not available: '${name}'`);
+  return args;
+}
+
+/**
+ * @param {unknown} body
+ * @returns {string[][]}
+ */
+function parseCommandList(body) {
+  if (!Array.isArray(body) || body.length === 0) {
+    throw new HttpError(400, 'ERR body must be a non-empty JSON array of commands');
+  }
+  return body.map(parseCommand);
+}
+
+/**
+ * @param {http.IncomingMessage} req
+ * @returns {Promise<unknown>}
+ */
+async function readJson(req) {
+  /** @type {Buffer[]} */
+  const chunks = [];
+  let size = 0;
+  // Reads to the end even past the limit, so the 413 answer reaches the client.
+  for await (const chunk of req) {
+    size += chunk.length;
+    if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+  }
+  if (size > MAX_BODY_BYTES) throw new HttpError(413, `ERR request body exceeds ${MAX_BODY_BYTES} bytes`);
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    throw new HttpError(400, 'ERR request body is not valid JSON');
+  }
+}
+
+/**
+ * @param {string | undefined} header
+ * @param {Buffer} expected
+ */
+function isAuthorized(header, expected) {
+  const match = /^Bearer +(\S+) *$/i.exec(header ?? '');
+  if (!match?.[1]) return false;
+  const given = Buffer.from(match[1], 'utf8');
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+/**
+ * Starts the bridge. `port: 0` picks a free port.
+ * @param {{ port?: number, host?: string, redisHost?: string, redisPort: number, token: string }} options
+ * @returns {Promise<{ url: string, port: number, close: () => Promise<void> }>}
+ */
+export async function startBridge({ port = 0, host = '127.0.0.1', redisHost = '127.0.0.1', redisPort, token }) {
+  if (!token) throw new Error('startBridge: a token is required');
+  const expectedToken = Buffer.from(token, 'utf8');
+  const redis = createRespClient({ host: redisHost, port: redisPort });
+
+  /**
+   * @param {string} route
+   * @param {unknown} body
+   * @param {boolean} base64
+   * @returns {Promise<[number, unknown]>}
+   */
+  async function dispatch(route, body, base64) {
+    if (route === '/') {
+      const reply = (await redis.pipeline([parseCommand(body)]))[0] ?? null;
+      if (reply instanceof RespError) return [400, { error: reply.message }];
+      return [200, { result: toJson(reply, base64) }];
+    }
+    const commands = parseCommandList(body);
+    if (route === '/pipeline') {
+      const replies = await redis.pipeline(commands);
+      return [200, replies.map((reply) => toEntry(reply, base64))];
+    }
+    // MULTI, the commands and EXEC leave in one write on the shared connection, so no other
+    // request's command can land inside the transaction.
+    const replies = await redis.pipeline([['MULTI'], ...commands, ['EXEC']]);
+    const exec = replies[replies.length - 1] ?? null;
+    if (exec instanceof RespError) {
+      const queueError = replies.slice(1, -1).find((reply) => reply instanceof RespError);
+      const detail = queueError instanceof RespError ? `: ${queueError.message}` : '';
+      return [400, { error: `${exec.message}${detail}` }];
+    }
+    if (!Array.isArray(exec)) return [400, { error: 'EXECABORT Transaction discarded' }];
+    return [200, exec.map((reply) => toEntry(reply, base64))];
+  }
+
+  const server = http.createServer(async function handleBridgeRequest(req, res) {
+    /** @param {number} status @param {unknown} payload */
+    const send = (status, payload) => {
+      const body = JSON.stringify(payload);
+      res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
+      res.end(body);
+    };
+    try {
+      const route = new URL(req.url ?? '/', 'http://bridge').pathname.replace(/(.)\/+$/, '$1');
+      if (route !== '/' && route !== '/pipeline' && route !== '/multi-exec') {
+        throw new HttpError(404, 'Not found');
+      }
+      if (req.method !== 'POST') throw new HttpError(405, 'Method not allowed: use POST');
+      if (!isAuthorized(req.headers.authorization, expectedToken)) throw new HttpError(401, 'Unauthorized');
+      const base64 = String(req.headers['upstash-encoding'] ?? '').toLowerCase() === 'base64';
+      const [status, payload] = await dispatch(route, await readJson(req), base64);
+      send(status, payload);
+    } catch (err) {
+      if (err instanceof HttpError) send(err.status, { error: err.message });
+      else send(500, { error: `ERR ${/** @type {Error} */ (err).message}` });
+    }
+  });
+
+  await new Promise((resolve, reject) => {
+    server.once('error', (err) => reject(new Error(`REST bridge cannot listen on ${host}:${port}: ${err.message}`)));
+    server.listen(port, host, () => resolve(undefined));
+  });
+  const address = server.address();
+  const boundPort = typeof address === 'object' && address ? address.port : port;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+
+  return {
+    url: `http://${urlHost}:${boundPort}`,
+    port: boundPort,
+    async close() {
+      await new Promise((resolve) => {
+        server.close(() => resolve(undefined));
+        server.closeAllConnections();
+      });
+      redis.close();
+    },
+  };
+}
+
+/** The token the local stack uses when UPSTASH_REDIS_REST_TOKEN is not set. */
+export const DEV_REST_TOKEN = 'groupq-dev-rest-token';
+
+/**
+ * @param {string} name
+ * @param {number} fallback
+ */
+function portFromEnv(name, fallback) {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0 || value > 65535) throw new Error(`${name} must be a port number, got "${raw}"`);
+  return value;
+}
+
+async function main() {
+  const token = process.env.UPSTASH_REDIS_REST_TOKEN || DEV_REST_TOKEN;
+  const redisHost = process.env.REDIS_HOST || '127.0.0.1';
+  const redisPort = portFromEnv('REDIS_PORT', 6379);
+  const bridge = await startBridge({ port: portFromEnv('REDIS_REST_PORT', 8079), redisHost, redisPort, token });
+  if (!process.env.UPSTASH_REDIS_REST_TOKEN) console.log(`UPSTASH_REDIS_REST_TOKEN not set; using the dev token: ${token}`);
+  console.log(`Upstash REST bridge: ${bridge.url} -> redis ${redisHost}:${redisPort}`);
+  const stop = () => void bridge.close().then(() => process.exit(0));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  main().catch((err) => {
+    console.error(`rest-bridge: ${err.message}`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,29 @@
+// The README's "Redis keys" table must list exactly the keys src/core/keys.ts builds
+// (bee-queue's and GroupMQ's key docs drifted from their code; this test stops that here).
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { KEY_CATALOGUE, groupKey, queueKeys } from '../src/core/keys';
+
+function readmeKeyTable(): { key: string; type: string; holds: string }[] {
+  const readme = readFileSync('README.md', 'utf8');
+  const section = readme.split('### Redis keys')[1]?.split('\n### ')[0] ?? '';
+  return section
+    .split('\n')
+    .filter((line) => line.startsWith('| `'))
+    .map((line) => {
+      const [key, type, holds] = line.split(' | ').map((cell) => cell.replace(/^\|\s*|\s*\|$/g, '').trim());
+      return { key: key!.replace(/`/g, ''), type: type!, holds: holds! };
+    });
+}
+
+describe('README key catalogue', () => {
+  it('lists every key of src/core/keys.ts, and nothing else', () => {
+    expect(readmeKeyTable()).toEqual(KEY_CATALOGUE.map(({ key, type, holds }) => ({ key, type, holds })));
+  });
+
+  it('describes the names the key module builds', () => {
+    const built = [...Object.values(queueKeys('q')).filter((k) => k !== 'gq:{q}:'), groupKey('q', '<group>')];
+    const catalogued = KEY_CATALOGUE.map((entry) => entry.key).filter((key) => key !== 'gq:queues');
+    expect(built.sort()).toEqual(catalogued.sort());
+  });
+});
