@@ -142,7 +142,10 @@ async function main() {
   else console.log(`UPSTASH_REDIS_REST_URL=${rest.url} UPSTASH_REDIS_REST_TOKEN=${rest.token}`);
   console.log(`GROUPQ_ADMIN_TOKEN=${config.adminToken}${config.adminToken === DEV_ADMIN_TOKEN ? '  (dev default)' : ''}`);
   console.log(`GROUPQ_SIGNING_SECRET=${config.signingSecret}${config.signingSecret === DEV_SIGNING_SECRET ? '  (dev default)' : ''}`);
-  console.log(`Scheduler tick:      every ${config.tickMs} ms`);
+  console.log(`Scheduler tick:      every ${config.tickMs} ms (with the Worker)`);
+  // The Worker (HTTP API on PORT, delivery, cron) joins `servicesFor` with the Worker issue;
+  // until then the engine is reachable through the REST bridge above.
+  console.log(`Worker:              not in this build yet; PORT ${config.port} is reserved for it`);
   console.log(`groupq dev ready: http://127.0.0.1:${config.port}`);
 }
 
