@@ -8,12 +8,14 @@ local PAUSED_FOREVER = '+inf'
 -- `pausedGroups` > 0 means some groups are paused: those met here are parked in `held`.
 -- Returns a list of {id, state JSON, data, lease deadline}.
 local function reserveJobs(K, cfg, pausedGroups, n, now)
-  local room = math.min(n, cfg.concurrency - redis.call('ZCARD', K.active))
-  if room <= 0 then return {} end
   -- Due heads only (orderMs + window <= now), oldest first. One extra entry is read because the
-  -- ~timers marker may sit among them; it is never taken.
+  -- ~timers marker may sit among them; it is never taken. Reading them before counting the
+  -- active jobs makes an empty queue cost one command here.
+  n = math.min(n, cfg.concurrency)
   local cutoff = now - cfg.orderingWindowMs
-  local candidates = redis.call('ZRANGEBYSCORE', K.ready, '-inf', cutoff, 'LIMIT', 0, room + 1)
+  local candidates = redis.call('ZRANGEBYSCORE', K.ready, '-inf', cutoff, 'LIMIT', 0, n + 1)
+  if #candidates == 0 then return {} end
+  local room = math.min(n, cfg.concurrency - redis.call('ZCARD', K.active))
   local picked = {}
   for _, m in ipairs(candidates) do
     if m ~= TIMERS and #picked < room then picked[#picked + 1] = m end
