@@ -18,7 +18,8 @@ export const groupNameSchema = z
   .refine((g) => !CONTROL.test(g), 'groups may not contain control characters')
   .refine((g) => g.isWellFormed(), 'groups must be valid UTF-8');
 
-export const epochMsSchema = z.number().int().min(0).max(8_640_000_000_000_000);
+/** Epoch ms up to 10^14 - 1 (year 5138): Redis' cjson keeps 14 significant digits exactly. */
+export const epochMsSchema = z.number().int().min(0).max(99_999_999_999_999);
 
 export const jobInputSchema = z
   .object({

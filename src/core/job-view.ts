@@ -61,7 +61,8 @@ export function toJob(queue: string, tuple: readonly unknown[]): Job {
     maxAttempts,
     createdAt: record.c ?? record.o,
   };
-  if (record.ra !== undefined && state !== 'completed' && state !== 'failed') job.runAt = record.ra;
+  // runAt matters while a job waits for it (delayed, or a retry's backoff).
+  if (record.ra !== undefined && (state === 'delayed' || state === 'waiting')) job.runAt = record.ra;
   if (startedAt >= 0) job.startedAt = startedAt;
   if (record.f !== undefined) job.finishedAt = record.f;
   if (expiresAt >= 0) job.leaseExpiresAt = expiresAt;

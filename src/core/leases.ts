@@ -135,14 +135,17 @@ export function fail(
 export async function heartbeat(ctx: EngineContext, queue: string, input: { id: string; lease: string; extendMs?: number }) {
   const k = queueKeys(checkQueueName(queue));
   const { id, lease } = parse(leaseRefSchema, input);
-  const extendMs = parse(z.number().int().min(1).max(DAY_MS).optional(), input.extendMs) ?? 0;
+  // Longer extensions are capped at 24 h (heartbeat.lua), not refused.
+  const { extendMs = 0 } = parse(z.object({ extendMs: z.number().int().min(1).optional() }), { extendMs: input.extendMs });
   const reply = await runScript(ctx.redis, scripts.heartbeat, [k.meta, k.jobs, k.active, k.ready], [ctx.now(), id, lease, extendMs]);
   return { expiresAt: reply[1] as number };
 }
 
 const progressSchema = z.union([
   z.number().min(0).max(100),
-  z.record(z.string(), z.json()).refine((p) => JSON.stringify(p).length <= 4096, 'progress objects are at most 4 KiB'),
+  z
+    .record(z.string(), z.json())
+    .refine((p) => new TextEncoder().encode(JSON.stringify(p)).length <= 4096, 'progress objects are at most 4 KiB'),
 ]);
 
 /** Records a live lease's progress: a number 0-100 or a small JSON object. */

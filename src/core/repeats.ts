@@ -53,9 +53,13 @@ function checkTimeZone(tz: string): void {
 }
 
 function checkPattern(pattern: string, tz: string): void {
-  // Five fields, no seconds, no `H` (random per parse: racing schedulers would disagree).
+  // Five fields, no seconds, no `H` token (random per parse: racing schedulers would disagree;
+  // day names such as THU are fine).
   const fields = pattern.trim().split(/\s+/);
-  if (fields.length !== 5 || /h/i.test(pattern)) throw invalid('pattern', 'expected a 5-field cron pattern');
+  if (fields.length !== 5) throw invalid('pattern', 'expected a 5-field cron pattern');
+  if (fields.some((field) => field.split(/[,/-]/).some((part) => /^H(\(|$)/i.test(part)))) {
+    throw invalid('pattern', 'the H (hashed) token is not supported');
+  }
   try {
     CronExpressionParser.parse(pattern, { tz }).next();
   } catch (error) {
@@ -121,5 +125,5 @@ export async function listRepeats(ctx: EngineContext, queue: string): Promise<Re
 export async function deleteRepeat(ctx: EngineContext, queue: string, key: string): Promise<void> {
   const k = queueKeys(checkQueueName(queue));
   parse(repeatKeySchema, key);
-  await runScript(ctx.redis, scripts.deleteRepeat, [k.repeats, k.repeatDue], [key]);
+  await runScript(ctx.redis, scripts.deleteRepeat, [k.meta, k.repeats, k.repeatDue], [key]);
 }

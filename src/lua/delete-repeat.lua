@@ -1,13 +1,15 @@
 --[[ delete-repeat: removes a repeatable job. Runs already enqueued stay: they are ordinary jobs.
 
-KEYS[1] repeats     hash  repeat key -> spec JSON
-KEYS[2] repeat-due  zset  repeat key -> next run
+KEYS[1] meta        hash  config (the queue must exist)
+KEYS[2] repeats     hash  repeat key -> spec JSON
+KEYS[3] repeat-due  zset  repeat key -> next run
 
 ARGV[1] repeat key
 
 Returns {1}
-Errors  {-7} REPEAT_NOT_FOUND
+Errors  {-1} QUEUE_NOT_FOUND, {-7} REPEAT_NOT_FOUND
 ]]
-if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return { -7 } end
-redis.call('ZREM', KEYS[2], ARGV[1])
+if redis.call('HEXISTS', KEYS[1], 'config') == 0 then return { -1 } end
+if redis.call('HDEL', KEYS[2], ARGV[1]) == 0 then return { -7 } end
+redis.call('ZREM', KEYS[3], ARGV[1])
 return { 1 }

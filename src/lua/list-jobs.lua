@@ -12,7 +12,7 @@ KEYS[7] the group zset (only with a group)
 
 ARGV[1] state: waiting | delayed | active | completed | failed
 ARGV[2] limit (page size)
-ARGV[3] cursor ('' = first page): an offset, or the HSCAN cursor for waiting without a group
+ARGV[3] cursor ('' = first page): an offset, or '<HSCAN cursor>:<shown>' for waiting without a group
 ARGV[4] group filter for the other states ('' = all groups)
 
 Returns {1, next cursor ('' = no more), {{id, state JSON, data, state, startedAt, expiresAt, maxAttempts}...}}
@@ -28,19 +28,43 @@ if not cfgJson then return { -1 } end
 local cfg = cjson.decode(cfgJson)
 
 local views, nextCursor = {}, ''
+local function viewIf(id, raw)
+  local view = jobView(K, cfg, id, raw)
+  if view[4] == wanted and (group == '' or decodeJob(raw).g == group) then return view end
+end
 local function add(id)
   local raw = redis.call('HGET', K.jobs, id)
-  if not raw then return end
-  local view = jobView(K, cfg, id, raw)
-  if view[4] == wanted and (group == '' or decodeJob(raw).g == group) then
-    views[#views + 1] = view
-  end
+  local view = raw and viewIf(id, raw)
+  if view then views[#views + 1] = view end
 end
 
 if wanted == 'waiting' and not KEYS[7] then
-  local page = redis.call('HSCAN', K.jobs, cursor == '' and '0' or cursor, 'COUNT', limit)
-  for i = 1, #page[2], 2 do add(page[2][i]) end
-  if page[1] ~= '0' then nextCursor = page[1] end
+  -- HSCAN's COUNT is only a hint (a small hash comes back whole), so pages are cut at `limit`
+  -- and the cursor '<scan cursor>:<shown>' remembers how much of a batch was already shown.
+  local scan, shown = string.match(cursor, '^(%d+):(%d+)$')
+  scan, shown = scan or '0', tonumber(shown) or 0
+  for _ = 1, 10 do -- bounded work per page
+    local page = redis.call('HSCAN', K.jobs, scan, 'COUNT', limit)
+    local matched, full = 0, false
+    for i = 1, #page[2], 2 do
+      local view = viewIf(page[2][i], page[2][i + 1])
+      if view then
+        matched = matched + 1
+        if matched > shown then
+          if #views == limit then full = true break end
+          views[#views + 1] = view
+        end
+      end
+    end
+    if full then
+      nextCursor = scan .. ':' .. (matched - 1)
+      break
+    end
+    scan, shown = page[1], 0
+    nextCursor = scan == '0' and '' or scan .. ':0'
+    if scan == '0' then break end
+    if #views == limit then break end
+  end
 else
   local offset = tonumber(cursor) or 0
   local source, reverse = ({ delayed = KEYS[4], active = KEYS[3], completed = KEYS[5],

@@ -35,6 +35,7 @@ local K = {
   prefix = string.sub(KEYS[1], 1, -5), -- 'gq:{queue}:' (KEYS[1] ends in 'meta')
 }
 local now, seed, limit = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
+local REPEAT_RECHECK_MS = 60000
 
 local first = redis.call('ZRANGE', K.ready, 0, 0, 'WITHSCORES')
 if not first[1] then return { 1, -1, 0, 0, {} } end
@@ -83,12 +84,17 @@ if #dueRepeats > 0 then
 end
 
 -- Reset the marker to the exact earliest timer (it may have been lowered by timers now gone).
+-- The repeats listed above are the caller's to commit (commit-repeat notes their next run);
+-- should it not, this tick looks again after REPEAT_RECHECK_MS.
 local nextTimer = more and now or nil
-for _, key in ipairs({ K.delayed, K.held, K.active, KEYS[9] }) do
-  local head = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-  local at = head[2] and tonumber(head[2])
+local function consider(at)
   if at and at ~= math.huge and (not nextTimer or at < nextTimer) then nextTimer = at end
 end
+for _, key in ipairs({ K.delayed, K.held, K.active }) do
+  consider(tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]))
+end
+consider(tonumber(redis.call('ZRANGEBYSCORE', KEYS[9], '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2]))
+if #repeats > 0 then consider(now + REPEAT_RECHECK_MS) end
 if nextTimer then
   redis.call('ZADD', K.ready, nextTimer, TIMERS)
 else

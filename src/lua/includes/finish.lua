@@ -61,7 +61,7 @@ local function failJob(K, cfg, id, state, data, err, retry, retryAfterMs, seed, 
   local attempts = (state.a or 0) + 1
   state.a = attempts
   state.e = err
-  state.sa = nil
+  state.sa, state.p = nil, nil
   if retry and attempts < (state.ma or cfg.maxAttempts) then
     local delay = retryAfterMs
     if delay < 0 then delay = backoffMs(state.bo or cfg.backoff, attempts, jitterFor(seed, id)) end

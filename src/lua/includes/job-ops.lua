@@ -1,12 +1,22 @@
 -- Moving waiting and delayed jobs by hand. Needs job.lua and group.lua; K needs jobs, ready,
 -- held, delayed, prefix.
 
--- Takes a waiting job out of its group. A held group left empty leaves `held` too, so no
--- group is counted or listed without jobs.
+-- Takes a waiting job out of its group. When it was the head a retry backoff held the group
+-- for, the group is released at once (the hold was for that job); a group left empty leaves
+-- `held` too, so no group is counted or listed without jobs. A paused group stays parked.
 local function detachWaiting(K, id, state)
   local groupKey = groupKeyOf(K.prefix, state.g)
-  removeFromGroup(groupKey, K.ready, memberOf(state.s, id))
-  if redis.call('EXISTS', groupKey) == 0 then redis.call('ZREM', K.held, state.g) end
+  local m = memberOf(state.s, id)
+  local wasHead = redis.call('ZRANGE', groupKey, 0, 0)[1] == m
+  removeFromGroup(groupKey, K.ready, m)
+  local hold = redis.call('ZSCORE', K.held, state.g)
+  if not hold then return end
+  if redis.call('EXISTS', groupKey) == 0 then
+    redis.call('ZREM', K.held, state.g)
+  elseif wasHead and hold ~= 'inf' then
+    redis.call('ZREM', K.held, state.g)
+    advanceGroup(groupKey, K.ready)
+  end
 end
 
 -- Puts a job into its group as waiting now (promotion, retry of a failed job).
