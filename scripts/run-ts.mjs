@@ -24,5 +24,6 @@ await build({
   packages: 'external',
   logLevel: 'error',
 });
-process.argv = [process.argv[0], outfile, ...rest];
+// argv[1] stays the .ts entry, so bundled modules that check "am I the main script?" say no.
+process.argv = [process.argv[0], resolve(entry), ...rest];
 await import(pathToFileURL(outfile).href);

@@ -1,0 +1,125 @@
+// groupq engine benchmark: throughput, Redis commands per job, REST requests per job, memory per
+// waiting job, idle tick cost and the lone-job path, against a private redis-server + REST bridge
+// with the production @upstash/redis client.
+//   npm run bench             readable report on stdout, progress on stderr
+//   npm run bench -- --json   one JSON object on stdout, nothing else
+// Either way the result is also written to bench/results/engine.json.
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { installFetchCounter } from './lib/fetch-counter';
+import { runIdle } from './lib/idle';
+import { runMemory } from './lib/memory';
+import { serverInfo } from './lib/redis-stats';
+import { formatReport } from './lib/report';
+import { BUDGETS, type BenchConfig, type BenchResult, type MachineInfo } from './lib/result';
+import { runSingleJob } from './lib/single-job';
+import { startBenchStack, type BenchStack } from './lib/stack';
+import { runThroughput } from './lib/throughput';
+
+const CONFIG: BenchConfig = {
+  jobs: 20_000,
+  groups: 1_000,
+  payloadBytes: 100,
+  batchSize: 500,
+  producers: 4,
+  reservers: 16,
+  reserveBatch: 16,
+  concurrency: 1_000,
+  idleTicks: 100,
+  singleJobIterations: 200,
+};
+const RESULT_FILE = path.join('bench', 'results', 'engine.json');
+
+const json = process.argv.slice(2).includes('--json');
+const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
+
+async function upstashVersion(): Promise<string> {
+  try {
+    const pkg = JSON.parse(await readFile(path.join('node_modules', '@upstash', 'redis', 'package.json'), 'utf8')) as { version: string };
+    return pkg.version;
+  } catch {
+    return 'unknown';
+  }
+}
+
+async function machineInfo(stack: BenchStack): Promise<MachineInfo> {
+  const server = await serverInfo(stack.admin);
+  return {
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model.trim() ?? 'unknown',
+    totalMemoryMb: Math.round(os.totalmem() / 1024 / 1024),
+    loadAverage1m: Math.round(os.loadavg()[0]! * 100) / 100,
+    platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+    node: process.version,
+    redis: server.version,
+    redisAllocator: server.allocator,
+    redisAppendonly: server.appendonly,
+    upstashRedis: await upstashVersion(),
+  };
+}
+
+async function run(stack: BenchStack): Promise<BenchResult> {
+  const startedAt = new Date();
+  const t0 = performance.now();
+  const fetches = installFetchCounter();
+  try {
+    const machine = await machineInfo(stack);
+    // Memory first, on a server that has held nothing yet.
+    const memory = await runMemory(stack, CONFIG, log);
+    const throughput = await runThroughput(stack, CONFIG, fetches, log);
+    const idle = await runIdle(stack, CONFIG.idleTicks, fetches, log);
+    const singleJob = await runSingleJob(stack, CONFIG.singleJobIterations, CONFIG.reserveBatch, CONFIG.payloadBytes, fetches, log);
+    return {
+      benchmark: 'groupq-engine',
+      startedAt: startedAt.toISOString(),
+      elapsedMs: Math.round(performance.now() - t0),
+      jobsPerSecond: throughput.jobsPerSecond,
+      commandsPerJob: throughput.commandsPerJob,
+      restRequestsPerJob: throughput.restRequestsPerJob,
+      bytesPerWaitingJob: memory.bytesPerWaitingJob,
+      idleCommandsPerTick: idle.empty.commandsPerTick,
+      singleJobCommands: singleJob.api.commandsPerJob,
+      budgets: BUDGETS,
+      config: CONFIG,
+      machine,
+      throughput,
+      memory,
+      idle,
+      singleJob,
+    };
+  } finally {
+    fetches.restore();
+  }
+}
+
+async function main() {
+  // stdout carries the report (or the one JSON object) only: anything else that logs goes to stderr.
+  console.log = console.error;
+  console.info = console.error;
+  const stack = await startBenchStack(log);
+  const stop = (signal: NodeJS.Signals) => {
+    log(`${signal}: stopping redis`);
+    void stack.close().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  let result: BenchResult;
+  try {
+    result = await run(stack);
+  } finally {
+    await stack.close();
+    process.removeListener('SIGINT', stop);
+    process.removeListener('SIGTERM', stop);
+  }
+  const text = JSON.stringify(result, null, 2);
+  await mkdir(path.dirname(RESULT_FILE), { recursive: true });
+  await writeFile(RESULT_FILE, `${text}\n`);
+  process.stdout.write(json ? `${JSON.stringify(result)}\n` : `${formatReport(result)}\n`);
+  log(`result written to ${RESULT_FILE}`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exitCode = 1;
+});

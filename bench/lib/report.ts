@@ -1,0 +1,104 @@
+// The human-readable report: headline metrics against DESIGN.md's budgets, then the per-command
+// breakdowns that show where the commands go.
+import type { CommandCounts } from './redis-stats';
+import type { BenchResult } from './result';
+
+const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+function table(rows: string[][], header: string[]): string {
+  const all = [header, ...rows];
+  const widths = header.map((_, c) => Math.max(...all.map((row) => (row[c] ?? '').length)));
+  const line = (row: string[]) =>
+    row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ').trimEnd();
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+/** One column per breakdown, one row per command, commands ordered by the last column. */
+function commandTable(columns: [string, CommandCounts][]): string {
+  const names = new Set(columns.flatMap(([, counts]) => Object.keys(counts)));
+  const last = columns[columns.length - 1]![1];
+  const ordered = [...names].sort((a, b) => (last[b] ?? 0) - (last[a] ?? 0) || a.localeCompare(b));
+  const sums = columns.map(([, counts]) => Object.values(counts).reduce((s, n) => s + n, 0));
+  const rows = ordered.map((name) => [name, ...columns.map(([, counts]) => (counts[name] === undefined ? '-' : fmt(counts[name]!, 3)))]);
+  rows.push(['total', ...sums.map((s) => fmt(s, 3))]);
+  return table(rows, ['command', ...columns.map(([title]) => title)]);
+}
+
+export function formatReport(r: BenchResult): string {
+  const t = r.throughput;
+  const s = r.singleJob;
+  const m = r.memory;
+  const b = r.budgets;
+  const ok = (value: number, max: number) => (value <= max ? 'ok' : 'OVER');
+  const headline = table(
+    [
+      ['jobsPerSecond (enqueue + drain)', fmt(r.jobsPerSecond), '', ''],
+      ['  enqueue only', fmt(t.enqueueJobsPerSecond), '', ''],
+      ['  drain only', fmt(t.drainJobsPerSecond), '', ''],
+      ['commandsPerJob', fmt(r.commandsPerJob, 2), `<= ${b.commandsPerJob} (aim ${b.commandsPerJobAim})`, ok(r.commandsPerJob, b.commandsPerJob)],
+      ['  enqueue / drain', `${fmt(t.enqueueCommandsPerJob, 2)} / ${fmt(t.drainCommandsPerJob, 2)}`, '', ''],
+      ['restRequestsPerJob', fmt(r.restRequestsPerJob, 4), '', ''],
+      ['bytesPerWaitingJob (used_memory)', fmt(r.bytesPerWaitingJob), `<= ${b.bytesPerWaitingJob}`, ok(r.bytesPerWaitingJob, b.bytesPerWaitingJob)],
+      ['  used_memory_dataset per job', fmt(m.datasetBytesPerWaitingJob), '', ''],
+      ['idleCommandsPerTick (no jobs)', fmt(r.idle.empty.commandsPerTick, 2), `<= ${b.idleCommandsPerTick}`, ok(r.idle.empty.commandsPerTick, b.idleCommandsPerTick)],
+      ['  one future delayed job', fmt(r.idle.delayedJob.commandsPerTick, 2), `<= ${b.idleCommandsPerTick}`, ok(r.idle.delayedJob.commandsPerTick, b.idleCommandsPerTick)],
+      ['  one live long lease', fmt(r.idle.activeLease.commandsPerTick, 2), `<= ${b.idleCommandsPerTick}`, ok(r.idle.activeLease.commandsPerTick, b.idleCommandsPerTick)],
+      ['singleJobCommands (enqueue, reserve, complete)', fmt(r.singleJobCommands, 2), `<= ${b.commandsPerJob} (aim ${b.commandsPerJobAim})`, ok(r.singleJobCommands, b.commandsPerJob)],
+      ['  as a drain runs it (settle n=16 twice)', fmt(s.drain.commandsPerJob, 2), `<= ${b.commandsPerJob}`, ok(s.drain.commandsPerJob, b.commandsPerJob)],
+      ['  REST requests per lone job', fmt(s.api.restRequestsPerJob, 2), '~2 (DESIGN)', ''],
+      ['settle latency p50 / p95 / p99 (ms)', `${fmt(t.settleLatencyMs.p50, 1)} / ${fmt(t.settleLatencyMs.p95, 1)} / ${fmt(t.settleLatencyMs.p99, 1)}`, '', ''],
+    ],
+    ['metric', 'value', 'budget', ''],
+  );
+
+  const structures = table(
+    Object.entries(m.byStructure).map(([name, v]) => [name, fmt(v.bytesPerJob, 1), v.encoding, fmt(v.keys)]),
+    ['structure (MEMORY USAGE)', 'bytes/job', 'encoding', 'keys'],
+  );
+
+  const c = r.config;
+  return [
+    `groupq engine benchmark: ${fmt(c.jobs)} jobs over ${fmt(c.groups)} groups, ${c.payloadBytes}-byte payloads`,
+    `machine: ${r.machine.cpus} x ${r.machine.cpuModel}, ${fmt(r.machine.totalMemoryMb)} MB, load ${fmt(r.machine.loadAverage1m, 2)} at start, node ${r.machine.node}, ` +
+      `redis ${r.machine.redis} (${r.machine.redisAllocator}, appendonly ${r.machine.redisAppendonly ? 'yes' : 'no'}), @upstash/redis ${r.machine.upstashRedis}`,
+    `run: ${c.producers} producers x enqueueBatch(${c.batchSize}); ${c.reservers} reservers x settle(outcomes, ${c.reserveBatch}); ` +
+      `queue concurrency ${c.concurrency}, keepCompleted 0; total ${fmt(r.elapsedMs / 1000, 1)} s`,
+    '',
+    headline,
+    '',
+    `throughput run: ${fmt(t.enqueueMs)} ms enqueue + ${fmt(t.drainMs)} ms drain; ${fmt(t.settleCalls)} settle calls ` +
+      `(${fmt(t.jobsPerSettle, 2)} jobs each, ${t.emptySettles} empty); REST requests ${fmt(t.restRequests.enqueue)} enqueue + ` +
+      `${fmt(t.restRequests.drain)} drain; FIFO order violations ${t.orderViolations}`,
+    `CPU ms enqueue: node ${fmt(t.cpuMs.enqueue.node)}, redis ${fmt(t.cpuMs.enqueue.redis)}; drain: node ${fmt(t.cpuMs.drain.node)}, ` +
+      `redis ${fmt(t.cpuMs.drain.redis)} (node = the 16+4 clients and the in-process REST bridge)`,
+    '',
+    'Redis commands per job, throughput run (INFO commandstats, script-internal commands included):',
+    commandTable([
+      ['enqueue', t.enqueueCommandsPerJobByCommand],
+      ['drain', t.drainCommandsPerJobByCommand],
+      ['total', t.commandsPerJobByCommand],
+    ]),
+    '',
+    `Lone job, commands per job (${s.iterations} runs), plain API (reserve 1, complete) | drain-style (settle n=${c.reserveBatch}):`,
+    commandTable([
+      ['enqueue', s.api.commandsPerPhaseByCommand.enqueue],
+      ['reserve', s.api.commandsPerPhaseByCommand.reserve],
+      ['complete', s.api.commandsPerPhaseByCommand.complete],
+      ['api total', s.api.commandsPerJobByCommand],
+      ['drain total', s.drain.commandsPerJobByCommand],
+    ]),
+    '',
+    'Idle tick, commands per tick:',
+    commandTable([
+      ['no jobs', r.idle.empty.commandsPerTickByCommand],
+      ['delayed job', r.idle.delayedJob.commandsPerTickByCommand],
+      ['live lease', r.idle.activeLease.commandsPerTickByCommand],
+    ]),
+    '',
+    `Memory: used_memory ${fmt(m.usedMemoryBefore)} -> ${fmt(m.usedMemoryAfter)} bytes for ${fmt(c.jobs)} waiting jobs` +
+      `${m.memoryPurge ? ' (MEMORY PURGE before each read)' : ''}`,
+    structures,
+    `sample record: ${m.sampleRecord.bytes} bytes = state ${m.sampleRecord.stateJson} + newline + ${m.sampleRecord.payloadBytes}-byte payload; ` +
+      `group member ${m.sampleGroupMemberBytes} bytes`,
+  ].join('\n');
+}
