@@ -35,10 +35,17 @@ local spec = cjson.decode(specJson)
 if spec.nextRunAt ~= runAt then return { 0 } end
 
 local id = 'repeat:' .. key .. ':' .. string.format('%d', runAt)
-local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
-local state, duplicate = insertJob(K, KEYS[8], seq, seed, now, id, spec.group, runAt, 0,
-  spec.data, { c = now })
-if not duplicate then spec.count = spec.count + 1 end
+local existing = redis.call('HGET', K.jobs, id)
+local state, duplicate = nil, existing ~= false
+if existing then
+  state = stateOfExisting(K, id, existing)
+else
+  local B = newBatch()
+  state = insertJob(K, B, KEYS[8], redis.call('HINCRBY', KEYS[1], 'seq', 1), seed, now, id,
+    spec.group, runAt, 0, spec.data, { c = now })
+  flushBatch(K, B)
+  spec.count = spec.count + 1
+end
 
 if nextRunAt >= 0 then
   spec.nextRunAt = nextRunAt

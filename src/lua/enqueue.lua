@@ -33,12 +33,24 @@ end
 
 local K = { jobs = KEYS[2], ready = KEYS[3], delayed = KEYS[4], active = KEYS[5] }
 local lastSeq = redis.call('HINCRBY', KEYS[1], 'seq', n)
-local out = {}
+local ids = {}
+for i = 1, n do ids[i] = ARGV[3 + (i - 1) * 6 + 1] end
+local existing = redis.call('HMGET', K.jobs, unpack(ids))
+
+local B, created, out = newBatch(), {}, {}
 for i = 1, n do
   local b = 3 + (i - 1) * 6
-  local id, options = ARGV[b + 1], ARGV[b + 6]
-  local state, duplicate = insertJob(K, KEYS[5 + i], lastSeq - n + i, seed, now, id, ARGV[b + 2],
-    tonumber(ARGV[b + 3]), tonumber(ARGV[b + 4]), ARGV[b + 5], options ~= '' and cjson.decode(options))
-  out[i] = { id, state, duplicate and 1 or 0 }
+  local id, options = ids[i], ARGV[b + 6]
+  if existing[i] then
+    out[i] = { id, stateOfExisting(K, id, existing[i]), 1 }
+  elseif created[id] then
+    out[i] = { id, out[created[id]][2], 1 } -- the same id twice in one batch
+  else
+    local state = insertJob(K, B, KEYS[5 + i], lastSeq - n + i, seed, now, id, ARGV[b + 2],
+      tonumber(ARGV[b + 3]), tonumber(ARGV[b + 4]), ARGV[b + 5], options ~= '' and cjson.decode(options))
+    created[id] = i
+    out[i] = { id, state, 0 }
+  end
 end
+flushBatch(K, B)
 return { 1, out }

@@ -49,7 +49,9 @@ else
       redis.call('ZADD', K.held, runAt, group)
       noteTimer(K.ready, runAt)
     else
-      advanceGroup(groupKey, K.ready)
+      local B = newBatch()
+      advanceGroup(B, groupKey)
+      flushBatch(K, B)
     end
   end
 end

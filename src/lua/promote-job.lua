@@ -25,5 +25,7 @@ if not raw then return { -2 } end
 local state, data = decodeJob(raw)
 if state.st ~= 'delayed' then return { -4 } end
 redis.call('ZREM', KEYS[5], id)
-attachWaiting(K, id, state, data)
+local B = newBatch()
+attachWaiting(K, B, id, state, data)
+flushBatch(K, B)
 return { 1, jobView(K, cjson.decode(cfgJson), id, redis.call('HGET', K.jobs, id)) }

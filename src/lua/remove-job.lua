@@ -32,7 +32,9 @@ if state.st then
 elseif redis.call('ZSCORE', KEYS[4], id) then
   return { -4 }
 else
-  detachWaiting(K, id, state)
+  local B = newBatch()
+  detachWaiting(K, B, id, state)
+  flushBatch(K, B)
 end
 redis.call('HDEL', K.jobs, id)
 return { 1 }

@@ -29,5 +29,7 @@ if state.st ~= 'failed' then return { -4 } end
 redis.call('ZREM', KEYS[5], id)
 state.a, state.e, state.f, state.sa = 0, nil, nil, nil
 state.t = tokenFor(ARGV[2], id, 0)
-attachWaiting(K, id, state, data)
+local B = newBatch()
+attachWaiting(K, B, id, state, data)
+flushBatch(K, B)
 return { 1, jobView(K, cjson.decode(cfgJson), id, redis.call('HGET', K.jobs, id)) }

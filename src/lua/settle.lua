@@ -45,18 +45,37 @@ if not meta[1] then return { -1 } end
 local cfg = cjson.decode(meta[1])
 
 local results = {}
-for i = 1, m do
-  local b = 4 + (i - 1) * 6
-  local kind, id, token, payload = ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4]
-  local state, data, deadline = takeLease(K, id, token, kind == 'complete' and cfg.keepCompleted > 0)
-  local outcome = 'LEASE_LOST'
-  if state and kind == 'complete' then
-    outcome = completeJob(K, cfg, id, state, data, deadline, payload, ARGV[b + 5] == '1', now)
-  elseif state then
-    outcome = failJob(K, cfg, id, state, data, payload, ARGV[b + 5] == '1',
-      tonumber(ARGV[b + 6]), seed, now)
+if m > 0 then
+  -- Every record and lease deadline in two reads, whatever the number of outcomes.
+  local ids = {}
+  for i = 1, m do ids[i] = ARGV[4 + (i - 1) * 6 + 2] end
+  local raws = redis.call('HMGET', K.jobs, unpack(ids))
+  local deadlines = redis.call('ZMSCORE', K.active, unpack(ids))
+  local live, seen, ended = {}, {}, {}
+  for i = 1, m do
+    local state, data = leasedRecord(raws[i], ARGV[4 + (i - 1) * 6 + 3])
+    if state and deadlines[i] and not seen[ids[i]] then
+      live[i] = { state, data, tonumber(deadlines[i]) }
+      seen[ids[i]] = true -- an id given twice: the second is a stale holder
+      ended[#ended + 1] = ids[i]
+    end
   end
-  results[i] = { id, outcome }
+  if #ended > 0 then redis.call('ZREM', K.active, unpack(ended)) end
+
+  local B = newBatch()
+  for i = 1, m do
+    local b = 4 + (i - 1) * 6
+    local kind, payload, flag = ARGV[b + 1], ARGV[b + 4], ARGV[b + 5] == '1'
+    local outcome = 'LEASE_LOST'
+    local lease = live[i]
+    if lease and kind == 'complete' then
+      outcome = completeJob(K, B, cfg, ids[i], lease[1], lease[2], lease[3], payload, flag, now)
+    elseif lease then
+      outcome = failJob(K, B, cfg, ids[i], lease[1], lease[2], payload, flag, tonumber(ARGV[b + 6]), seed, now)
+    end
+    results[i] = { ids[i], outcome }
+  end
+  flushBatch(K, B)
 end
 
 local jobs = {}

@@ -51,25 +51,35 @@ local function due(key)
   return items
 end
 
-for _, id in ipairs(due(K.delayed)) do
-  redis.call('ZREM', K.delayed, id)
-  local state, data = decodeJob(redis.call('HGET', K.jobs, id))
-  state.st, state.ra = nil, nil
-  redis.call('HSET', K.jobs, id, encodeJob(state, data))
-  addToGroup(groupKeyOf(K.prefix, state.g), K.ready, state.o, memberOf(state.s, id))
+local B = newBatch()
+local promoted = due(K.delayed)
+if #promoted > 0 then
+  redis.call('ZREM', K.delayed, unpack(promoted))
+  for i, raw in ipairs(redis.call('HMGET', K.jobs, unpack(promoted))) do
+    local state, data = decodeJob(raw)
+    state.st, state.ra = nil, nil
+    B.fresh[#B.fresh + 1] = promoted[i]
+    B.fresh[#B.fresh + 1] = encodeJob(state, data)
+    addToGroup(B, K.ready, groupKeyOf(K.prefix, state.g), state.o, memberOf(state.s, promoted[i]))
+  end
 end
 
-for _, group in ipairs(due(K.held)) do
-  redis.call('ZREM', K.held, group)
-  advanceGroup(groupKeyOf(K.prefix, group), K.ready)
+local released = due(K.held)
+if #released > 0 then
+  redis.call('ZREM', K.held, unpack(released))
+  for _, group in ipairs(released) do advanceGroup(B, groupKeyOf(K.prefix, group)) end
 end
 
-for _, id in ipairs(due(K.active)) do
-  redis.call('ZREM', K.active, id)
-  local state, data = decodeJob(redis.call('HGET', K.jobs, id))
-  local err = 'lease expired: no answer within ' .. ((state.to or cfg.timeoutMs) + 5000) .. ' ms'
-  failJob(K, cfg, id, state, data, err, true, -1, seed, now)
+local expired = due(K.active)
+if #expired > 0 then
+  redis.call('ZREM', K.active, unpack(expired))
+  for i, raw in ipairs(redis.call('HMGET', K.jobs, unpack(expired))) do
+    local state, data = decodeJob(raw)
+    local err = 'lease expired: no answer within ' .. leaseMsOf(state, cfg) .. ' ms'
+    failJob(K, B, cfg, expired[i], state, data, err, true, -1, seed, now)
+  end
 end
+flushBatch(K, B)
 
 if trimRetention(K.completed, K.jobs, cfg.keepCompleted) then more = true end
 if trimRetention(K.failed, K.jobs, cfg.keepFailed) then more = true end

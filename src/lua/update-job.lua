@@ -39,16 +39,18 @@ if not waiting and state.st ~= 'delayed' then return { -4 } end
 if #newData > cfg.maxPayloadBytes then return { -5, 1, cfg.maxPayloadBytes } end
 if newData ~= '' then data = newData end
 
+local B = newBatch()
 if delayMs > 0 then
-  if waiting then detachWaiting(K, id, state) end
+  if waiting then detachWaiting(K, B, id, state) end
   state.st, state.ra = 'delayed', now + delayMs
   redis.call('ZADD', K.delayed, state.ra, id)
   noteTimer(K.ready, state.ra)
   redis.call('HSET', K.jobs, id, encodeJob(state, data))
 elseif delayMs == 0 and not waiting then
   redis.call('ZREM', K.delayed, id)
-  attachWaiting(K, id, state, data)
+  attachWaiting(K, B, id, state, data)
 else
   redis.call('HSET', K.jobs, id, encodeJob(state, data))
 end
+flushBatch(K, B)
 return { 1, jobView(K, cfg, id, redis.call('HGET', K.jobs, id)) }

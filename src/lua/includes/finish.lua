@@ -1,9 +1,10 @@
--- Ending a lease: complete, fail with retry, fail for good. Needs job.lua and group.lua, and a
--- table K of keys: jobs, ready, active, held, completed, failed, prefix.
+-- Ending a lease: complete, fail with retry, fail for good. Needs job.lua and group.lua, a
+-- batch B (group.lua) and a table K of keys: jobs, ready, held, completed, failed, prefix.
 
 local TRIM_STEP = 100 -- retention trims at most this many jobs per call
 
 -- Keeps at most `keep` jobs in a retention zset (oldest go first), in bounded steps.
+-- Returns true when more remain to trim.
 local function trimRetention(zkey, jobsKey, keep)
   local excess = redis.call('ZCARD', zkey) - keep
   if excess <= 0 then return false end
@@ -14,7 +15,7 @@ end
 
 -- Moves a finished job out of its group and into retention (or deletes it), then lets the
 -- group's next job become ready.
-local function retire(K, id, state, data, zkey, keep, now)
+local function retire(K, B, id, state, data, zkey, keep, now)
   local groupKey = groupKeyOf(K.prefix, state.g)
   redis.call('ZREM', groupKey, memberOf(state.s, id))
   if keep > 0 then
@@ -24,22 +25,23 @@ local function retire(K, id, state, data, zkey, keep, now)
     redis.call('ZADD', zkey, now, id)
     trimRetention(zkey, K.jobs, keep)
   else
-    redis.call('HDEL', K.jobs, id)
+    B.deleted[#B.deleted + 1] = id
   end
-  advanceGroup(groupKey, K.ready)
+  advanceGroup(B, groupKey)
 end
 
 local function leaseMsOf(state, cfg)
   return (state.to or cfg.timeoutMs) + 5000
 end
 
-local function completeJob(K, cfg, id, state, data, deadline, result, truncated, now)
+-- `deadline`: the lease's deadline, to record when the attempt started.
+local function completeJob(K, B, cfg, id, state, data, deadline, result, truncated, now)
   state.a = (state.a or 0) + 1
-  if deadline then state.sa = state.sa or (deadline - leaseMsOf(state, cfg)) end
+  state.sa = state.sa or (deadline - leaseMsOf(state, cfg))
   state.st = 'completed'
   if result ~= '' then state.r = result end
   if truncated then state.rt = true end
-  retire(K, id, state, data, K.completed, cfg.keepCompleted, now)
+  retire(K, B, id, state, data, K.completed, cfg.keepCompleted, now)
   return 'completed'
 end
 
@@ -57,7 +59,7 @@ end
 -- A failed attempt. `retryAfterMs` < 0 means "use the backoff"; `retry` false fails for good.
 -- A retried job stays in its group (at its own orderMs) and the group is held until runAt, so
 -- later jobs cannot overtake it.
-local function failJob(K, cfg, id, state, data, err, retry, retryAfterMs, seed, now)
+local function failJob(K, B, cfg, id, state, data, err, retry, retryAfterMs, seed, now)
   local attempts = (state.a or 0) + 1
   state.a = attempts
   state.e = err
@@ -69,14 +71,14 @@ local function failJob(K, cfg, id, state, data, err, retry, retryAfterMs, seed, 
     state.t = tokenFor(seed, id, attempts)
     redis.call('HSET', K.jobs, id, encodeJob(state, data))
     if state.ra <= now then
-      advanceGroup(groupKeyOf(K.prefix, state.g), K.ready)
+      advanceGroup(B, groupKeyOf(K.prefix, state.g))
     else
       redis.call('ZADD', K.held, state.ra, state.g)
-      noteTimer(K.ready, state.ra)
+      batchTimer(B, state.ra)
     end
     return 'waiting'
   end
   state.st = 'failed'
-  retire(K, id, state, data, K.failed, cfg.keepFailed, now)
+  retire(K, B, id, state, data, K.failed, cfg.keepFailed, now)
   return 'failed'
 end

@@ -1,9 +1,15 @@
--- Creating a job record. Needs job.lua and group.lua.
+-- Creating job records. Needs job.lua and group.lua.
 
--- Writes job `id` (with sequence `seq`) unless the id exists. A job due now joins its group,
--- a future one waits in `delayed`. Returns its state and whether it was a duplicate.
--- K needs: jobs, ready, delayed, active.
-local function insertJob(K, groupKey, seq, seed, now, id, group, orderMs, runAt, data, options)
+-- The state a duplicate enqueue reports: its record's, or active/waiting for a job without one.
+local function stateOfExisting(K, id, raw)
+  local state = decodeJob(raw)
+  if state.st then return state.st end
+  return redis.call('ZSCORE', K.active, id) and 'active' or 'waiting'
+end
+
+-- Creates job `id` (sequence `seq`), known not to exist: a job due now joins its group, a future
+-- one waits in `delayed`. Writes go through batch B (flushBatch). Returns the state and record.
+local function insertJob(K, B, groupKey, seq, seed, now, id, group, orderMs, runAt, data, options)
   local state = { g = group, s = seq, o = orderMs, t = tokenFor(seed, id, 0) }
   if options then
     for k, v in pairs(options) do state[k] = v end
@@ -14,16 +20,15 @@ local function insertJob(K, groupKey, seq, seed, now, id, group, orderMs, runAt,
     state.st = 'delayed'
     state.ra = runAt
   end
-  if redis.call('HSETNX', K.jobs, id, encodeJob(state, data)) == 0 then
-    local existing = decodeJob(redis.call('HGET', K.jobs, id))
-    if existing.st then return existing.st, true end
-    return redis.call('ZSCORE', K.active, id) and 'active' or 'waiting', true
-  end
+  local record = encodeJob(state, data)
+  B.fresh[#B.fresh + 1] = id
+  B.fresh[#B.fresh + 1] = record
   if delayed then
-    redis.call('ZADD', K.delayed, runAt, id)
-    noteTimer(K.ready, runAt)
-    return 'delayed', false
+    B.delayed[#B.delayed + 1] = runAt
+    B.delayed[#B.delayed + 1] = id
+    batchTimer(B, runAt)
+    return 'delayed', record
   end
-  addToGroup(groupKey, K.ready, orderMs, memberOf(seq, id))
-  return 'waiting', false
+  addToGroup(B, K.ready, groupKey, orderMs, memberOf(seq, id))
+  return 'waiting', record
 end
