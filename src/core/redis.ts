@@ -1,5 +1,5 @@
-// The production Redis client: @upstash/redis over the Upstash REST API.
-import { Redis } from '@upstash/redis';
+// The production Redis client: @upstash/redis (its Workers build) over the Upstash REST API.
+import { Redis } from '@upstash/redis/cloudflare';
 
 export interface RedisConnection {
   url: string;
