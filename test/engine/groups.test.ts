@@ -1,24 +1,10 @@
 // Reading groups: listGroups (state and job counts per group, cursor paging) and getGroup (one
 // group's jobs in run order). Every test runs on its own queue against the real Redis.
-import { describe, expect, it, onTestFinished } from 'vitest';
-import type { QueueConfigInput } from '../../src/core/config';
-import type { ErrorCode } from '../../src/core/errors';
+import { describe, expect, it } from 'vitest';
 import type { GroupSummary } from '../../src/core/reads';
 import type { Engine } from '../../src/core/engine';
-import { T0, createQueue, testClock, testEngine } from '../helpers/engine';
+import { rejectsWith, setupQueue, T0, testEngine } from '../helpers/engine';
 import { uniqueName } from '../helpers/stack';
-
-async function setup(config: Partial<QueueConfigInput> = {}) {
-  const clock = testClock();
-  const engine = testEngine(clock);
-  const q = await createQueue(engine, config);
-  onTestFinished(() => engine.deleteQueue(q).catch(() => undefined));
-  return { clock, engine, q };
-}
-
-async function rejectsWith(promise: Promise<unknown>, code: ErrorCode) {
-  await expect(promise).rejects.toMatchObject({ name: 'QueueError', code });
-}
 
 /** Every group of the queue, page by page until the cursor is null, sorted by name. */
 async function allGroups(engine: Engine, q: string, limit = 50) {
@@ -43,7 +29,7 @@ async function holdGroups(engine: Engine, q: string, count: number) {
 
 describe('listGroups', () => {
   it('shows each group with its waiting and active jobs and its state', async () => {
-    const { engine, q } = await setup({ backoff: { delayMs: 60_000 } });
+    const { engine, q } = await setupQueue({ backoff: { delayMs: 60_000 } });
     await engine.enqueueBatch(q, [
       { group: 'active', data: 1 },
       { group: 'held', data: 2 },
@@ -72,7 +58,7 @@ describe('listGroups', () => {
   });
 
   it('a group whose head is inside the ordering window is held, then ready', async () => {
-    const { clock, engine, q } = await setup({ orderingWindowMs: 2000 });
+    const { clock, engine, q } = await setupQueue({ orderingWindowMs: 2000 });
     await engine.enqueue(q, { group: 'g', data: null });
     expect((await engine.listGroups(q)).groups).toEqual([{ group: 'g', waiting: 1, active: 0, state: 'held' }]);
     clock.set(T0 + 2000);
@@ -80,7 +66,7 @@ describe('listGroups', () => {
   });
 
   it('pages over many groups with a cursor: every group exactly once', async () => {
-    const { engine, q } = await setup({ concurrency: 40, backoff: { delayMs: 60_000 } });
+    const { engine, q } = await setupQueue({ concurrency: 40, backoff: { delayMs: 60_000 } });
     await engine.enqueueBatch(q, Array.from({ length: 90 }, (_, i) => ({ group: `g${String(i).padStart(2, '0')}`, data: i })));
     const held = await holdGroups(engine, q, 15); // g00..g14 held
     await engine.reserve(q, 20); // g15..g34 active
@@ -94,7 +80,7 @@ describe('listGroups', () => {
   });
 
   it('an empty queue has no groups; bad paging and an unknown queue are rejected', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     expect(await engine.listGroups(q)).toEqual({ groups: [], cursor: null });
     await rejectsWith(engine.listGroups(q, { limit: 0 }), 'VALIDATION_FAILED');
     await rejectsWith(engine.listGroups(q, { limit: 1001 }), 'VALIDATION_FAILED');
@@ -104,7 +90,7 @@ describe('listGroups', () => {
 
 describe('getGroup', () => {
   it('lists the jobs in the order they run, the leased one first', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     await engine.enqueueBatch(q, [
       { id: 'first', group: 'g', orderMs: T0 - 100 },
       { id: 'late', group: 'g', orderMs: T0 + 100 },
@@ -127,7 +113,7 @@ describe('getGroup', () => {
   });
 
   it('shows the state of a ready, held and paused group', async () => {
-    const { engine, q } = await setup({ backoff: { delayMs: 60_000 } });
+    const { engine, q } = await setupQueue({ backoff: { delayMs: 60_000 } });
     await engine.enqueueBatch(q, [{ group: 'held' }, { group: 'ready' }, { group: 'paused' }]);
     await holdGroups(engine, q, 1);
     await engine.pauseGroup(q, 'paused');
@@ -137,7 +123,7 @@ describe('getGroup', () => {
   });
 
   it('a group without jobs, or never seen, is GROUP_NOT_FOUND', async () => {
-    const { engine, q } = await setup({ keepCompleted: 10 });
+    const { engine, q } = await setupQueue({ keepCompleted: 10 });
     await engine.enqueue(q, { group: 'done' });
     const [job] = (await engine.reserve(q, 1)).jobs;
     await engine.complete(q, { id: job!.id, lease: job!.lease.token });
@@ -146,7 +132,7 @@ describe('getGroup', () => {
   });
 
   it('rejects a bad group name and an unknown queue', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     await rejectsWith(engine.getGroup(q, ''), 'VALIDATION_FAILED');
     await rejectsWith(engine.getGroup(q, 'x'.repeat(257)), 'VALIDATION_FAILED');
     await rejectsWith(testEngine().getGroup(uniqueName('q'), 'g'), 'QUEUE_NOT_FOUND');

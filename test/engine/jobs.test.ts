@@ -1,25 +1,11 @@
 // Producing and handling jobs: enqueue and batches, reading jobs, and the by-hand operations
 // (remove, retry, promote, update). Every test runs on its own queue against the real Redis.
-import { describe, expect, it, onTestFinished } from 'vitest';
-import type { QueueConfigInput } from '../../src/core/config';
-import type { ErrorCode } from '../../src/core/errors';
+import { describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/core/engine';
-import { T0, createQueue, testClock, testEngine } from '../helpers/engine';
+import { rejectsWith, setupQueue, T0, testEngine } from '../helpers/engine';
 import { uniqueName } from '../helpers/stack';
 
 const NO_COUNTS = { waiting: 0, delayed: 0, active: 0, completed: 0, failed: 0, groups: 0 };
-
-async function setup(config: Partial<QueueConfigInput> = {}) {
-  const clock = testClock();
-  const engine = testEngine(clock);
-  const q = await createQueue(engine, config);
-  onTestFinished(() => engine.deleteQueue(q).catch(() => undefined));
-  return { clock, engine, q };
-}
-
-async function rejectsWith(promise: Promise<unknown>, code: ErrorCode) {
-  await expect(promise).rejects.toMatchObject({ name: 'QueueError', code });
-}
 
 async function counts(engine: Engine, q: string) {
   return (await engine.getQueue(q)).counts;
@@ -50,7 +36,7 @@ async function allPages(engine: Engine, q: string, query: Record<string, unknown
 
 describe('enqueue', () => {
   it('generates unique, URL-safe ids', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     const results = await engine.enqueueBatch(q, Array.from({ length: 300 }, (_, i) => ({ group: `g${i % 7}`, data: i })));
     results.push(await engine.enqueue(q, { group: 'g0', data: 'one more' }));
     const ids = results.map((result) => result.id);
@@ -62,7 +48,7 @@ describe('enqueue', () => {
   });
 
   it('keeps an explicit id; a duplicate id returns the existing job and changes nothing', async () => {
-    const { clock, engine, q } = await setup();
+    const { clock, engine, q } = await setupQueue();
     expect(await engine.enqueue(q, { id: 'order:42/a~!', group: 'g', data: { v: 1 } })).toEqual({ id: 'order:42/a~!', state: 'waiting' });
     const before = await engine.getJob(q, 'order:42/a~!');
     clock.advance(1000);
@@ -73,7 +59,7 @@ describe('enqueue', () => {
   });
 
   it("reports a duplicate with the existing job's state", async () => {
-    const { engine, q } = await setup({ keepCompleted: 10, keepFailed: 10 });
+    const { engine, q } = await setupQueue({ keepCompleted: 10, keepFailed: 10 });
     await engine.enqueueBatch(q, [...jobsIn(['done', 'a'], ['dead', 'b'], ['busy', 'c']), { id: 'later', group: 'd', delayMs: 1000 }]);
     await finish(engine, q, 'complete');
     await finish(engine, q, 'fail');
@@ -85,7 +71,7 @@ describe('enqueue', () => {
   });
 
   it('orderMs defaults to now, data to null; createdAt is always the enqueue time', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     const implicit = await engine.enqueue(q, { group: 'g' });
     const explicit = await engine.enqueue(q, { group: 'g', data: 2, orderMs: T0 - 60_000 });
     expect(await engine.getJob(q, implicit.id)).toMatchObject({ orderMs: T0, createdAt: T0, data: null });
@@ -93,7 +79,7 @@ describe('enqueue', () => {
   });
 
   it('delayMs or a future runAt makes a job delayed; a runAt not in the future does not', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     const byDelay = await engine.enqueue(q, { group: 'g', data: 1, delayMs: 1500 });
     const byRunAt = await engine.enqueue(q, { group: 'g', data: 2, runAt: T0 + 9000 });
     expect([byDelay.state, byRunAt.state]).toEqual(['delayed', 'delayed']);
@@ -119,13 +105,13 @@ describe('enqueue', () => {
     ['maxAttempts 0', { group: 'g', maxAttempts: 0 }], ['timeoutMs 99', { group: 'g', timeoutMs: 99 }],
     ['an unknown backoff type', { group: 'g', backoff: { type: 'linear' } }], ['an unknown field', { group: 'g', priority: 1 }],
   ])('rejects %s with VALIDATION_FAILED and writes nothing', async (_label, input) => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     await rejectsWith(engine.enqueue(q, input), 'VALIDATION_FAILED');
     expect(await counts(engine, q)).toEqual(NO_COUNTS);
   });
 
   it('accepts a group of 256 characters of any printable UTF-8', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     const start = 'user:żółć 🚀 日本';
     const group = start + 'é'.repeat(256 - [...start].length); // 256 code points, 257 UTF-16 units
     const { id } = await engine.enqueue(q, { group, data: null });
@@ -133,7 +119,7 @@ describe('enqueue', () => {
   });
 
   it('bounds data by maxPayloadBytes counted as UTF-8 JSON bytes', async () => {
-    const { engine, q } = await setup({ maxPayloadBytes: 100 });
+    const { engine, q } = await setupQueue({ maxPayloadBytes: 100 });
     // "x" * 98 with its quotes is exactly 100 bytes.
     expect((await engine.enqueue(q, { group: 'g', data: 'x'.repeat(98) })).state).toBe('waiting');
     const tooLong = engine.enqueue(q, { group: 'g', data: 'x'.repeat(99) });
@@ -155,7 +141,7 @@ describe('enqueue', () => {
     ['a deep structure', { l1: { l2: { l3: { l4: [1, [2, [3, [4, { l5: true }]]]] } } } }], ['a bare string', 'just text'],
     ['false', false],
   ])('round-trips %s exactly', async (_label, data) => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     const { id } = await engine.enqueue(q, { group: 'g', data });
     expect((await engine.getJob(q, id)).data).toStrictEqual(data);
     const [leased] = (await engine.reserve(q, 1)).jobs;
@@ -164,7 +150,7 @@ describe('enqueue', () => {
   });
 
   it('keeps orderMs and runAt exact up to the largest allowed instant, and refuses later ones', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     // Instants are capped at 10^14 - 1 ms (year 5138): Redis' cjson keeps 14 digits exactly.
     const orderMs = 99_999_999_999_999;
     const runAt = 99_999_999_999_998;
@@ -178,28 +164,28 @@ describe('enqueue', () => {
 
 describe('enqueueBatch', () => {
   it('returns one result per job, in order; jobs of a group run in batch order', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     const results = await engine.enqueueBatch(q, [...jobsIn(['a1', 'a'], ['b1', 'b'], ['a2', 'a']), { id: 'd1', group: 'a', delayMs: 100 }]);
     expect(results).toEqual([...['a1', 'b1', 'a2'].map((id) => ({ id, state: 'waiting' })), { id: 'd1', state: 'delayed' }]);
     expect((await engine.listJobs(q, { group: 'a' })).jobs.map((job) => job.id)).toEqual(['a1', 'a2']);
   });
 
   it('is validated whole: one bad job writes nothing', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     const bad = engine.enqueueBatch(q, [{ group: 'a', data: 1 }, { group: 'b', data: 2 }, { group: '', data: 3 }]);
     await expect(bad).rejects.toMatchObject({ code: 'VALIDATION_FAILED', details: [expect.objectContaining({ path: 'jobs.2.group' })] });
     expect(await counts(engine, q)).toEqual(NO_COUNTS);
   });
 
   it('one job over maxPayloadBytes writes nothing and names the job', async () => {
-    const { engine, q } = await setup({ maxPayloadBytes: 50 });
+    const { engine, q } = await setupQueue({ maxPayloadBytes: 50 });
     const big = engine.enqueueBatch(q, [{ group: 'a', data: 1 }, { group: 'b', data: 'y'.repeat(60) }, { group: 'c', data: 3 }]);
     await expect(big).rejects.toMatchObject({ code: 'PAYLOAD_TOO_LARGE', details: { index: 1, maxPayloadBytes: 50 } });
     expect(await counts(engine, q)).toEqual(NO_COUNTS);
   });
 
   it('accepts 1000 jobs; rejects an empty batch, 1001 jobs and a non-array', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     await rejectsWith(engine.enqueueBatch(q, []), 'VALIDATION_FAILED');
     await rejectsWith(engine.enqueueBatch(q, Array.from({ length: 1001 }, () => ({ group: 'g' }))), 'VALIDATION_FAILED');
     await rejectsWith(engine.enqueueBatch(q, { group: 'g' }), 'VALIDATION_FAILED');
@@ -209,7 +195,7 @@ describe('enqueueBatch', () => {
   });
 
   it('a repeated id inside a batch is a duplicate of the first', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     await engine.enqueue(q, { id: 'old', group: 'g', data: 'first' });
     const results = await engine.enqueueBatch(q, [
       { id: 'x', group: 'g', data: 'x1' }, { id: 'x', group: 'h', data: 'x2' }, { id: 'old', group: 'g', data: 'second' },
@@ -225,7 +211,7 @@ describe('enqueueBatch', () => {
 
 describe('getJob', () => {
   it('shows each state with its fields', async () => {
-    const { clock, engine, q } = await setup({ keepCompleted: 10, keepFailed: 10 });
+    const { clock, engine, q } = await setupQueue({ keepCompleted: 10, keepFailed: 10 });
     const base = { queue: q, attempts: 0, maxAttempts: 3, orderMs: T0, createdAt: T0 };
     await engine.enqueueBatch(q, [
       { id: 'c', group: 'a', data: 'c' }, { id: 'f', group: 'b', data: 'f' }, { id: 'act', group: 'c', data: 'act', maxAttempts: 5 },
@@ -253,7 +239,7 @@ describe('getJob', () => {
   });
 
   it('rejects an unknown job, a bad id and an unknown queue', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     await rejectsWith(engine.getJob(q, 'nope'), 'JOB_NOT_FOUND');
     await rejectsWith(engine.getJob(q, 'a b'), 'VALIDATION_FAILED');
     await rejectsWith(engine.getJob(uniqueName('q'), 'x'), 'QUEUE_NOT_FOUND');
@@ -262,7 +248,7 @@ describe('getJob', () => {
 
 describe('listJobs', () => {
   it('lists each state, paging with limit and cursor until the cursor is null', async () => {
-    const { clock, engine, q } = await setup({ keepCompleted: 100, keepFailed: 100, concurrency: 100 });
+    const { clock, engine, q } = await setupQueue({ keepCompleted: 100, keepFailed: 100, concurrency: 100 });
     await engine.enqueueBatch(q, Array.from({ length: 20 }, (_, i) => ({ id: `j${i}`, group: `g${i}` })));
     await engine.enqueueBatch(q, Array.from({ length: 5 }, (_, i) => ({ id: `d${i}`, group: 'd', delayMs: 5000 - i * 100 })));
     for (let i = 0; i < 10; i++) {
@@ -281,7 +267,7 @@ describe('listJobs', () => {
   });
 
   it('never returns more jobs than the limit on a page', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     await engine.enqueueBatch(q, Array.from({ length: 12 }, (_, i) => ({ group: `g${i}` })));
     const pages = await allPages(engine, q, { state: 'waiting', limit: 2 });
     expect(pages.flat()).toHaveLength(12);
@@ -289,7 +275,7 @@ describe('listJobs', () => {
   });
 
   it('with a group: waiting in run order, completed and failed newest first', async () => {
-    const { clock, engine, q } = await setup({ keepCompleted: 10, keepFailed: 10 });
+    const { clock, engine, q } = await setupQueue({ keepCompleted: 10, keepFailed: 10 });
     await engine.enqueueBatch(q, [
       { id: 'late', group: 'g', orderMs: T0 + 50 }, { id: 'early', group: 'g', orderMs: T0 - 50 }, { id: 'same1', group: 'g', orderMs: T0 },
       { id: 'same2', group: 'g', orderMs: T0 }, { id: 'other', group: 'h', orderMs: T0 - 100 },
@@ -305,7 +291,7 @@ describe('listJobs', () => {
   });
 
   it('rejects a bad state, limit or group', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     for (const query of [{ state: 'done' }, { limit: 1001 }, { limit: 0 }, { group: '' }]) {
       await rejectsWith(engine.listJobs(q, query), 'VALIDATION_FAILED');
     }
@@ -314,7 +300,7 @@ describe('listJobs', () => {
 
 describe('removeJob', () => {
   it('removes waiting, delayed, completed and failed jobs', async () => {
-    const { engine, q } = await setup({ keepCompleted: 10, keepFailed: 10 });
+    const { engine, q } = await setupQueue({ keepCompleted: 10, keepFailed: 10 });
     await engine.enqueueBatch(q, [...jobsIn(['c', 'a'], ['f', 'b'], ['w', 'c']), { id: 'd', group: 'd', delayMs: 1000 }]);
     await finish(engine, q, 'complete');
     await finish(engine, q, 'fail');
@@ -326,7 +312,7 @@ describe('removeJob', () => {
   });
 
   it("active is INVALID_STATE, unknown is JOB_NOT_FOUND; removing a group's head lets its next job run", async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     await engine.enqueueBatch(q, jobsIn(['busy', 'a'], ['head', 'g'], ['next', 'g']));
     await engine.reserve(q, 1);
     await rejectsWith(engine.removeJob(q, 'busy'), 'INVALID_STATE');
@@ -337,7 +323,7 @@ describe('removeJob', () => {
   });
 
   it('removing a head that waits for its retry backoff lets the next job of its group run at once', async () => {
-    const { engine, q } = await setup({ backoff: { type: 'fixed', delayMs: 3_600_000, jitter: false } });
+    const { engine, q } = await setupQueue({ backoff: { type: 'fixed', delayMs: 3_600_000, jitter: false } });
     await engine.enqueueBatch(q, jobsIn(['poison', 'g'], ['next', 'g']));
     const [poison] = (await engine.reserve(q, 1)).jobs;
     await engine.fail(q, { id: 'poison', lease: poison!.lease.token, error: 'HTTP 500' });
@@ -349,7 +335,7 @@ describe('removeJob', () => {
 
 describe('retryJob', () => {
   it('sends a failed job back to waiting with attempts reset, ahead of later jobs of its group', async () => {
-    const { engine, q } = await setup({ maxAttempts: 1 });
+    const { engine, q } = await setupQueue({ maxAttempts: 1 });
     await engine.enqueueBatch(q, jobsIn(['first', 'g'], ['second', 'g']));
     await finish(engine, q, 'fail');
     const retried = await engine.retryJob(q, 'first');
@@ -362,7 +348,7 @@ describe('retryJob', () => {
   });
 
   it('any other state is INVALID_STATE; an unknown job is JOB_NOT_FOUND', async () => {
-    const { engine, q } = await setup({ keepCompleted: 10 });
+    const { engine, q } = await setupQueue({ keepCompleted: 10 });
     await engine.enqueueBatch(q, [...jobsIn(['c', 'a'], ['act', 'b'], ['w', 'b']), { id: 'd', group: 'c', delayMs: 1000 }]);
     await finish(engine, q, 'complete');
     await engine.reserve(q, 1);
@@ -373,7 +359,7 @@ describe('retryJob', () => {
 
 describe('promoteJob', () => {
   it('makes a delayed job waiting now, reservable without a tick; any other state is INVALID_STATE', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     await engine.enqueueBatch(q, [...jobsIn(['act', 'a'], ['w', 'a']), { id: 'd', group: 'g', delayMs: 60_000 }]);
     await engine.reserve(q, 1);
     for (const id of ['act', 'w']) await rejectsWith(engine.promoteJob(q, id), 'INVALID_STATE');
@@ -387,7 +373,7 @@ describe('promoteJob', () => {
 
 describe('updateJob', () => {
   it('changes the data of waiting and delayed jobs', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     await engine.enqueueBatch(q, [{ id: 'w', group: 'g', data: 1 }, { id: 'd', group: 'h', data: 2, delayMs: 1000 }]);
     expect(await engine.updateJob(q, 'w', { data: { v: [] } })).toMatchObject({ state: 'waiting', data: { v: [] } });
     expect(await engine.updateJob(q, 'd', { data: [] })).toMatchObject({ state: 'delayed', data: [], runAt: T0 + 1000 });
@@ -396,7 +382,7 @@ describe('updateJob', () => {
   });
 
   it('delayMs on a waiting head delays it and lets the next job of its group run', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     await engine.enqueueBatch(q, jobsIn(['head', 'g'], ['next', 'g']));
     expect(await engine.updateJob(q, 'head', { delayMs: 5000 })).toMatchObject({ state: 'delayed', runAt: T0 + 5000 });
     expect((await engine.reserve(q, 5)).jobs.map((job) => job.id)).toEqual(['next']);
@@ -404,7 +390,7 @@ describe('updateJob', () => {
   });
 
   it('delayMs moves a delayed job; delayMs 0 promotes it', async () => {
-    const { clock, engine, q } = await setup();
+    const { clock, engine, q } = await setupQueue();
     await engine.enqueue(q, { id: 'd', group: 'g', delayMs: 60_000 });
     clock.advance(1000);
     expect((await engine.updateJob(q, 'd', { delayMs: 2000 })).runAt).toBe(T0 + 3000);
@@ -413,7 +399,7 @@ describe('updateJob', () => {
   });
 
   it('active, completed and failed jobs are INVALID_STATE; too large data is PAYLOAD_TOO_LARGE', async () => {
-    const { engine, q } = await setup({ keepCompleted: 10, keepFailed: 10, maxPayloadBytes: 20 });
+    const { engine, q } = await setupQueue({ keepCompleted: 10, keepFailed: 10, maxPayloadBytes: 20 });
     await engine.enqueueBatch(q, [...jobsIn(['c', 'a'], ['f', 'b'], ['act', 'c']), { id: 'w', group: 'c', data: 'small' }]);
     await finish(engine, q, 'complete');
     await finish(engine, q, 'fail');
@@ -424,7 +410,7 @@ describe('updateJob', () => {
   });
 
   it('rejects an empty or unknown patch and an unknown job', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     await engine.enqueue(q, { id: 'w', group: 'g' });
     for (const patch of [{}, { group: 'h' }, { delayMs: -5 }]) await rejectsWith(engine.updateJob(q, 'w', patch), 'VALIDATION_FAILED');
     await rejectsWith(engine.updateJob(q, 'nope', { data: 1 }), 'JOB_NOT_FOUND');

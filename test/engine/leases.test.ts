@@ -1,26 +1,12 @@
 // Leases: reserve, complete, fail (retry and backoff), the fencing of stale tokens, heartbeat,
 // progress and batched settle. Every test runs on its own queue against the real Redis.
-import { describe, expect, it, onTestFinished } from 'vitest';
-import type { QueueConfigInput } from '../../src/core/config';
-import type { ErrorCode } from '../../src/core/errors';
+import { describe, expect, it } from 'vitest';
 import type { LeasedJob } from '../../src/core/leases';
 import type { Engine } from '../../src/core/engine';
-import { T0, createQueue, testClock, testEngine } from '../helpers/engine';
+import { rejectsWith, setupQueue, T0 } from '../helpers/engine';
 import { uniqueName } from '../helpers/stack';
 
 const DAY_MS = 86_400_000;
-
-async function setup(config: Partial<QueueConfigInput> = {}) {
-  const clock = testClock();
-  const engine = testEngine(clock);
-  const q = await createQueue(engine, config);
-  onTestFinished(() => engine.deleteQueue(q).catch(() => undefined));
-  return { clock, engine, q };
-}
-
-async function rejectsWith(promise: Promise<unknown>, code: ErrorCode) {
-  await expect(promise).rejects.toMatchObject({ name: 'QueueError', code });
-}
 
 async function reserveOne(engine: Engine, q: string): Promise<LeasedJob> {
   const [job] = (await engine.reserve(q, 1)).jobs;
@@ -38,7 +24,7 @@ async function observe(engine: Engine, q: string, id: string) {
 
 describe('reserve', () => {
   it('leases a job with a token, expiresAt = now + timeoutMs + 5 s, and a 1-based attempt', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     await engine.enqueue(q, { id: 'j', group: 'g', data: { n: 1 } });
     const { config, jobs } = await engine.reserve(q, 5);
     expect(config.timeoutMs).toBe(30_000);
@@ -52,14 +38,14 @@ describe('reserve', () => {
   });
 
   it("uses a job's own timeoutMs and maxAttempts", async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     await engine.enqueue(q, { group: 'g', timeoutMs: 2000, maxAttempts: 7 });
     const job = await reserveOne(engine, q);
     expect(job).toMatchObject({ timeoutMs: 2000, maxAttempts: 7, lease: { expiresAt: T0 + 7000 } });
   });
 
   it('takes one job per group, oldest head first, within the concurrency', async () => {
-    const { engine, q } = await setup({ concurrency: 3 });
+    const { engine, q } = await setupQueue({ concurrency: 3 });
     await engine.enqueueBatch(q, [
       { id: 'a1', group: 'a', orderMs: T0 - 10 },
       { id: 'a2', group: 'a', orderMs: T0 - 40 },
@@ -76,7 +62,7 @@ describe('reserve', () => {
   });
 
   it('reserve(0) leases nothing; an unknown queue is QUEUE_NOT_FOUND', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     await engine.enqueue(q, { group: 'g' });
     expect((await engine.reserve(q, 0)).jobs).toEqual([]);
     await rejectsWith(engine.reserve(uniqueName('q'), 1), 'QUEUE_NOT_FOUND');
@@ -85,7 +71,7 @@ describe('reserve', () => {
 
 describe('complete', () => {
   it('with keepCompleted 0 the job is deleted at once', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     await engine.enqueue(q, { id: 'j', group: 'g' });
     expect(await engine.complete(q, { ...ref(await reserveOne(engine, q)), result: { ok: 1 } })).toEqual({ state: 'completed', next: [] });
     await rejectsWith(engine.getJob(q, 'j'), 'JOB_NOT_FOUND');
@@ -93,7 +79,7 @@ describe('complete', () => {
   });
 
   it('with keepCompleted > 0 the result is kept, and only the newest keepCompleted jobs stay', async () => {
-    const { clock, engine, q } = await setup({ keepCompleted: 2 });
+    const { clock, engine, q } = await setupQueue({ keepCompleted: 2 });
     await engine.enqueueBatch(q, [{ id: 'j1', group: 'g' }, { id: 'j2', group: 'g' }, { id: 'j3', group: 'g' }]);
     for (const result of [{ a: [] }, 'text', undefined]) {
       clock.advance(100);
@@ -106,7 +92,7 @@ describe('complete', () => {
   });
 
   it("reserveNext returns the group's next job when it is the oldest ready head", async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     await engine.enqueueBatch(q, [
       { id: 'a1', group: 'a', orderMs: T0 - 30 },
       { id: 'a2', group: 'a', orderMs: T0 - 20 },
@@ -118,7 +104,7 @@ describe('complete', () => {
   });
 
   it("reserveNext returns another group's older head first (G5)", async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     await engine.enqueueBatch(q, [
       { id: 'a1', group: 'a', orderMs: T0 - 30 },
       { id: 'b1', group: 'b', orderMs: T0 - 20 },
@@ -144,7 +130,7 @@ describe('fail', () => {
     ['exponential', { type: 'exponential', delayMs: 1000, maxDelayMs: 5000, jitter: false }, [1000, 2000, 4000, 5000]],
     ['fixed', { type: 'fixed', delayMs: 1500, jitter: false }, [1500, 1500, 1500, 1500]],
   ] as const)('retries with %s backoff at exactly now + delay (jitter off)', async (_type, backoff, delays) => {
-    const { clock, engine, q } = await setup({ maxAttempts: 5, backoff });
+    const { clock, engine, q } = await setupQueue({ maxAttempts: 5, backoff });
     await engine.enqueue(q, { id: 'j', group: 'g' });
     for (const expected of delays) {
       const delay = await failAndDelay(engine, q, clock.now(), 'j');
@@ -156,13 +142,13 @@ describe('fail', () => {
   });
 
   it("uses a job's own backoff over the queue's", async () => {
-    const { clock, engine, q } = await setup({ backoff: { delayMs: 1000, jitter: false } });
+    const { clock, engine, q } = await setupQueue({ backoff: { delayMs: 1000, jitter: false } });
     await engine.enqueue(q, { id: 'j', group: 'g', backoff: { type: 'fixed', delayMs: 250, jitter: false } });
     expect(await failAndDelay(engine, q, clock.now(), 'j')).toBe(250);
   });
 
   it('with jitter, each delay falls in [delay/2, delay)', async () => {
-    const { clock, engine, q } = await setup({ concurrency: 40, backoff: { delayMs: 1000, jitter: true } });
+    const { clock, engine, q } = await setupQueue({ concurrency: 40, backoff: { delayMs: 1000, jitter: true } });
     await engine.enqueueBatch(q, Array.from({ length: 40 }, (_, i) => ({ id: `j${i}`, group: `g${i}` })));
     const jobs = (await engine.reserve(q, 40)).jobs;
     await engine.settle(q, jobs.map((job) => ({ kind: 'fail' as const, ...ref(job), error: 'x' })), 0);
@@ -175,7 +161,7 @@ describe('fail', () => {
   });
 
   it('holds the group until runAt: later jobs of the group do not overtake the retry', async () => {
-    const { clock, engine, q } = await setup({ backoff: { type: 'fixed', delayMs: 3000, jitter: false } });
+    const { clock, engine, q } = await setupQueue({ backoff: { type: 'fixed', delayMs: 3000, jitter: false } });
     await engine.enqueueBatch(q, [{ id: 'first', group: 'g' }, { id: 'second', group: 'g' }]);
     await engine.fail(q, { ...ref(await reserveOne(engine, q)), error: 'boom' });
     expect((await engine.reserve(q, 10)).jobs).toEqual([]);
@@ -188,7 +174,7 @@ describe('fail', () => {
   });
 
   it('retryAfterMs sets the delay instead of the backoff; 0 retries at once', async () => {
-    const { clock, engine, q } = await setup({ backoff: { delayMs: 1000, jitter: false } });
+    const { clock, engine, q } = await setupQueue({ backoff: { delayMs: 1000, jitter: false } });
     await engine.enqueue(q, { id: 'j', group: 'g' });
     await engine.fail(q, { ...ref(await reserveOne(engine, q)), error: 'HTTP 429', retryAfterMs: 7000 });
     expect((await engine.getJob(q, 'j')).runAt).toBe(T0 + 7000);
@@ -199,7 +185,7 @@ describe('fail', () => {
   });
 
   it('retry: false fails the job at once and the group continues with its next job', async () => {
-    const { engine, q } = await setup({ maxAttempts: 5 });
+    const { engine, q } = await setupQueue({ maxAttempts: 5 });
     await engine.enqueueBatch(q, [{ id: 'bad', group: 'g' }, { id: 'next', group: 'g' }]);
     const bad = await reserveOne(engine, q);
     const error = 'HTTP 400: {"msg":"bad input"}\n<br/> żółć';
@@ -210,7 +196,7 @@ describe('fail', () => {
   });
 
   it('after maxAttempts the job fails and the group continues with its next job', async () => {
-    const { clock, engine, q } = await setup({ maxAttempts: 2, backoff: { type: 'fixed', delayMs: 100, jitter: false } });
+    const { clock, engine, q } = await setupQueue({ maxAttempts: 2, backoff: { type: 'fixed', delayMs: 100, jitter: false } });
     await engine.enqueueBatch(q, [{ id: 'bad', group: 'g' }, { id: 'next', group: 'g' }]);
     await engine.fail(q, { ...ref(await reserveOne(engine, q)), error: 'one' });
     clock.advance(100);
@@ -223,7 +209,7 @@ describe('fail', () => {
   });
 
   it('keeps only the newest keepFailed failed jobs; keepFailed 0 deletes them', async () => {
-    const { clock, engine, q } = await setup({ keepFailed: 1, maxAttempts: 1 });
+    const { clock, engine, q } = await setupQueue({ keepFailed: 1, maxAttempts: 1 });
     await engine.enqueueBatch(q, [{ id: 'f1', group: 'g' }, { id: 'f2', group: 'g' }]);
     for (let i = 0; i < 2; i++) {
       clock.advance(10);
@@ -231,7 +217,7 @@ describe('fail', () => {
     }
     await rejectsWith(engine.getJob(q, 'f1'), 'JOB_NOT_FOUND');
     expect((await engine.getJob(q, 'f2')).state).toBe('failed');
-    const { engine: other, q: dropping } = await setup({ keepFailed: 0, maxAttempts: 1 });
+    const { engine: other, q: dropping } = await setupQueue({ keepFailed: 0, maxAttempts: 1 });
     await other.enqueue(dropping, { id: 'gone', group: 'g' });
     await other.fail(dropping, { ...ref(await reserveOne(other, dropping)), error: 'x' });
     await rejectsWith(other.getJob(dropping, 'gone'), 'JOB_NOT_FOUND');
@@ -254,7 +240,7 @@ describe('LEASE_LOST', () => {
   }
 
   it('a wrong token', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     await engine.enqueue(q, { id: 'j', group: 'g' });
     const job = await reserveOne(engine, q);
     await expectLost(engine, q, 'j', `${job.lease.token.slice(0, -1)}x`);
@@ -262,7 +248,7 @@ describe('LEASE_LOST', () => {
   });
 
   it('a token after complete', async () => {
-    const { engine, q } = await setup({ keepCompleted: 10 });
+    const { engine, q } = await setupQueue({ keepCompleted: 10 });
     await engine.enqueue(q, { id: 'j', group: 'g' });
     const job = await reserveOne(engine, q);
     await engine.complete(q, { ...ref(job), result: 1 });
@@ -270,7 +256,7 @@ describe('LEASE_LOST', () => {
   });
 
   it('a token after the lease expired and the tick retried the job, before and after it is leased again', async () => {
-    const { clock, engine, q } = await setup({ timeoutMs: 1000 });
+    const { clock, engine, q } = await setupQueue({ timeoutMs: 1000 });
     await engine.enqueue(q, { id: 'j', group: 'g' });
     const stale = await reserveOne(engine, q);
     clock.advance(6001);
@@ -286,7 +272,7 @@ describe('LEASE_LOST', () => {
   });
 
   it('a removed job', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     await engine.enqueue(q, { id: 'j', group: 'g' });
     const job = await reserveOne(engine, q);
     await engine.fail(q, { ...ref(job), error: 'retry later' });
@@ -297,7 +283,7 @@ describe('LEASE_LOST', () => {
 
 describe('heartbeat', () => {
   it("extends to now + the job's timeoutMs, or now + extendMs", async () => {
-    const { clock, engine, q } = await setup();
+    const { clock, engine, q } = await setupQueue();
     await engine.enqueue(q, { id: 'j', group: 'g', timeoutMs: 4000 });
     const job = await reserveOne(engine, q);
     clock.advance(1000);
@@ -308,14 +294,14 @@ describe('heartbeat', () => {
   });
 
   it('caps an extension at 24 h', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     await engine.enqueue(q, { id: 'j', group: 'g' });
     const job = await reserveOne(engine, q);
     expect(await engine.heartbeat(q, { ...ref(job), extendMs: 2 * DAY_MS })).toEqual({ expiresAt: T0 + DAY_MS });
   });
 
   it('a heartbeated lease is not expired by the tick before its new deadline', async () => {
-    const { clock, engine, q } = await setup({ timeoutMs: 1000 });
+    const { clock, engine, q } = await setupQueue({ timeoutMs: 1000 });
     await engine.enqueue(q, { id: 'j', group: 'g' });
     const job = await reserveOne(engine, q);
     clock.advance(5000);
@@ -327,7 +313,7 @@ describe('heartbeat', () => {
   });
 
   it('the tick expires it once the new deadline has passed', async () => {
-    const { clock, engine, q } = await setup({ timeoutMs: 1000 });
+    const { clock, engine, q } = await setupQueue({ timeoutMs: 1000 });
     await engine.enqueue(q, { id: 'j', group: 'g' });
     const job = await reserveOne(engine, q);
     const { expiresAt } = await engine.heartbeat(q, { ...ref(job), extendMs: 30_000 });
@@ -337,7 +323,7 @@ describe('heartbeat', () => {
   });
 
   it('rejects a bad extendMs', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     await engine.enqueue(q, { id: 'j', group: 'g' });
     const job = await reserveOne(engine, q);
     await rejectsWith(engine.heartbeat(q, { ...ref(job), extendMs: 0 }), 'VALIDATION_FAILED');
@@ -347,7 +333,7 @@ describe('heartbeat', () => {
 
 describe('progress', () => {
   it('stores a number or a small object, shown by getJob', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     await engine.enqueue(q, { id: 'j', group: 'g' });
     const job = await reserveOne(engine, q);
     expect(await engine.progress(q, { ...ref(job), progress: 42.5 })).toEqual({});
@@ -365,7 +351,7 @@ describe('progress', () => {
     ['null', null],
     ['an object over 4 KiB', { blob: 'x'.repeat(5000) }],
   ])('rejects progress %s with VALIDATION_FAILED', async (_label, value) => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     await engine.enqueue(q, { id: 'j', group: 'g' });
     const job = await reserveOne(engine, q);
     await rejectsWith(engine.progress(q, { ...ref(job), progress: value }), 'VALIDATION_FAILED');
@@ -375,7 +361,7 @@ describe('progress', () => {
 
 describe('settle', () => {
   it('ends a mix of outcomes in one call, then reserves', async () => {
-    const { engine, q } = await setup({ keepFailed: 10, backoff: { delayMs: 1000, jitter: false } });
+    const { engine, q } = await setupQueue({ keepFailed: 10, backoff: { delayMs: 1000, jitter: false } });
     await engine.enqueueBatch(q, [
       { id: 'ok', group: 'a' },
       { id: 'again', group: 'b' },

@@ -1,11 +1,9 @@
 // Queue administration: create/replace, read, list, count, delete, pause and resume (the queue
 // or one group). Every test runs on its own queue against the real Redis behind the bridge.
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
-import type { QueueConfigInput } from '../../src/core/config';
 import { createEngine } from '../../src/core/engine';
-import type { ErrorCode } from '../../src/core/errors';
 import { createRedis } from '../../src/core/redis';
-import { createQueue, testClock, testEngine } from '../helpers/engine';
+import { rejectsWith, setupQueue, testEngine } from '../helpers/engine';
 import { adminClient, stack, uniqueName } from '../helpers/stack';
 
 const ENDPOINT = 'http://127.0.0.1:9/jobs';
@@ -26,18 +24,6 @@ const NO_COUNTS = { waiting: 0, delayed: 0, active: 0, completed: 0, failed: 0, 
 
 const admin = adminClient();
 afterAll(() => admin.close());
-
-async function setup(config: Partial<QueueConfigInput> = {}) {
-  const clock = testClock();
-  const engine = testEngine(clock);
-  const q = await createQueue(engine, config);
-  onTestFinished(() => engine.deleteQueue(q).catch(() => undefined));
-  return { clock, engine, q };
-}
-
-async function rejectsWith(promise: Promise<unknown>, code: ErrorCode) {
-  await expect(promise).rejects.toMatchObject({ name: 'QueueError', code });
-}
 
 /** Every key under the queue's hash tag, found with SCAN on the raw Redis. */
 async function keysOf(q: string): Promise<string[]> {
@@ -62,7 +48,7 @@ describe('putQueue', () => {
   });
 
   it('replaces the whole config: omitted fields take their defaults again, jobs stay', async () => {
-    const { engine, q } = await setup({
+    const { engine, q } = await setupQueue({
       concurrency: 3,
       keepCompleted: 5,
       backoff: { type: 'fixed', delayMs: 50 },
@@ -84,7 +70,7 @@ describe('putQueue', () => {
 
   it('shows publish tokens as a count, never their values', async () => {
     const tokens = ['secret-token-aaaaaaaaaa', 'secret-token-bbbbbbbbbb'];
-    const { engine, q } = await setup({ publishTokens: tokens });
+    const { engine, q } = await setupQueue({ publishTokens: tokens });
     const info = await engine.getQueue(q);
     expect(info.config.publishTokens).toBe(2);
     const listed = (await engine.listQueues()).find((entry) => entry.name === q);
@@ -97,7 +83,7 @@ describe('putQueue', () => {
     it.each(['https://jobs.example/run', 'http://127.0.0.1:8080/jobs', 'http://localhost/jobs', 'http://[::1]:3000/'])(
       'accepts %s when http on loopback is allowed',
       async (endpoint) => {
-        const { engine, q } = await setup();
+        const { engine, q } = await setupQueue();
         expect((await engine.putQueue(q, { endpoint })).config.endpoint).toBe(endpoint);
       },
     );
@@ -105,7 +91,7 @@ describe('putQueue', () => {
     it.each(['http://jobs.example/run', 'http://127.0.0.1.nip.io/', 'ftp://127.0.0.1/jobs', 'not a url', '/jobs'])(
       'rejects %s',
       async (endpoint) => {
-        const { engine, q } = await setup();
+        const { engine, q } = await setupQueue();
         await rejectsWith(engine.putQueue(q, { endpoint }), 'VALIDATION_FAILED');
         expect((await engine.getQueue(q)).config.endpoint).toBe(ENDPOINT);
       },
@@ -156,7 +142,7 @@ describe('putQueue', () => {
     expect(await keysOf(fresh)).toEqual([]);
     expect(await engine.listQueueNames()).not.toContain(fresh);
 
-    const { q } = await setup({ concurrency: 7 });
+    const { q } = await setupQueue({ concurrency: 7 });
     await rejectsWith(engine.putQueue(q, input), 'VALIDATION_FAILED');
     expect((await engine.getQueue(q)).config).toEqual({ ...DEFAULTS, concurrency: 7 });
   });
@@ -168,8 +154,8 @@ describe('getQueue, listQueues, listQueueNames', () => {
   });
 
   it('lists created queues by name (sorted) with paused and counts, without config', async () => {
-    const { engine, q: first } = await setup();
-    const { q: second } = await setup();
+    const { engine, q: first } = await setupQueue();
+    const { q: second } = await setupQueue();
     await engine.enqueue(second, { group: 'g', data: null });
     await engine.pauseQueue(second);
     const names = await engine.listQueueNames();
@@ -187,7 +173,7 @@ describe('getQueue, listQueues, listQueueNames', () => {
 
 describe('counts', () => {
   it('counts jobs in each state and the groups holding waiting or active jobs', async () => {
-    const { engine, q } = await setup({ keepCompleted: 5, maxAttempts: 1 });
+    const { engine, q } = await setupQueue({ keepCompleted: 5, maxAttempts: 1 });
     await engine.enqueueBatch(q, [
       { group: 'a', data: 'a1' },
       { group: 'b', data: 'b1' },
@@ -206,7 +192,7 @@ describe('counts', () => {
   });
 
   it('counts held (retrying) and paused groups as groups with waiting jobs', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     await engine.enqueueBatch(q, [{ group: 'held', data: 1 }, { group: 'paused', data: 2 }]);
     const [job] = (await engine.reserve(q, 1)).jobs;
     await engine.fail(q, { id: job!.id, lease: job!.lease.token, error: 'retry me' });
@@ -217,7 +203,7 @@ describe('counts', () => {
 
 describe('deleteQueue', () => {
   it('removes every key of a queue with many groups, leases, holds, delays, repeats and kept jobs', async () => {
-    const { engine, q } = await setup({ keepCompleted: 100, keepFailed: 100, maxAttempts: 2, concurrency: 50 });
+    const { engine, q } = await setupQueue({ keepCompleted: 100, keepFailed: 100, maxAttempts: 2, concurrency: 50 });
     // 450 groups: more than one bounded delete step (200) of each kind of group entry.
     await engine.enqueueBatch(q, Array.from({ length: 450 }, (_, i) => ({ group: `g${i}`, data: { i } })));
     await engine.enqueueBatch(q, Array.from({ length: 20 }, (_, i) => ({ group: `g${i}`, data: 'later', delayMs: 5000 + i })));
@@ -248,7 +234,7 @@ describe('deleteQueue', () => {
   });
 
   it('frees the name: a queue created again starts empty', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     const { id } = await engine.enqueue(q, { group: 'g', data: 1 });
     await engine.pauseQueue(q);
     await engine.deleteQueue(q);
@@ -260,7 +246,7 @@ describe('deleteQueue', () => {
 
 describe('pauseQueue, resumeQueue', () => {
   it('paused: enqueue works, nothing is reserved, active jobs still complete; resume reserves again', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     await engine.enqueueBatch(q, [{ group: 'a', data: 1 }, { group: 'b', data: 2 }]);
     const [active] = (await engine.reserve(q, 1)).jobs;
     expect(await engine.pauseQueue(q)).toEqual({ name: q, paused: true });
@@ -285,7 +271,7 @@ describe('pauseQueue, resumeQueue', () => {
 
 describe('pauseGroup, resumeGroup', () => {
   it('a paused group is never reserved while other groups are; resume makes it reservable', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     await engine.enqueueBatch(q, [{ group: 'poison', data: 'p1' }, { group: 'ok', data: 'o1' }, { group: 'ok', data: 'o2' }]);
     expect(await engine.pauseGroup(q, 'poison')).toEqual({ group: 'poison', state: 'paused' });
     const [o1] = (await engine.reserve(q, 10)).jobs;
@@ -297,7 +283,7 @@ describe('pauseGroup, resumeGroup', () => {
   });
 
   it("a paused group's next job does not take another group's place in a reservation", async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     await engine.enqueueBatch(q, [{ group: 'poison', data: 'p1' }, { group: 'poison', data: 'p2' }, { group: 'ok', data: 'o1' }]);
     const [p1] = (await engine.reserve(q, 1)).jobs;
     await engine.pauseGroup(q, 'poison'); // while its job is active
@@ -307,7 +293,7 @@ describe('pauseGroup, resumeGroup', () => {
   });
 
   it('a group paused before it has jobs holds the jobs that arrive', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     expect(await engine.pauseGroup(q, 'later')).toEqual({ group: 'later', state: 'paused' });
     await engine.enqueue(q, { group: 'later', data: 1 });
     expect((await engine.reserve(q, 10)).jobs).toEqual([]);
@@ -316,7 +302,7 @@ describe('pauseGroup, resumeGroup', () => {
   });
 
   it("restores a retrying group's hold on resume: the job waits for its backoff", async () => {
-    const { clock, engine, q } = await setup({ backoff: { delayMs: 10_000, jitter: false } });
+    const { clock, engine, q } = await setupQueue({ backoff: { delayMs: 10_000, jitter: false } });
     await engine.enqueue(q, { group: 'g', data: 1 });
     const [job] = (await engine.reserve(q, 1)).jobs;
     await engine.fail(q, { id: job!.id, lease: job!.lease.token, error: 'boom' });
@@ -332,7 +318,7 @@ describe('pauseGroup, resumeGroup', () => {
   });
 
   it('a paused group stays paused past its backoff and is ready at once on resume', async () => {
-    const { clock, engine, q } = await setup({ backoff: { delayMs: 1000, jitter: false } });
+    const { clock, engine, q } = await setupQueue({ backoff: { delayMs: 1000, jitter: false } });
     await engine.enqueue(q, { group: 'g', data: 1 });
     const [job] = (await engine.reserve(q, 1)).jobs;
     await engine.fail(q, { id: job!.id, lease: job!.lease.token, error: 'boom' });
@@ -345,7 +331,7 @@ describe('pauseGroup, resumeGroup', () => {
   });
 
   it('rejects a bad group name and an unknown queue', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     await rejectsWith(engine.pauseGroup(q, ''), 'VALIDATION_FAILED');
     await rejectsWith(engine.resumeGroup(q, 'a\u0000b'), 'VALIDATION_FAILED');
     await rejectsWith(engine.pauseGroup(uniqueName('q'), 'g'), 'QUEUE_NOT_FOUND');

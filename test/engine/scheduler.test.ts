@@ -1,25 +1,11 @@
 // The scheduler: what tick does (delayed jobs, held groups, expired leases, retention, its
 // report), the ordering window, and repeatable jobs. Time moves only through the test clock.
-import { describe, expect, it, onTestFinished } from 'vitest';
-import type { QueueConfigInput } from '../../src/core/config';
-import type { ErrorCode } from '../../src/core/errors';
+import { describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/core/engine';
-import { T0, createQueue, testClock, testEngine } from '../helpers/engine';
+import { rejectsWith, setupQueue, T0, testEngine } from '../helpers/engine';
 import { uniqueName } from '../helpers/stack';
 
 const MINUTE = 60_000;
-
-async function setup(config: Partial<QueueConfigInput> = {}) {
-  const clock = testClock();
-  const engine = testEngine(clock);
-  const q = await createQueue(engine, config);
-  onTestFinished(() => engine.deleteQueue(q).catch(() => undefined));
-  return { clock, engine, q };
-}
-
-async function rejectsWith(promise: Promise<unknown>, code: ErrorCode) {
-  await expect(promise).rejects.toMatchObject({ name: 'QueueError', code });
-}
 
 async function reservedIds(engine: Engine, q: string, n = 10) {
   return (await engine.reserve(q, n)).jobs.map((job) => job.id);
@@ -27,7 +13,7 @@ async function reservedIds(engine: Engine, q: string, n = 10) {
 
 describe('tick: delayed jobs', () => {
   it('promotes a delayed job exactly when due, not one ms before', async () => {
-    const { clock, engine, q } = await setup();
+    const { clock, engine, q } = await setupQueue();
     await engine.enqueue(q, { id: 'd', group: 'g', delayMs: 5000 });
     clock.set(T0 + 4999);
     expect(await engine.tick(q)).toMatchObject({ nextDueAt: T0 + 5000, readyDue: false });
@@ -41,7 +27,7 @@ describe('tick: delayed jobs', () => {
 
 describe('tick: held groups', () => {
   it("releases a retrying group when its backoff ends", async () => {
-    const { clock, engine, q } = await setup({ backoff: { type: 'fixed', delayMs: 2000, jitter: false } });
+    const { clock, engine, q } = await setupQueue({ backoff: { type: 'fixed', delayMs: 2000, jitter: false } });
     await engine.enqueue(q, { id: 'j', group: 'g' });
     const [job] = (await engine.reserve(q, 1)).jobs;
     await engine.fail(q, { id: 'j', lease: job!.lease.token, error: 'boom' });
@@ -56,7 +42,7 @@ describe('tick: held groups', () => {
 
 describe('tick: expired leases', () => {
   it('retries a job whose lease expired, then fails it after maxAttempts; its group continues', async () => {
-    const { clock, engine, q } = await setup({ timeoutMs: 1000, maxAttempts: 2, backoff: { type: 'fixed', delayMs: 100, jitter: false } });
+    const { clock, engine, q } = await setupQueue({ timeoutMs: 1000, maxAttempts: 2, backoff: { type: 'fixed', delayMs: 100, jitter: false } });
     await engine.enqueueBatch(q, [{ id: 'slow', group: 'g' }, { id: 'next', group: 'g' }]);
     await engine.reserve(q, 1);
     clock.set(T0 + 5999); // the lease lasts timeoutMs + 5000
@@ -81,7 +67,7 @@ describe('tick: expired leases', () => {
 describe('tick: retention', () => {
   it('trims kept jobs in bounded steps after keepCompleted is lowered, keeping the newest', async () => {
     const config = { concurrency: 150, keepCompleted: 150 };
-    const { clock, engine, q } = await setup(config);
+    const { clock, engine, q } = await setupQueue(config);
     await engine.enqueueBatch(q, Array.from({ length: 150 }, (_, i) => ({ id: `j${i}`, group: `g${i}` })));
     const leased = (await engine.reserve(q, 150)).jobs;
     const done = (jobs: typeof leased) => jobs.map((job) => ({ kind: 'complete' as const, id: job.id, lease: job.lease.token }));
@@ -105,7 +91,7 @@ describe('tick: retention', () => {
 
 describe('tick: what it reports', () => {
   it('nextDueAt is the earliest timer: held group, repeat, delayed job or lease', async () => {
-    const { clock, engine, q } = await setup({ backoff: { type: 'fixed', delayMs: 2000, jitter: false } });
+    const { clock, engine, q } = await setupQueue({ backoff: { type: 'fixed', delayMs: 2000, jitter: false } });
     await engine.enqueueBatch(q, [{ id: 'held', group: 'a' }, { id: 'leased', group: 'b' }, { id: 'd', group: 'c', delayMs: 5000 }]);
     await engine.putRepeat(q, 'r', { group: 'r', every: 3000 });
     const [held] = (await engine.reserve(q, 2)).jobs;
@@ -120,14 +106,14 @@ describe('tick: what it reports', () => {
   });
 
   it("after creating a repeat's run, nextDueAt is the repeat's next run, not the run just made", async () => {
-    const { clock, engine, q } = await setup();
+    const { clock, engine, q } = await setupQueue();
     await engine.putRepeat(q, 'r', { group: 'g', every: MINUTE });
     clock.set(T0 + MINUTE);
     expect(await engine.tick(q)).toMatchObject({ repeatsCreated: 1, nextDueAt: T0 + 2 * MINUTE });
   });
 
   it('readyDue says jobs can be reserved now, and not while the queue is paused', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     expect((await engine.tick(q)).readyDue).toBe(false);
     await engine.enqueue(q, { group: 'g' });
     expect((await engine.tick(q)).readyDue).toBe(true);
@@ -138,7 +124,7 @@ describe('tick: what it reports', () => {
   });
 
   it('an idle queue reports nothing to do, tick after tick', async () => {
-    const { clock, engine, q } = await setup();
+    const { clock, engine, q } = await setupQueue();
     const idle = { nextDueAt: null, readyDue: false, more: false, repeatsCreated: 0 };
     expect(await engine.tick(q)).toEqual(idle);
     clock.advance(MINUTE);
@@ -148,7 +134,7 @@ describe('tick: what it reports', () => {
 
 describe('orderingWindowMs', () => {
   it('a job does not start before orderMs + window', async () => {
-    const { clock, engine, q } = await setup({ orderingWindowMs: 5000 });
+    const { clock, engine, q } = await setupQueue({ orderingWindowMs: 5000 });
     await engine.enqueue(q, { id: 'j', group: 'g' });
     clock.set(T0 + 4999);
     expect(await engine.tick(q)).toMatchObject({ nextDueAt: T0 + 5000, readyDue: false });
@@ -159,7 +145,7 @@ describe('orderingWindowMs', () => {
   });
 
   it('a late job with an earlier orderMs inside the window runs first, in its group and across groups', async () => {
-    const { clock, engine, q } = await setup({ orderingWindowMs: 5000 });
+    const { clock, engine, q } = await setupQueue({ orderingWindowMs: 5000 });
     await engine.enqueue(q, { id: 'x-on-time', group: 'x' });
     await engine.enqueue(q, { id: 'g-on-time', group: 'g' });
     clock.set(T0 + 3000);
@@ -175,7 +161,7 @@ describe('orderingWindowMs', () => {
 
 describe('putRepeat', () => {
   it('every: the first run is at now + every, or at startAt', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     expect(await engine.putRepeat(q, 'a', { group: 'g', data: [], every: MINUTE })).toEqual({ key: 'a', nextRunAt: T0 + MINUTE });
     expect(await engine.putRepeat(q, 'b', { group: 'g', every: MINUTE, startAt: T0 + 5 })).toEqual({ key: 'b', nextRunAt: T0 + 5 });
     expect(await engine.listRepeats(q)).toEqual([
@@ -185,7 +171,7 @@ describe('putRepeat', () => {
   });
 
   it('pattern: the first occurrence at or after max(now, startAt), in its time zone', async () => {
-    const { clock, engine, q } = await setup();
+    const { clock, engine, q } = await setupQueue();
     const weekdays9 = { group: 'g', pattern: '0 9 * * 1-5', tz: 'Europe/Berlin' };
     // T0 is Tuesday 2023-11-14 23:13 in Berlin (UTC+1): next is Wednesday 09:00 = 08:00Z.
     expect((await engine.putRepeat(q, 'b', weekdays9)).nextRunAt).toBe(Date.UTC(2023, 10, 15, 8, 0));
@@ -198,7 +184,7 @@ describe('putRepeat', () => {
   });
 
   it('accepts day names in a pattern', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     // T0 is Tuesday: the next Thursday 09:00 UTC is 2023-11-16.
     expect((await engine.putRepeat(q, 't', { group: 'g', pattern: '0 9 * * thu' })).nextRunAt).toBe(Date.UTC(2023, 10, 16, 9, 0));
     expect((await engine.putRepeat(q, 'm', { group: 'g', pattern: '0 9 * * MON-THU' })).nextRunAt).toBe(Date.UTC(2023, 10, 15, 9, 0));
@@ -217,7 +203,7 @@ describe('putRepeat', () => {
     ['a bad key', 'a b', { group: 'g', every: MINUTE }],
     ['a key of 129 characters', 'k'.repeat(129), { group: 'g', every: MINUTE }],
   ])('rejects %s with VALIDATION_FAILED and stores nothing', async (_label, key, input) => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     await rejectsWith(engine.putRepeat(q, key, input), 'VALIDATION_FAILED');
     expect(await engine.listRepeats(q)).toEqual([]);
   });
@@ -231,7 +217,7 @@ describe('putRepeat', () => {
 
 describe('repeat runs', () => {
   it('the tick creates each run once, with the id repeat:{key}:{runAtMs}', async () => {
-    const { clock, engine, q } = await setup();
+    const { clock, engine, q } = await setupQueue();
     await engine.putRepeat(q, 'sync', { group: 'g', data: { items: [] }, every: MINUTE });
     clock.set(T0 + MINUTE);
     expect(await engine.tick(q)).toMatchObject({ repeatsCreated: 1, readyDue: true });
@@ -243,7 +229,7 @@ describe('repeat runs', () => {
   });
 
   it('two schedulers ticking at once create one run', async () => {
-    const { clock, engine, q } = await setup();
+    const { clock, engine, q } = await setupQueue();
     const other = testEngine(clock);
     await engine.putRepeat(q, 'r', { group: 'g', every: MINUTE });
     clock.set(T0 + MINUTE);
@@ -254,7 +240,7 @@ describe('repeat runs', () => {
   });
 
   it('missed runs are not replayed in a burst: one run, then the next future occurrence', async () => {
-    const { clock, engine, q } = await setup();
+    const { clock, engine, q } = await setupQueue();
     await engine.putRepeat(q, 'r', { group: 'g', every: MINUTE });
     clock.set(T0 + 10 * MINUTE + 500);
     expect((await engine.tick(q)).repeatsCreated).toBe(1);
@@ -265,7 +251,7 @@ describe('repeat runs', () => {
   });
 
   it('a pattern run is created at its time zone occurrence', async () => {
-    const { clock, engine, q } = await setup();
+    const { clock, engine, q } = await setupQueue();
     const { nextRunAt } = await engine.putRepeat(q, 'b', { group: 'g', pattern: '0 9 * * 1-5', tz: 'Europe/Berlin' });
     clock.set(nextRunAt!);
     expect((await engine.tick(q)).repeatsCreated).toBe(1);
@@ -274,7 +260,7 @@ describe('repeat runs', () => {
   });
 
   it('limit caps the runs; no run after endAt; count is the runs created', async () => {
-    const { clock, engine, q } = await setup();
+    const { clock, engine, q } = await setupQueue();
     await engine.putRepeat(q, 'limited', { group: 'a', every: 1000, limit: 2 });
     await engine.putRepeat(q, 'ending', { group: 'b', every: 1000, endAt: T0 + 2500 });
     for (let i = 1; i <= 4; i++) {
@@ -290,7 +276,7 @@ describe('repeat runs', () => {
   });
 
   it('replacing a repeat keeps its count', async () => {
-    const { clock, engine, q } = await setup();
+    const { clock, engine, q } = await setupQueue();
     await engine.putRepeat(q, 'r', { group: 'g', every: 1000 });
     clock.set(T0 + 1000);
     await engine.tick(q);
@@ -301,7 +287,7 @@ describe('repeat runs', () => {
 
 describe('deleteRepeat', () => {
   it('stops future runs; runs already enqueued stay', async () => {
-    const { clock, engine, q } = await setup();
+    const { clock, engine, q } = await setupQueue();
     await engine.putRepeat(q, 'r', { group: 'g', every: 1000 });
     clock.set(T0 + 1000);
     await engine.tick(q);
@@ -314,7 +300,7 @@ describe('deleteRepeat', () => {
   });
 
   it('an unknown key is REPEAT_NOT_FOUND', async () => {
-    const { engine, q } = await setup();
+    const { engine, q } = await setupQueue();
     await rejectsWith(engine.deleteRepeat(q, 'nope'), 'REPEAT_NOT_FOUND');
   });
 });

@@ -1,5 +1,7 @@
 // An engine over the test stack, with a clock the test moves (no sleeps for time).
+import { expect, onTestFinished } from 'vitest';
 import { createEngine, type Engine } from '../../src/core/engine';
+import type { ErrorCode } from '../../src/core/errors';
 import type { QueueConfigInput } from '../../src/core/config';
 import { createRedis } from '../../src/core/redis';
 import { stack, uniqueName } from './stack';
@@ -35,4 +37,17 @@ export async function createQueue(engine: Engine, config: Partial<QueueConfigInp
   const name = uniqueName(prefix);
   await engine.putQueue(name, { endpoint: 'http://127.0.0.1:9/jobs', ...config });
   return name;
+}
+
+/** A fresh clock, engine and queue for one test; the queue is deleted when the test finishes. */
+export async function setupQueue(config: Partial<QueueConfigInput> = {}) {
+  const clock = testClock();
+  const engine = testEngine(clock);
+  const q = await createQueue(engine, config);
+  onTestFinished(() => engine.deleteQueue(q).catch(() => undefined));
+  return { clock, engine, q };
+}
+
+export async function rejectsWith(promise: Promise<unknown>, code: ErrorCode): Promise<void> {
+  await expect(promise).rejects.toMatchObject({ name: 'QueueError', code });
 }
