@@ -2,7 +2,7 @@
 import type { IdleResult } from './idle';
 import type { MemoryResult } from './memory';
 import type { SingleJobResult } from './single-job';
-import type { ThroughputResult } from './throughput';
+import type { ThroughputOptions, ThroughputResult } from './throughput';
 
 /** DESIGN.md, "Redis model rules". */
 export const BUDGETS = {
@@ -12,14 +12,7 @@ export const BUDGETS = {
   idleCommandsPerTick: 2,
 } as const;
 
-export interface BenchConfig {
-  jobs: number;
-  groups: number;
-  payloadBytes: number;
-  batchSize: number;
-  producers: number;
-  reservers: number;
-  reserveBatch: number;
+export interface BenchConfig extends ThroughputOptions {
   concurrency: number;
   idleTicks: number;
   singleJobIterations: number;

@@ -26,19 +26,13 @@ export interface RepeatSpec {
   nextRunAt?: number;
 }
 
-export interface Repeat {
+/** A repeat as the API shows it. */
+export type Repeat = Omit<RepeatSpec, 'data' | 'count' | 'nextRunAt'> & {
   key: string;
-  group: string;
   data: unknown;
-  every?: number;
-  pattern?: string;
-  tz: string;
-  startAt?: number;
-  endAt?: number;
-  limit?: number;
-  nextRunAt: number | null;
   count: number;
-}
+  nextRunAt: number | null;
+};
 
 function invalid(path: string, message: string): QueueError {
   return new QueueError('VALIDATION_FAILED', `${path}: ${message}`, [{ path, message }]);

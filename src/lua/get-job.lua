@@ -13,8 +13,6 @@ Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND
 -- @include view
 
 local K = { jobs = KEYS[2], active = KEYS[3] }
-local cfgJson = redis.call('HGET', KEYS[1], 'config')
-if not cfgJson then return { -1 } end
-local raw = redis.call('HGET', K.jobs, ARGV[1])
-if not raw then return { -2 } end
-return { 1, jobView(K, cjson.decode(cfgJson), ARGV[1], raw) }
+local cfg, raw = loadJob(KEYS[1], K.jobs, ARGV[1])
+if not cfg then return raw end
+return { 1, jobView(K, cfg, ARGV[1], raw) }

@@ -20,16 +20,14 @@ Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND, {-4} INVALID_STATE (not failed
 
 local K = { jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], prefix = string.sub(KEYS[1], 1, -5) }
 local id = ARGV[1]
-local cfgJson = redis.call('HGET', KEYS[1], 'config')
-if not cfgJson then return { -1 } end
-local raw = redis.call('HGET', K.jobs, id)
-if not raw then return { -2 } end
+local cfg, raw = loadJob(KEYS[1], K.jobs, id)
+if not cfg then return raw end
 local state, data = decodeJob(raw)
 if state.st ~= 'failed' then return { -4 } end
 redis.call('ZREM', KEYS[5], id)
 state.a, state.e, state.f, state.sa = 0, nil, nil, nil
 state.t = tokenFor(ARGV[2], id, 0)
 local B = newBatch()
-attachWaiting(K, B, id, state, data)
+local record = attachWaiting(K, B, id, state, data)
 flushBatch(K, B)
-return { 1, jobView(K, cjson.decode(cfgJson), id, redis.call('HGET', K.jobs, id)) }
+return { 1, jobView(K, cfg, id, record) }

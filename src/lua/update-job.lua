@@ -28,29 +28,27 @@ local K = {
   prefix = string.sub(KEYS[1], 1, -5),
 }
 local now, id, newData, delayMs = tonumber(ARGV[1]), ARGV[2], ARGV[3], tonumber(ARGV[4])
-local cfgJson = redis.call('HGET', KEYS[1], 'config')
-if not cfgJson then return { -1 } end
-local cfg = cjson.decode(cfgJson)
-local raw = redis.call('HGET', K.jobs, id)
-if not raw then return { -2 } end
+local cfg, raw = loadJob(KEYS[1], K.jobs, id)
+if not cfg then return raw end
 local state, data = decodeJob(raw)
 local waiting = not state.st and not redis.call('ZSCORE', K.active, id)
 if not waiting and state.st ~= 'delayed' then return { -4 } end
 if #newData > cfg.maxPayloadBytes then return { -5, 1, cfg.maxPayloadBytes } end
 if newData ~= '' then data = newData end
 
-local B = newBatch()
+local B, record = newBatch(), nil
 if delayMs > 0 then
   if waiting then detachWaiting(K, B, id, state) end
   state.st, state.ra = 'delayed', now + delayMs
   redis.call('ZADD', K.delayed, state.ra, id)
-  noteTimer(K.ready, state.ra)
-  redis.call('HSET', K.jobs, id, encodeJob(state, data))
+  batchTimer(B, state.ra)
 elseif delayMs == 0 and not waiting then
   redis.call('ZREM', K.delayed, id)
-  attachWaiting(K, B, id, state, data)
-else
-  redis.call('HSET', K.jobs, id, encodeJob(state, data))
+  record = attachWaiting(K, B, id, state, data)
+end
+if not record then
+  record = encodeJob(state, data)
+  redis.call('HSET', K.jobs, id, record)
 end
 flushBatch(K, B)
-return { 1, jobView(K, cfg, id, redis.call('HGET', K.jobs, id)) }
+return { 1, jobView(K, cfg, id, record) }

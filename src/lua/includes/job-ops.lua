@@ -19,9 +19,12 @@ local function detachWaiting(K, B, id, state)
   end
 end
 
--- Puts a job into its group as waiting now (promotion, retry of a failed job).
+-- Puts a job into its group as waiting now (promotion, retry of a failed job). Returns the
+-- record written.
 local function attachWaiting(K, B, id, state, data)
   state.st, state.ra = nil, nil
-  redis.call('HSET', K.jobs, id, encodeJob(state, data))
+  local record = encodeJob(state, data)
+  redis.call('HSET', K.jobs, id, record)
   addToGroup(B, K.ready, groupKeyOf(K.prefix, state.g), state.o, memberOf(state.s, id))
+  return record
 end

@@ -1,6 +1,15 @@
 -- Reading jobs and groups for the API. Needs job.lua; K needs jobs, ready, active, held,
 -- pausedGroups, prefix.
 
+-- The queue's config and a job's record; or nil and the error reply ({-1} no queue, {-2} no job).
+local function loadJob(metaKey, jobsKey, id)
+  local cfgJson = redis.call('HGET', metaKey, 'config')
+  if not cfgJson then return nil, { -1 } end
+  local raw = redis.call('HGET', jobsKey, id)
+  if not raw then return nil, { -2 } end
+  return cjson.decode(cfgJson), raw
+end
+
 -- What GET shows of a job: {id, state JSON, data, state, startedAt, lease expiresAt,
 -- maxAttempts} (-1 where not known). Waiting and active jobs carry no `st`: `active` tells them apart.
 local function jobView(K, cfg, id, raw)
