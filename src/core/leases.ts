@@ -77,11 +77,11 @@ function outcomeArgs(outcome: Outcome): (string | number)[] {
   return ['fail', outcome.id, outcome.lease, error, outcome.retry === false ? '0' : '1', retryAfterMs];
 }
 
-/** Ends each outcome's lease (fenced by its token), then reserves up to `reserve` ready jobs. */
-export async function settle(ctx: EngineContext, queue: string, outcomes: Outcome[], reserve: number): Promise<Settled> {
+async function runSettle(ctx: EngineContext, queue: string, outcomes: Outcome[], reserve: number, onlyIfLive: boolean): Promise<Settled> {
   checkQueueName(queue);
   const k = queueKeys(queue);
-  const args: (string | number)[] = [ctx.now(), randomSeed(), outcomes.length, Math.min(Math.max(0, reserve), MAX_RESERVE)];
+  const n = Math.min(Math.max(0, reserve), MAX_RESERVE);
+  const args: (string | number)[] = [ctx.now(), randomSeed(), outcomes.length, n, onlyIfLive ? '1' : '0'];
   for (const outcome of outcomes) args.push(...outcomeArgs(outcome));
   const reply = await runScript(
     ctx.redis,
@@ -98,14 +98,20 @@ export async function settle(ctx: EngineContext, queue: string, outcomes: Outcom
   };
 }
 
+/** Ends each outcome's lease (fenced by its token), then reserves up to `reserve` ready jobs. */
+export function settle(ctx: EngineContext, queue: string, outcomes: Outcome[], reserve: number): Promise<Settled> {
+  return runSettle(ctx, queue, outcomes, reserve, false);
+}
+
 /** Leases up to `max` ready jobs: oldest group heads first, within the queue's concurrency. */
 export async function reserve(ctx: EngineContext, queue: string, max: number) {
   const { config, jobs } = await settle(ctx, queue, [], max);
   return { config, jobs };
 }
 
+// A stale holder changes nothing: with its lease lost, no next job is reserved either.
 async function endLease(ctx: EngineContext, queue: string, outcome: Outcome, reserveNext: number) {
-  const settled = await settle(ctx, queue, [outcome], reserveNext);
+  const settled = await runSettle(ctx, queue, [outcome], reserveNext, true);
   const state = settled.results[0]!.state;
   if (state === 'LEASE_LOST') throw luaError([-3]);
   return { state, next: settled.jobs };

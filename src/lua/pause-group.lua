@@ -1,7 +1,8 @@
 --[[ pause-group: stops or restarts dispatching one group (a poison group) without stopping
-the queue. A paused idle group is parked in `held` with score +inf; a paused active group is
-parked when its lease ends (reserve meets its next job). Resuming restores a pending retry's
-hold from the head job's runAt.
+the queue. A paused idle group is parked in `held` with score +inf; a paused active or held
+(retry backoff) group is parked when reserve next meets it, after its lease or hold ends, so a
+pause never shortens a backoff. Resuming offers a parked group's head to `ready` again (also
+a held one whose backoff has ended).
 
 KEYS[1] meta           hash  config, pausedGroups count
 KEYS[2] jobs           hash  id -> job record
@@ -35,24 +36,20 @@ if ARGV[2] == '1' then
   if redis.call('SADD', K.pausedGroups, group) == 1 then
     redis.call('HINCRBY', KEYS[1], 'pausedGroups', 1)
   end
-  if (head and redis.call('ZREM', K.ready, head) == 1) or redis.call('ZSCORE', K.held, group) then
+  if head and redis.call('ZREM', K.ready, head) == 1 then
     redis.call('ZADD', K.held, '+inf', group)
   end
 else
   if redis.call('SREM', K.pausedGroups, group) == 1 then
     redis.call('HINCRBY', KEYS[1], 'pausedGroups', -1)
   end
-  if redis.call('ZSCORE', K.held, group) == 'inf' then
+  -- Parked (+inf), or a retry hold that ended while paused: offer the head again now.
+  local hold = redis.call('ZSCORE', K.held, group)
+  if hold == 'inf' or (hold and tonumber(hold) <= now) then
     redis.call('ZREM', K.held, group)
-    local runAt = head and decodeJob(redis.call('HGET', K.jobs, idOf(head))).ra
-    if runAt and runAt > now then
-      redis.call('ZADD', K.held, runAt, group)
-      noteTimer(K.ready, runAt)
-    else
-      local B = newBatch()
-      advanceGroup(B, groupKey)
-      flushBatch(K, B)
-    end
+    local B = newBatch()
+    advanceGroup(B, groupKey)
+    flushBatch(K, B)
   end
 end
 return { 1, groupState(K, cjson.decode(cfgJson), group, now) or '' }

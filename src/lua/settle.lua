@@ -17,6 +17,8 @@ ARGV[1] now (epoch ms)
 ARGV[2] seed (random hex, for new lease tokens)
 ARGV[3] m, the number of outcomes
 ARGV[4] n, how many jobs to reserve afterwards (0: none)
+ARGV[5] '1': reserve only if every outcome's lease was live (complete/fail of one lease: a
+        stale holder must change nothing, not even lease jobs it would never receive)
 then 6 fields per outcome: kind ('complete'|'fail'), id, lease token,
   payload (complete: result JSON text or ''; fail: error text),
   flag (complete: '1' = result truncated; fail: '1' = may retry),
@@ -38,7 +40,7 @@ local K = {
   prefix = string.sub(KEYS[1], 1, -5), -- 'gq:{queue}:' (KEYS[1] ends in 'meta')
 }
 local now, seed = tonumber(ARGV[1]), ARGV[2]
-local m, n = tonumber(ARGV[3]), tonumber(ARGV[4])
+local m, n, onlyIfLive = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5] == '1'
 
 local meta = redis.call('HMGET', K.meta, 'config', 'paused', 'pausedGroups')
 if not meta[1] then return { -1 } end
@@ -48,12 +50,12 @@ local results = {}
 if m > 0 then
   -- Every record and lease deadline in two reads, whatever the number of outcomes.
   local ids = {}
-  for i = 1, m do ids[i] = ARGV[4 + (i - 1) * 6 + 2] end
+  for i = 1, m do ids[i] = ARGV[5 + (i - 1) * 6 + 2] end
   local raws = redis.call('HMGET', K.jobs, unpack(ids))
   local deadlines = redis.call('ZMSCORE', K.active, unpack(ids))
   local live, seen, ended = {}, {}, {}
   for i = 1, m do
-    local state, data = leasedRecord(raws[i], ARGV[4 + (i - 1) * 6 + 3])
+    local state, data = leasedRecord(raws[i], ARGV[5 + (i - 1) * 6 + 3])
     if state and deadlines[i] and not seen[ids[i]] then
       live[i] = { state, data, tonumber(deadlines[i]) }
       seen[ids[i]] = true -- an id given twice: the second is a stale holder
@@ -61,10 +63,11 @@ if m > 0 then
     end
   end
   if #ended > 0 then redis.call('ZREM', K.active, unpack(ended)) end
+  if onlyIfLive and #ended < m then n = 0 end
 
   local B = newBatch()
   for i = 1, m do
-    local b = 4 + (i - 1) * 6
+    local b = 5 + (i - 1) * 6
     local kind, payload, flag = ARGV[b + 1], ARGV[b + 4], ARGV[b + 5] == '1'
     local outcome = 'LEASE_LOST'
     local lease = live[i]
