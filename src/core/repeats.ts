@@ -12,7 +12,7 @@ import { runScript } from './scripts';
 /** The most repeatable jobs one queue may hold. */
 export const MAX_REPEATS = 1000;
 
-/** A repeat as stored (data as JSON text); count and nextRunAt are kept by the scripts. */
+/** A repeat as stored (data as JSON text); count, nextRunAt and version v are kept by the scripts. */
 export interface RepeatSpec {
   group: string;
   data: string;
@@ -24,10 +24,11 @@ export interface RepeatSpec {
   limit?: number;
   count?: number;
   nextRunAt?: number;
+  v?: number;
 }
 
 /** A repeat as the API shows it. */
-export type Repeat = Omit<RepeatSpec, 'data' | 'count' | 'nextRunAt'> & {
+export type Repeat = Omit<RepeatSpec, 'data' | 'count' | 'nextRunAt' | 'v'> & {
   key: string;
   data: unknown;
   count: number;
@@ -74,9 +75,11 @@ export function firstRunAt(spec: RepeatSpec, now: number): number | null {
   return spec.endAt !== undefined && at > spec.endAt ? null : at;
 }
 
-/** The run after the one at `runAt`: the next future occurrence (missed runs are skipped). */
+/**
+ * The run after the one at `runAt`: the next future occurrence (missed runs are skipped). The
+ * script ends the schedule when `limit` runs exist; `endAt` is checked here.
+ */
 export function runAfter(spec: RepeatSpec, runAt: number, now: number): number | null {
-  if (spec.limit !== undefined && (spec.count ?? 0) + 1 >= spec.limit) return null;
   let at: number;
   if (spec.every !== undefined) {
     const steps = Math.max(1, Math.floor((now - runAt) / spec.every) + 1);
@@ -94,14 +97,14 @@ export async function putRepeat(ctx: EngineContext, queue: string, key: string, 
   checkTimeZone(parsed.tz);
   if (parsed.pattern !== undefined) checkPattern(parsed.pattern, parsed.tz);
   const spec: RepeatSpec = { ...parsed, data: JSON.stringify(parsed.data) };
-  const nextRunAt = firstRunAt(spec, ctx.now());
-  await runScript(ctx.redis, scripts.putRepeat, [k.meta, k.repeats, k.repeatDue, k.ready], [
+  const reply = await runScript(ctx.redis, scripts.putRepeat, [k.meta, k.repeats, k.repeatDue, k.ready], [
     key,
     JSON.stringify(spec),
-    nextRunAt ?? -1,
+    firstRunAt(spec, ctx.now()) ?? -1,
     MAX_REPEATS,
   ]);
-  return { key, nextRunAt };
+  const nextRunAt = reply[1] as number;
+  return { key, nextRunAt: nextRunAt < 0 ? null : nextRunAt };
 }
 
 export async function listRepeats(ctx: EngineContext, queue: string): Promise<Repeat[]> {
@@ -110,7 +113,7 @@ export async function listRepeats(ctx: EngineContext, queue: string): Promise<Re
   const flat = reply[1] as string[];
   const repeats: Repeat[] = [];
   for (let i = 0; i < flat.length; i += 2) {
-    const { data, count, nextRunAt, ...spec } = JSON.parse(flat[i + 1]!) as RepeatSpec;
+    const { data, count, nextRunAt, v: _version, ...spec } = JSON.parse(flat[i + 1]!) as RepeatSpec;
     repeats.push({ key: flat[i]!, ...spec, data: JSON.parse(data), count: count ?? 0, nextRunAt: nextRunAt ?? null });
   }
   return repeats.sort((a, b) => (a.key < b.key ? -1 : 1));

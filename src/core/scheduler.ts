@@ -44,12 +44,13 @@ export async function tick(ctx: EngineContext, queue: string): Promise<TickResul
         ctx.redis,
         scripts.commitRepeat,
         [k.meta, k.jobs, k.ready, k.delayed, k.active, k.repeats, k.repeatDue, groupKey(queue, spec.group)],
-        [now, randomSeed(), key, runAt, next ?? -1],
+        [now, randomSeed(), key, spec.v ?? 0, runAt, next ?? -1],
       );
       if (committed[0] === 1 && committed[3] === 0) repeatsCreated++;
     } catch (error) {
-      // Deleted between the tick and the commit: nothing to do.
-      if (!(error instanceof QueueError && error.code === 'REPEAT_NOT_FOUND')) throw error;
+      // The repeat or its queue was deleted between the tick and the commit: nothing to do.
+      const gone = error instanceof QueueError && (error.code === 'REPEAT_NOT_FOUND' || error.code === 'QUEUE_NOT_FOUND');
+      if (!gone) throw error;
     }
     if (next !== null && (nextAt === null || next < nextAt)) nextAt = next;
   }

@@ -28,7 +28,7 @@ if not state then return { -3 } end
 if not state.sa then
   -- First heartbeat of this lease: the deadline is still the one reserve set, so the start
   -- time can be recovered from it before it moves.
-  state.sa = deadline - ((state.to or cfg.timeoutMs) + 5000)
+  state.sa = deadline - leaseMsOf(state, cfg)
   redis.call('HSET', K.jobs, id, encodeJob(state, data))
 end
 if extendMs <= 0 then extendMs = state.to or cfg.timeoutMs end

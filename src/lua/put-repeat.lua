@@ -1,5 +1,6 @@
 --[[ put-repeat: creates or replaces a repeatable job. The caller computes the first run with
-cron-parser; the runs created so far (`count`) are kept across replacements.
+cron-parser. Runs created so far (`count`) are kept across replacements, so a used-up `limit`
+stays used up; every replacement gets a new version `v`, which commit-repeat compares.
 
 KEYS[1] meta        hash  config (the queue must exist)
 KEYS[2] repeats     hash  repeat key -> spec JSON
@@ -11,29 +12,32 @@ ARGV[2] spec JSON: {group, data (JSON text), every?|pattern?, tz, startAt?, endA
 ARGV[3] next run (epoch ms; -1 = none, e.g. endAt already passed)
 ARGV[4] the most repeats a queue may hold
 
-Returns {1}
+Returns {1, next run (-1 = none)}
 Errors  {-1} QUEUE_NOT_FOUND, {-9, max} too many repeats
 ]]
 -- @include job
 
+local metaKey, repeatsKey, dueKey, readyKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local key, nextRunAt, maxRepeats = ARGV[1], tonumber(ARGV[3]), tonumber(ARGV[4])
-if redis.call('HEXISTS', KEYS[1], 'config') == 0 then return { -1 } end
+if redis.call('HEXISTS', metaKey, 'config') == 0 then return { -1 } end
 
 local spec = cjson.decode(ARGV[2])
-local existing = redis.call('HGET', KEYS[2], key)
+local existing = redis.call('HGET', repeatsKey, key)
 if existing then
-  spec.count = cjson.decode(existing).count
-elseif redis.call('HLEN', KEYS[2]) >= maxRepeats then
+  local previous = cjson.decode(existing)
+  spec.count, spec.v = previous.count, (previous.v or 0) + 1
+elseif redis.call('HLEN', repeatsKey) >= maxRepeats then
   return { -9, maxRepeats }
 else
-  spec.count = 0
+  spec.count, spec.v = 0, 1
 end
+if spec.limit and spec.count >= spec.limit then nextRunAt = -1 end
 if nextRunAt >= 0 then
   spec.nextRunAt = nextRunAt
-  redis.call('ZADD', KEYS[3], nextRunAt, key)
-  noteTimer(KEYS[4], nextRunAt)
+  redis.call('ZADD', dueKey, nextRunAt, key)
+  noteTimer(readyKey, nextRunAt)
 else
-  redis.call('ZREM', KEYS[3], key)
+  redis.call('ZREM', dueKey, key)
 end
-redis.call('HSET', KEYS[2], key, cjson.encode(spec))
-return { 1 }
+redis.call('HSET', repeatsKey, key, cjson.encode(spec))
+return { 1, nextRunAt }

@@ -74,7 +74,8 @@ if m > 0 then
     if lease and kind == 'complete' then
       outcome = completeJob(K, B, cfg, ids[i], lease[1], lease[2], lease[3], payload, flag, now)
     elseif lease then
-      outcome = failJob(K, B, cfg, ids[i], lease[1], lease[2], payload, flag, tonumber(ARGV[b + 6]), seed, now)
+      outcome = failJob(K, B, cfg, ids[i], lease[1], lease[2], lease[3], payload, flag,
+        tonumber(ARGV[b + 6]), seed, now)
     end
     results[i] = { ids[i], outcome }
   end

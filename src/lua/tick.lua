@@ -28,13 +28,15 @@ Errors  {-1} QUEUE_NOT_FOUND
 -- @include job
 -- @include group
 -- @include finish
+-- @include job-ops
 
 local K = {
   meta = KEYS[1], jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5],
-  delayed = KEYS[6], completed = KEYS[7], failed = KEYS[8],
+  delayed = KEYS[6], completed = KEYS[7], failed = KEYS[8], repeatDue = KEYS[9], repeats = KEYS[10],
   prefix = string.sub(KEYS[1], 1, -5), -- 'gq:{queue}:' (KEYS[1] ends in 'meta')
 }
 local now, seed, limit = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
+-- Due repeats go back to the caller to commit; should no commit come, look again this late.
 local REPEAT_RECHECK_MS = 60000
 
 local first = redis.call('ZRANGE', K.ready, 0, 0, 'WITHSCORES')
@@ -45,10 +47,13 @@ local meta = redis.call('HMGET', K.meta, 'config', 'paused')
 if not meta[1] then return { -1 } end
 local cfg = cjson.decode(meta[1])
 local more = false
+-- At most `limit` members due by now, with their scores: {member, score, member, score, ...}.
 local function due(key)
-  local items = redis.call('ZRANGEBYSCORE', key, '-inf', now, 'LIMIT', 0, limit)
-  if #items == limit then more = true end
-  return items
+  local items = redis.call('ZRANGEBYSCORE', key, '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)
+  if #items == 2 * limit then more = true end
+  local members = {}
+  for i = 1, #items, 2 do members[#members + 1] = items[i] end
+  return members, items
 end
 
 local B = newBatch()
@@ -57,10 +62,7 @@ if #promoted > 0 then
   redis.call('ZREM', K.delayed, unpack(promoted))
   for i, raw in ipairs(redis.call('HMGET', K.jobs, unpack(promoted))) do
     local state, data = decodeJob(raw)
-    state.st, state.ra = nil, nil
-    B.fresh[#B.fresh + 1] = promoted[i]
-    B.fresh[#B.fresh + 1] = encodeJob(state, data)
-    addToGroup(B, K.ready, groupKeyOf(K.prefix, state.g), state.o, memberOf(state.s, promoted[i]))
+    attachWaiting(K, B, promoted[i], state, data)
   end
 end
 
@@ -70,32 +72,31 @@ if #released > 0 then
   for _, group in ipairs(released) do advanceGroup(B, groupKeyOf(K.prefix, group)) end
 end
 
-local expired = due(K.active)
+local expired, deadlines = due(K.active)
 if #expired > 0 then
   redis.call('ZREM', K.active, unpack(expired))
   for i, raw in ipairs(redis.call('HMGET', K.jobs, unpack(expired))) do
     local state, data = decodeJob(raw)
     local err = 'lease expired: no answer within ' .. leaseMsOf(state, cfg) .. ' ms'
-    failJob(K, B, cfg, expired[i], state, data, err, true, -1, seed, now)
+    failJob(K, B, cfg, expired[i], state, data, tonumber(deadlines[2 * i]), err, true, -1, seed, now)
   end
 end
 flushBatch(K, B)
 
-if trimRetention(K.completed, K.jobs, cfg.keepCompleted) then more = true end
-if trimRetention(K.failed, K.jobs, cfg.keepFailed) then more = true end
+if trimRetention(K.completed, K.jobs, cfg.keepCompleted, limit) then more = true end
+if trimRetention(K.failed, K.jobs, cfg.keepFailed, limit) then more = true end
 
 local repeats = {}
-local dueRepeats = due(KEYS[9])
+local dueRepeats = due(K.repeatDue)
 if #dueRepeats > 0 then
-  local specs = redis.call('HMGET', KEYS[10], unpack(dueRepeats))
+  local specs = redis.call('HMGET', K.repeats, unpack(dueRepeats))
   for i, key in ipairs(dueRepeats) do
     if specs[i] then repeats[#repeats + 1] = { key, specs[i] } end
   end
 end
 
 -- Reset the marker to the exact earliest timer (it may have been lowered by timers now gone).
--- The repeats listed above are the caller's to commit (commit-repeat notes their next run);
--- should it not, this tick looks again after REPEAT_RECHECK_MS.
+-- The repeats listed above are the caller's to commit (commit-repeat notes their next run).
 local nextTimer = more and now or nil
 local function consider(at)
   if at and at ~= math.huge and (not nextTimer or at < nextTimer) then nextTimer = at end
@@ -103,7 +104,7 @@ end
 for _, key in ipairs({ K.delayed, K.held, K.active }) do
   consider(tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]))
 end
-consider(tonumber(redis.call('ZRANGEBYSCORE', KEYS[9], '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2]))
+consider(tonumber(redis.call('ZRANGEBYSCORE', K.repeatDue, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2]))
 if #repeats > 0 then consider(now + REPEAT_RECHECK_MS) end
 if nextTimer then
   redis.call('ZADD', K.ready, nextTimer, TIMERS)

@@ -230,7 +230,8 @@ describe('getJob', () => {
       startedAt: T0 + 100, finishedAt: T0 + 100, result: { ok: true },
     });
     expect(await engine.getJob(q, 'f')).toEqual({
-      ...base, id: 'f', group: 'b', data: 'f', state: 'failed', attempts: 1, finishedAt: T0 + 200, error: 'HTTP 500: nope',
+      ...base, id: 'f', group: 'b', data: 'f', state: 'failed', attempts: 1,
+      startedAt: T0 + 200, finishedAt: T0 + 200, error: 'HTTP 500: nope',
     });
     expect(await engine.getJob(q, 'act')).toEqual({
       ...base, id: 'act', group: 'c', data: 'act', state: 'active', attempts: 1, maxAttempts: 5,

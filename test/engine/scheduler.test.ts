@@ -275,6 +275,19 @@ describe('repeat runs', () => {
     expect(await engine.putRepeat(q, 'past', { group: 'c', every: 1000, endAt: T0 })).toEqual({ key: 'past', nextRunAt: null });
   });
 
+  it('a limit used up stays used up when the repeat is replaced', async () => {
+    const { clock, engine, q } = await setupQueue();
+    await engine.putRepeat(q, 'r', { group: 'g', every: 1000, limit: 2 });
+    for (let i = 1; i <= 3; i++) {
+      clock.set(T0 + i * 1000);
+      await engine.tick(q);
+    }
+    expect(await engine.putRepeat(q, 'r', { group: 'g', every: 1000, limit: 2, data: { n: 2 } })).toEqual({ key: 'r', nextRunAt: null });
+    clock.set(T0 + 10_000);
+    expect((await engine.tick(q)).repeatsCreated).toBe(0);
+    expect(await engine.listRepeats(q)).toMatchObject([{ key: 'r', count: 2, nextRunAt: null }]);
+  });
+
   it('replacing a repeat keeps its count', async () => {
     const { clock, engine, q } = await setupQueue();
     await engine.putRepeat(q, 'r', { group: 'g', every: 1000 });

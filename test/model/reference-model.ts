@@ -125,15 +125,17 @@ export class ReferenceModel {
     const job = this.live(o.id, o.lease);
     if (!job) return 'LEASE_LOST';
     if (o.kind === 'fail') return this.failAttempt(job, o.error, o.retry !== false, o.retryAfterMs);
-    Object.assign(job, { state: 'completed', attempts: job.attempts + 1, finishedAt: this.now, lease: undefined });
+    // A completed job shows no error of an earlier attempt.
+    Object.assign(job, { state: 'completed', attempts: job.attempts + 1, finishedAt: this.now, lease: undefined, error: undefined });
     if (o.result !== undefined) job.result = { value: o.result };
     return 'completed';
   }
 
   /** A failed attempt: retried in place, its group held for the backoff (G2), or failed for good. */
   private failAttempt(job: ModelJob, error: string, retry: boolean, retryAfterMs?: number): 'waiting' | 'failed' {
-    Object.assign(job, { attempts: job.attempts + 1, error, lease: undefined, deadline: undefined, startedAt: undefined });
+    Object.assign(job, { attempts: job.attempts + 1, error, lease: undefined, deadline: undefined });
     if (retry && job.attempts < this.maxAttemptsOf(job)) {
+      job.startedAt = undefined; // the next attempt starts afresh
       job.state = 'waiting';
       job.runAt = this.now + Math.min(retryAfterMs ?? job.backoffMs ?? this.config.backoffMs, DAY_MS);
       if (job.runAt > this.now) this.flags(job.group).hold = { until: job.runAt, job: job.id };
@@ -359,7 +361,7 @@ export class ReferenceModel {
     const attempts = state === 'active' ? job.attempts + 1 : job.attempts;
     const view: JobView = { id, group, data, state, orderMs, attempts, maxAttempts: this.maxAttemptsOf(job), createdAt };
     if (job.runAt !== undefined && (state === 'waiting' || state === 'delayed')) view.runAt = job.runAt;
-    if (job.startedAt !== undefined && (state === 'active' || state === 'completed')) view.startedAt = job.startedAt;
+    if (job.startedAt !== undefined && state !== 'waiting' && state !== 'delayed') view.startedAt = job.startedAt;
     if (state === 'completed' || state === 'failed') view.finishedAt = job.finishedAt;
     if (state === 'active') view.leaseExpiresAt = job.deadline;
     if (job.result) view.result = job.result.value;

@@ -1,16 +1,17 @@
 -- Ending a lease: complete, fail with retry, fail for good. Needs job.lua and group.lua, a
 -- batch B (group.lua) and a table K of keys: jobs, ready, held, completed, failed, prefix.
 
-local TRIM_STEP = 100 -- retention trims at most this many jobs per call
-
--- Keeps at most `keep` jobs in a retention zset (oldest go first), in bounded steps.
+-- Keeps at most `keep` jobs in a retention zset (oldest go first), removing at most `step` per
+-- call: one per finished job keeps up as jobs finish; the tick trims a lowered limit in steps.
 -- Returns true when more remain to trim.
-local function trimRetention(zkey, jobsKey, keep)
+local function trimRetention(zkey, jobsKey, keep, step)
   local excess = redis.call('ZCARD', zkey) - keep
   if excess <= 0 then return false end
-  local popped = redis.call('ZPOPMIN', zkey, math.min(excess, TRIM_STEP))
-  for i = 1, #popped, 2 do redis.call('HDEL', jobsKey, popped[i]) end
-  return excess > TRIM_STEP
+  local popped = redis.call('ZPOPMIN', zkey, math.min(excess, step))
+  local ids = {}
+  for i = 1, #popped, 2 do ids[#ids + 1] = popped[i] end
+  redis.call('HDEL', jobsKey, unpack(ids))
+  return excess > step
 end
 
 -- Moves a finished job out of its group and into retention (or deletes it), then lets the
@@ -23,22 +24,24 @@ local function retire(K, B, id, state, data, zkey, keep, now)
     state.t = nil
     redis.call('HSET', K.jobs, id, encodeJob(state, data))
     redis.call('ZADD', zkey, now, id)
-    trimRetention(zkey, K.jobs, keep)
+    trimRetention(zkey, K.jobs, keep, 2)
   else
     B.deleted[#B.deleted + 1] = id
   end
   advanceGroup(B, groupKey)
 end
 
-local function leaseMsOf(state, cfg)
-  return (state.to or cfg.timeoutMs) + 5000
+-- The attempt's start, recorded on a finished job: from its first heartbeat, else from the lease
+-- deadline reserve set (with the config's timeout as it is now).
+local function startOf(state, cfg, deadline)
+  return state.sa or (deadline - leaseMsOf(state, cfg))
 end
 
--- `deadline`: the lease's deadline, to record when the attempt started.
 local function completeJob(K, B, cfg, id, state, data, deadline, result, truncated, now)
   state.a = (state.a or 0) + 1
-  state.sa = state.sa or (deadline - leaseMsOf(state, cfg))
+  state.sa = startOf(state, cfg, deadline)
   state.st = 'completed'
+  state.e = nil -- an earlier attempt's error no longer describes the job
   if result ~= '' then state.r = result end
   if truncated then state.rt = true end
   retire(K, B, id, state, data, K.completed, cfg.keepCompleted, now)
@@ -59,12 +62,12 @@ end
 -- A failed attempt. `retryAfterMs` < 0 means "use the backoff"; `retry` false fails for good.
 -- A retried job stays in its group (at its own orderMs) and the group is held until runAt, so
 -- later jobs cannot overtake it.
-local function failJob(K, B, cfg, id, state, data, err, retry, retryAfterMs, seed, now)
+local function failJob(K, B, cfg, id, state, data, deadline, err, retry, retryAfterMs, seed, now)
   local attempts = (state.a or 0) + 1
   state.a = attempts
   state.e = err
-  state.sa, state.p = nil, nil
   if retry and attempts < (state.ma or cfg.maxAttempts) then
+    state.sa, state.p = nil, nil -- the next attempt starts afresh
     local delay = retryAfterMs
     if delay < 0 then delay = backoffMs(state.bo or cfg.backoff, attempts, jitterFor(seed, id)) end
     state.ra = now + math.min(delay, DAY_MS)
@@ -78,6 +81,7 @@ local function failJob(K, B, cfg, id, state, data, err, retry, retryAfterMs, see
     end
     return 'waiting'
   end
+  state.sa = startOf(state, cfg, deadline)
   state.st = 'failed'
   retire(K, B, id, state, data, K.failed, cfg.keepFailed, now)
   return 'failed'

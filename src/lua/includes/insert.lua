@@ -14,7 +14,6 @@ local function insertJob(K, B, groupKey, seq, seed, now, id, group, orderMs, run
   if options then
     for k, v in pairs(options) do state[k] = v end
   end
-  if state.c == orderMs then state.c = nil end
   local delayed = runAt > now
   if delayed then
     state.st = 'delayed'

@@ -1,5 +1,6 @@
--- Moving waiting and delayed jobs by hand. Needs job.lua and group.lua; K needs jobs, ready,
--- held, delayed, prefix; B is a batch (group.lua) the script flushes.
+-- Moving jobs into and out of their groups. Needs job.lua and group.lua; B is a batch
+-- (group.lua) the script flushes. K needs: detachWaiting jobs, ready, held, prefix;
+-- attachWaiting jobs, ready, prefix.
 
 -- Takes a waiting job out of its group. A retry backoff holds the group for one job, the one
 -- whose runAt is the hold's release time: taking that job out releases the group at once;
@@ -18,12 +19,13 @@ local function detachWaiting(K, B, id, state)
   end
 end
 
--- Puts a job into its group as waiting now (promotion, retry of a failed job). Returns the
--- record written.
+-- Puts a job into its group as waiting now (promotion of a delayed job, retry of a failed one).
+-- Returns the record, which the batch writes.
 local function attachWaiting(K, B, id, state, data)
   state.st, state.ra = nil, nil
   local record = encodeJob(state, data)
-  redis.call('HSET', K.jobs, id, record)
+  B.fresh[#B.fresh + 1] = id
+  B.fresh[#B.fresh + 1] = record
   addToGroup(B, K.ready, groupKeyOf(K.prefix, state.g), state.o, memberOf(state.s, id))
   return record
 end

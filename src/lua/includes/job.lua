@@ -14,6 +14,13 @@
 
 local TIMERS = '~timers' -- marker in `ready`: its score is the earliest timer of the queue
 local DAY_MS = 86400000
+-- A lease outlives its delivery's timeout by this much, so a synchronous delivery that the
+-- dispatcher aborts at timeoutMs never outlives its lease.
+local LEASE_GRACE_MS = 5000
+
+local function leaseMsOf(state, cfg)
+  return (state.to or cfg.timeoutMs) + LEASE_GRACE_MS
+end
 
 local function decodeJob(raw)
   local nl = string.find(raw, '\n', 1, true)

@@ -47,7 +47,7 @@ local function reserveJobs(K, cfg, pausedGroups, n, now)
     else
       local raw = raws[i]
       local nl = string.find(raw, '\n', 1, true)
-      local deadline = now + (states[i].to or cfg.timeoutMs) + 5000
+      local deadline = now + leaseMsOf(states[i], cfg)
       leases[#leases + 1] = deadline
       leases[#leases + 1] = ids[i]
       out[#out + 1] = { ids[i], string.sub(raw, 1, nl - 1), string.sub(raw, nl + 1), deadline }

@@ -21,7 +21,7 @@ local function jobView(K, cfg, id, raw)
     name = deadline and 'active' or 'waiting'
     if deadline then
       expiresAt = tonumber(deadline)
-      if startedAt < 0 then startedAt = expiresAt - ((state.to or cfg.timeoutMs) + 5000) end
+      if startedAt < 0 then startedAt = expiresAt - leaseMsOf(state, cfg) end
     end
   end
   return { id, stateJson, data, name, startedAt, expiresAt, state.ma or cfg.maxAttempts }
