@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { sha256Hex } from './ids';
 
-const DAY_MS = 86_400_000;
+export const DAY_MS = 86_400_000;
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
 
 export const backoffSchema = z
@@ -66,7 +66,7 @@ export function queueConfigSchema(options: ConfigOptions = {}) {
       timeoutMs: int(100, DAY_MS).default(30_000),
       /** @default 3 */
       maxAttempts: int(1, 1000).default(3),
-      backoff: backoffSchema.default({ type: 'exponential', delayMs: 1000, maxDelayMs: 3_600_000, jitter: true }),
+      backoff: backoffSchema.prefault({}),
       /** A job does not start before orderMs + orderingWindowMs. @default 0 */
       orderingWindowMs: int(0, DAY_MS).default(0),
       /** Completed jobs kept; 0 deletes them at once (cheapest). @default 0 */

@@ -29,6 +29,7 @@ export function createEngine({ redis, now = Date.now, ...options }: EngineOption
     getQueue: bind(ctx, queues.getQueue),
     listQueues: bind(ctx, queues.listQueues),
     listQueueNames: bind(ctx, queues.listQueueNames),
+    countQueues: bind(ctx, queues.countQueues),
     deleteQueue: bind(ctx, queues.deleteQueue),
     pauseQueue: (queue: string) => queues.setQueuePaused(ctx, queue, true),
     resumeQueue: (queue: string) => queues.setQueuePaused(ctx, queue, false),

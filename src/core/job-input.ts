@@ -1,8 +1,7 @@
 // What producers send: zod schemas for jobs, job updates and repeatable jobs.
 import { z } from 'zod';
-import { backoffSchema } from './config';
+import { DAY_MS, backoffSchema } from './config';
 
-const DAY_MS = 86_400_000;
 const YEAR_MS = 366 * DAY_MS;
 
 export const queueNameSchema = z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'queue names are 1-64 of A-Z a-z 0-9 . _ -');
@@ -40,9 +39,7 @@ export const jobInputSchema = z
     path: ['runAt'],
   });
 
-export type JobInput = z.input<typeof jobInputSchema>;
-
-export const MAX_BATCH = 1000;
+const MAX_BATCH = 1000;
 
 export const batchInputSchema = z
   .object({ jobs: z.array(jobInputSchema).min(1, 'a batch needs at least one job').max(MAX_BATCH) })
@@ -52,8 +49,6 @@ export const jobPatchSchema = z
   .object({ data: z.json().optional(), delayMs: z.number().int().min(0).max(YEAR_MS).optional() })
   .strict()
   .refine((p) => p.data !== undefined || p.delayMs !== undefined, 'give data and/or delayMs');
-
-export type JobPatch = z.input<typeof jobPatchSchema>;
 
 export const JOB_STATES = ['waiting', 'delayed', 'active', 'completed', 'failed'] as const;
 export type JobState = (typeof JOB_STATES)[number];
@@ -66,8 +61,6 @@ export const listJobsSchema = z
     cursor: z.string().max(64).optional(),
   })
   .strict();
-
-export type ListJobsQuery = z.input<typeof listJobsSchema>;
 
 export const pageSchema = z
   .object({
@@ -97,5 +90,3 @@ export const repeatInputSchema = z
     message: 'give exactly one of every and pattern',
     path: ['every'],
   });
-
-export type RepeatInput = z.input<typeof repeatInputSchema>;

@@ -3,9 +3,9 @@
 // reserves the next jobs in one round trip.
 import { z } from 'zod';
 import { scripts } from '../lua/scripts.generated';
-import type { StoredConfig } from './config';
+import { DAY_MS, type StoredConfig } from './config';
 import { type EngineContext, parse } from './context';
-import { luaError } from './errors';
+import { QueueError, luaError } from './errors';
 import { randomSeed } from './ids';
 import { jobIdSchema } from './job-input';
 import type { JobRecord } from './job-view';
@@ -13,10 +13,9 @@ import { queueKeys } from './keys';
 import { checkQueueName } from './queues';
 import { runScript } from './scripts';
 
-/** The most jobs one reserve returns. */
-export const MAX_RESERVE = 1000;
+/** The most jobs one call reserves, and the most outcomes it ends. */
+const MAX_BATCH = 1000;
 const MAX_ERROR_LENGTH = 2048;
-const DAY_MS = 86_400_000;
 
 export interface LeasedJob<T = unknown> {
   id: string;
@@ -79,8 +78,11 @@ function outcomeArgs(outcome: Outcome): (string | number)[] {
 
 async function runSettle(ctx: EngineContext, queue: string, outcomes: Outcome[], reserve: number, onlyIfLive: boolean): Promise<Settled> {
   checkQueueName(queue);
+  if (outcomes.length > MAX_BATCH) {
+    throw new QueueError('VALIDATION_FAILED', `at most ${MAX_BATCH} outcomes per call`, [{ path: 'outcomes', message: 'too many' }]);
+  }
   const k = queueKeys(queue);
-  const n = Math.min(Math.max(0, reserve), MAX_RESERVE);
+  const n = Math.min(Math.max(0, reserve), MAX_BATCH);
   const args: (string | number)[] = [ctx.now(), randomSeed(), outcomes.length, n, onlyIfLive ? '1' : '0'];
   for (const outcome of outcomes) args.push(...outcomeArgs(outcome));
   const reply = await runScript(
@@ -109,9 +111,12 @@ export async function reserve(ctx: EngineContext, queue: string, max: number) {
   return { config, jobs };
 }
 
-// A stale holder changes nothing: with its lease lost, no next job is reserved either.
+// A stale holder changes nothing: with its lease lost, no next job is reserved either. A lease
+// of a deleted queue is lost too (DESIGN: "a removed job: LEASE_LOST").
 async function endLease(ctx: EngineContext, queue: string, outcome: Outcome, reserveNext: number) {
-  const settled = await runSettle(ctx, queue, [outcome], reserveNext, true);
+  const settled = await runSettle(ctx, queue, [outcome], reserveNext, true).catch((error: unknown) => {
+    throw error instanceof QueueError && error.code === 'QUEUE_NOT_FOUND' ? luaError([-3]) : error;
+  });
   const state = settled.results[0]!.state;
   if (state === 'LEASE_LOST') throw luaError([-3]);
   return { state, next: settled.jobs };

@@ -37,6 +37,9 @@ export async function putQueue(ctx: EngineContext, name: string, input: unknown)
   checkQueueName(name);
   const stored = await toStoredConfig(parse(queueConfigSchema(ctx.options), input));
   const keys = queueKeys(name);
+  // Registered first: a queue the cron does not walk would never have its timers run, while a
+  // registered name without a queue is skipped.
+  await runScript(ctx.redis, scripts.registry, [REGISTRY_KEY], ['add', name]);
   const put = () => runScript(ctx.redis, scripts.putQueue, [keys.meta, keys.ready], [ctx.now(), JSON.stringify(stored)]);
   try {
     await put();
@@ -44,9 +47,9 @@ export async function putQueue(ctx: EngineContext, name: string, input: unknown)
     // A deletion that was cut off still holds the name: finish it, then create.
     if (!(error instanceof QueueError && error.code === 'INVALID_STATE')) throw error;
     await deleteQueue(ctx, name);
+    await runScript(ctx.redis, scripts.registry, [REGISTRY_KEY], ['add', name]);
     await put();
   }
-  await runScript(ctx.redis, scripts.registry, [REGISTRY_KEY], ['add', name]);
   return getQueue(ctx, name);
 }
 
@@ -68,6 +71,12 @@ export async function getQueue(ctx: EngineContext, name: string): Promise<QueueI
     paused: paused === 1,
     counts: { waiting, delayed, active, completed, failed, groups },
   };
+}
+
+/** How many queues exist: a cheap call that proves Redis answers. */
+export async function countQueues(ctx: EngineContext): Promise<number> {
+  const reply = await runScript(ctx.redis, scripts.registry, [REGISTRY_KEY], ['count']);
+  return reply[1] as number;
 }
 
 export async function listQueueNames(ctx: EngineContext): Promise<string[]> {

@@ -8,7 +8,7 @@ import { type GroupState, checkQueueName } from './queues';
 import { runScript } from './scripts';
 
 /** The most jobs GET group returns. */
-export const GROUP_JOBS_LIMIT = 1000;
+const GROUP_JOBS_LIMIT = 1000;
 
 export async function getJob(ctx: EngineContext, queue: string, id: string): Promise<Job> {
   const k = queueKeys(checkQueueName(queue));

@@ -12,8 +12,8 @@ export function createRedis({ url, token }: RedisConnection): Redis {
     token,
     // Keep replies as Redis sent them: "42" stays a string, JSON stays text.
     automaticDeserialization: false,
-    // A retried EVALSHA may run twice when only the answer was lost; scripts are written to be
-    // safe then, but the caller, not the client, decides whether to try again.
+    // A retried request may run a script twice when only the answer was lost (a settle would
+    // lease jobs nobody receives): the caller, not the client, decides whether to try again.
     retry: false,
   });
 }

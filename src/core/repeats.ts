@@ -10,7 +10,7 @@ import { checkQueueName } from './queues';
 import { runScript } from './scripts';
 
 /** The most repeatable jobs one queue may hold. */
-export const MAX_REPEATS = 1000;
+const MAX_REPEATS = 1000;
 
 /** A repeat as stored (data as JSON text); count, nextRunAt and version v are kept by the scripts. */
 export interface RepeatSpec {

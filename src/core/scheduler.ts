@@ -9,8 +9,8 @@ import { checkQueueName } from './queues';
 import { type RepeatSpec, runAfter } from './repeats';
 import { runScript } from './scripts';
 
-/** Items per phase of one tick (delayed, held, expired leases, trims, repeats). */
-const TICK_LIMIT = 100;
+/** Items per phase of one tick (delayed, held, expired leases, trims, repeats): bounded work. */
+const TICK_LIMIT = 500;
 
 export interface TickResult {
   /** When the queue next needs a tick (epoch ms), or null when nothing is scheduled. */

@@ -13,11 +13,15 @@ export type Reply = readonly unknown[];
 // HTTP 5xx, LOADING, BUSY, OOM) means Redis is not usable right now: REDIS_UNAVAILABLE.
 const SCRIPT_ERROR = /^(ERR|WRONGTYPE)\b.*script/i;
 
-function asQueueError(error: unknown): QueueError {
+// @upstash/redis wraps Redis' words ("Command failed: ..." when auto-pipelined, "..., command
+// was: <the whole command>" otherwise); judge Redis' own words only, never the command's.
+function redisMessageOf(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
-  // @upstash/redis wraps Redis' words ("Command failed: ..." when auto-pipelined, "...,
-  // command was: <the whole command>" otherwise): judge Redis' own words only.
-  const redisMessage = (message.split(', command was:')[0] ?? '').replace(/^Command failed: /, '');
+  return (message.split(', command was:')[0] ?? '').replace(/^Command failed: /, '');
+}
+
+function asQueueError(error: unknown): QueueError {
+  const redisMessage = redisMessageOf(error);
   const code = SCRIPT_ERROR.test(redisMessage) ? 'INTERNAL' : 'REDIS_UNAVAILABLE';
   // The message holds the whole command (script and arguments): keep it as the cause only.
   const wrapped = new QueueError(code, code === 'INTERNAL' ? 'internal error' : 'redis is unavailable');
@@ -37,7 +41,7 @@ export async function runScript(
   try {
     reply = await redis.evalsha(script.sha1, keys, argv);
   } catch (error) {
-    if (!(error instanceof Error && error.message.includes('NOSCRIPT'))) throw asQueueError(error);
+    if (!redisMessageOf(error).startsWith('NOSCRIPT')) throw asQueueError(error);
     try {
       reply = await redis.eval(script.source, keys, argv);
     } catch (retryError) {

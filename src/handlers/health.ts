@@ -6,7 +6,7 @@ import type { Env } from './settings';
 export function healthRoutes(engineOf: (env: Env) => Engine) {
   return new Hono<{ Bindings: Env }>().get('/health', async (c) => {
     try {
-      await engineOf(c.env).listQueueNames();
+      await engineOf(c.env).countQueues();
       return c.json({ ok: true, redis: 'ok' });
     } catch (error) {
       console.error('groupq: health check failed', error);

@@ -15,26 +15,28 @@ Errors  {-1} QUEUE_NOT_FOUND (no such queue, and no deletion under way)
 ]]
 -- @include job
 
-local prefix, step = string.sub(KEYS[1], 1, -5), tonumber(ARGV[1])
-if redis.call('HEXISTS', KEYS[1], 'deleting') == 0 then
-  if redis.call('HDEL', KEYS[1], 'config') == 0 then return { -1 } end
-  redis.call('HSET', KEYS[1], 'deleting', '1')
+local metaKey, jobsKey, readyKey, activeKey, heldKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local prefix, step = string.sub(metaKey, 1, -5), tonumber(ARGV[1])
+if redis.call('HEXISTS', metaKey, 'deleting') == 0 then
+  if redis.call('HDEL', metaKey, 'config') == 0 then return { -1 } end
+  redis.call('HSET', metaKey, 'deleting', '1')
 end
 
 local function dropGroupOfJob(id)
-  local raw = redis.call('HGET', KEYS[2], id)
+  local raw = redis.call('HGET', jobsKey, id)
   if raw then redis.call('UNLINK', groupKeyOf(prefix, decodeJob(raw).g)) end
 end
+-- Each source names groups its own way: ready by head member, active by job id, held by name.
 local left = step
-for _, source in ipairs({ KEYS[3], KEYS[4], KEYS[5] }) do
+for _, source in ipairs({ readyKey, activeKey, heldKey }) do
   if left > 0 then
     local popped = redis.call('ZPOPMIN', source, left)
     left = left - #popped / 2
     for i = 1, #popped, 2 do
       local m = popped[i]
-      if source == KEYS[5] then
+      if source == heldKey then
         redis.call('UNLINK', groupKeyOf(prefix, m))
-      elseif source == KEYS[4] then
+      elseif source == activeKey then
         dropGroupOfJob(m)
       elseif m ~= TIMERS then
         dropGroupOfJob(idOf(m))
@@ -44,5 +46,5 @@ for _, source in ipairs({ KEYS[3], KEYS[4], KEYS[5] }) do
 end
 if left <= 0 then return { 1, 0 } end
 -- UNLINK frees big values off the main thread, so this stays cheap however many jobs remain.
-redis.call('UNLINK', KEYS[2], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[1])
+redis.call('UNLINK', jobsKey, KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], metaKey)
 return { 1, 1 }

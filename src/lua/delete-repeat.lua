@@ -9,7 +9,8 @@ ARGV[1] repeat key
 Returns {1}
 Errors  {-1} QUEUE_NOT_FOUND, {-7} REPEAT_NOT_FOUND
 ]]
-if redis.call('HEXISTS', KEYS[1], 'config') == 0 then return { -1 } end
-if redis.call('HDEL', KEYS[2], ARGV[1]) == 0 then return { -7 } end
-redis.call('ZREM', KEYS[3], ARGV[1])
+local metaKey, repeatsKey, dueKey, key = KEYS[1], KEYS[2], KEYS[3], ARGV[1]
+if redis.call('HEXISTS', metaKey, 'config') == 0 then return { -1 } end
+if redis.call('HDEL', repeatsKey, key) == 0 then return { -7 } end
+redis.call('ZREM', dueKey, key)
 return { 1 }

@@ -13,6 +13,6 @@ Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND
 -- @include view
 
 local K = { jobs = KEYS[2], active = KEYS[3] }
-local cfg, raw = loadJob(KEYS[1], K.jobs, ARGV[1])
-if not cfg then return raw end
+local cfg, raw, err = loadJob(KEYS[1], K.jobs, ARGV[1])
+if err then return err end
 return { 1, jobView(K, cfg, ARGV[1], raw) }

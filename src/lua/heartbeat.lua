@@ -11,7 +11,7 @@ ARGV[3] lease token
 ARGV[4] extendMs (0: the job's timeoutMs); the lease ends at now + extendMs, at most 24 h
 
 Returns {1, expiresAt}
-Errors  {-1} QUEUE_NOT_FOUND, {-3} LEASE_LOST
+Errors  {-3} LEASE_LOST (also when the queue is gone: its leases went with it)
 ]]
 -- @include job
 -- @include lease
@@ -20,7 +20,7 @@ local K = { jobs = KEYS[2], active = KEYS[3] }
 local now, id, token, extendMs = tonumber(ARGV[1]), ARGV[2], ARGV[3], tonumber(ARGV[4])
 
 local cfgJson = redis.call('HGET', KEYS[1], 'config')
-if not cfgJson then return { -1 } end
+if not cfgJson then return { -3 } end
 local cfg = cjson.decode(cfgJson)
 local state, data, deadline = liveLease(K, id, token)
 if not state then return { -3 } end

@@ -43,7 +43,7 @@ if wanted == 'waiting' and not KEYS[7] then
   -- and the cursor '<scan cursor>:<shown>' remembers how much of a batch was already shown.
   local scan, shown = string.match(cursor, '^(%d+):(%d+)$')
   scan, shown = scan or '0', tonumber(shown) or 0
-  for _ = 1, 10 do -- bounded work per page
+  for _ = 1, 3 do -- bounded work per page: a page may come back short, with a cursor
     local page = redis.call('HSCAN', K.jobs, scan, 'COUNT', limit)
     local matched, full = 0, false
     for i = 1, #page[2], 2 do

@@ -16,14 +16,17 @@ Errors  {-1} QUEUE_NOT_FOUND
 ]]
 -- @include job
 
-local meta = redis.call('HMGET', KEYS[1], 'config', 'paused')
+local metaKey, jobsKey, readyKey, activeKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local heldKey, delayedKey, completedKey, failedKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+
+local meta = redis.call('HMGET', metaKey, 'config', 'paused')
 if not meta[1] then return { -1 } end
-local active = redis.call('ZCARD', KEYS[4])
-local delayed = redis.call('ZCARD', KEYS[6])
-local completed = redis.call('ZCARD', KEYS[7])
-local failed = redis.call('ZCARD', KEYS[8])
-local waiting = redis.call('HLEN', KEYS[2]) - active - delayed - completed - failed
-local idle = redis.call('ZCARD', KEYS[3])
-if redis.call('ZSCORE', KEYS[3], TIMERS) then idle = idle - 1 end
-local groups = idle + redis.call('ZCARD', KEYS[5]) + active
+local active = redis.call('ZCARD', activeKey)
+local delayed = redis.call('ZCARD', delayedKey)
+local completed = redis.call('ZCARD', completedKey)
+local failed = redis.call('ZCARD', failedKey)
+local waiting = redis.call('HLEN', jobsKey) - active - delayed - completed - failed
+local idle = redis.call('ZCARD', readyKey)
+if redis.call('ZSCORE', readyKey, TIMERS) then idle = idle - 1 end
+local groups = idle + redis.call('ZCARD', heldKey) + active
 return { 1, meta[1], meta[2] and 1 or 0, waiting, delayed, active, completed, failed, groups }

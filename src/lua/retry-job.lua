@@ -20,8 +20,8 @@ Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND, {-4} INVALID_STATE (not failed
 
 local K = { jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], prefix = string.sub(KEYS[1], 1, -5) }
 local id = ARGV[1]
-local cfg, raw = loadJob(KEYS[1], K.jobs, id)
-if not cfg then return raw end
+local cfg, raw, err = loadJob(KEYS[1], K.jobs, id)
+if err then return err end
 local state, data = decodeJob(raw)
 if state.st ~= 'failed' then return { -4 } end
 redis.call('ZREM', KEYS[5], id)

@@ -28,8 +28,8 @@ local K = {
   prefix = string.sub(KEYS[1], 1, -5),
 }
 local now, id, newData, delayMs = tonumber(ARGV[1]), ARGV[2], ARGV[3], tonumber(ARGV[4])
-local cfg, raw = loadJob(KEYS[1], K.jobs, id)
-if not cfg then return raw end
+local cfg, raw, err = loadJob(KEYS[1], K.jobs, id)
+if err then return err end
 local state, data = decodeJob(raw)
 local waiting = not state.st and not redis.call('ZSCORE', K.active, id)
 if not waiting and state.st ~= 'delayed' then return { -4 } end

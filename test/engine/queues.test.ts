@@ -292,6 +292,20 @@ describe('pauseGroup, resumeGroup', () => {
     expect(next.map((job) => job.data)).toEqual(['o1']);
   });
 
+  it('many paused groups met at once do not hide a healthy group from a reservation', async () => {
+    const { engine, q } = await setupQueue({ concurrency: 1000 });
+    const paused = Array.from({ length: 150 }, (_, i) => `p${i}`);
+    await engine.enqueueBatch(q, paused.flatMap((group) => [{ group, data: 1 }, { group, data: 2 }]));
+    await engine.enqueue(q, { group: 'ok', data: 'o1' });
+    const first = (await engine.reserve(q, 150)).jobs;
+    for (const group of paused) await engine.pauseGroup(q, group); // while their jobs are active
+    // Their next jobs are the 150 oldest heads now; the one job reserved must still be o1.
+    const outcomes = first.map((job) => ({ kind: 'complete' as const, id: job.id, lease: job.lease.token }));
+    const { jobs } = await engine.settle(q, outcomes, 1);
+    expect(jobs.map((job) => job.data)).toEqual(['o1']);
+    expect((await engine.listGroups(q, { limit: 1000 })).groups.filter((g) => g.state === 'paused')).toHaveLength(150);
+  });
+
   it('a group paused before it has jobs holds the jobs that arrive', async () => {
     const { engine, q } = await setupQueue();
     expect(await engine.pauseGroup(q, 'later')).toEqual({ group: 'later', state: 'paused' });

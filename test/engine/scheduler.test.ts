@@ -66,25 +66,26 @@ describe('tick: expired leases', () => {
 
 describe('tick: retention', () => {
   it('trims kept jobs in bounded steps after keepCompleted is lowered, keeping the newest', async () => {
-    const config = { concurrency: 150, keepCompleted: 150 };
+    // One tick trims at most 500 per phase (scheduler.ts): 690 to trim take two ticks.
+    const config = { concurrency: 700, keepCompleted: 700 };
     const { clock, engine, q } = await setupQueue(config);
-    await engine.enqueueBatch(q, Array.from({ length: 150 }, (_, i) => ({ id: `j${i}`, group: `g${i}` })));
-    const leased = (await engine.reserve(q, 150)).jobs;
+    await engine.enqueueBatch(q, Array.from({ length: 700 }, (_, i) => ({ id: `j${i}`, group: `g${i}` })));
+    const leased = (await engine.reserve(q, 700)).jobs;
     const done = (jobs: typeof leased) => jobs.map((job) => ({ kind: 'complete' as const, id: job.id, lease: job.lease.token }));
     clock.advance(10);
-    await engine.settle(q, done(leased.slice(0, 140)), 0);
+    await engine.settle(q, done(leased.slice(0, 690)), 0);
     clock.advance(10);
-    await engine.settle(q, done(leased.slice(140)), 0);
-    expect((await engine.getQueue(q)).counts.completed).toBe(150);
+    await engine.settle(q, done(leased.slice(690)), 0);
+    expect((await engine.getQueue(q)).counts.completed).toBe(700);
 
     await engine.putQueue(q, { endpoint: 'http://127.0.0.1:9/jobs', ...config, keepCompleted: 10 });
     const first = await engine.tick(q);
     expect(first.more).toBe(true);
     expect(first.nextDueAt).toBeLessThanOrEqual(clock.now());
-    expect((await engine.getQueue(q)).counts.completed).toBe(50);
+    expect((await engine.getQueue(q)).counts.completed).toBe(200);
     expect((await engine.tick(q)).more).toBe(false);
     const kept = await engine.listJobs(q, { state: 'completed' });
-    expect(kept.jobs.map((job) => job.id).sort()).toEqual(leased.slice(140).map((job) => job.id).sort());
+    expect(kept.jobs.map((job) => job.id).sort()).toEqual(leased.slice(690).map((job) => job.id).sort());
     expect((await engine.getQueue(q)).counts.completed).toBe(10);
   });
 });

@@ -25,8 +25,8 @@ describe('commit-repeat', () => {
       [k.meta, k.jobs, k.ready, k.active, k.held, k.delayed, k.completed, k.failed, k.repeatDue, k.repeats],
       [clock.now(), 'seed', 100],
     );
-    const [[key, specJson]] = listed[4] as [string, string][];
-    const read = JSON.parse(specJson!) as { v: number; nextRunAt: number; group: string };
+    const [key, specJson] = (listed[4] as [string, string][])[0]!;
+    const read = JSON.parse(specJson) as { v: number; nextRunAt: number; group: string };
     expect(read).toMatchObject({ v: 1, nextRunAt: T0 + 1000, group: 'A' });
 
     // Replaced before the commit: another group, the same next run.
@@ -35,7 +35,7 @@ describe('commit-repeat', () => {
       redis,
       scripts.commitRepeat,
       [k.meta, k.jobs, k.ready, k.delayed, k.active, k.repeats, k.repeatDue, groupKey(q, 'A')],
-      [clock.now(), 'seed', key!, read.v, read.nextRunAt, read.nextRunAt + 60_000],
+      [clock.now(), 'seed', key, read.v, read.nextRunAt, read.nextRunAt + 60_000],
     );
     expect(reply).toEqual([0]);
     expect((await engine.getQueue(q)).counts.waiting).toBe(0);

@@ -1,12 +1,13 @@
 -- Reading jobs and groups for the API. Needs job.lua; K needs jobs, ready, active, held,
 -- pausedGroups, prefix.
 
--- The queue's config and a job's record; or nil and the error reply ({-1} no queue, {-2} no job).
+-- The queue's config and a job's record, or nil, nil and the error reply to return
+-- ({-1} no queue, {-2} no job).
 local function loadJob(metaKey, jobsKey, id)
   local cfgJson = redis.call('HGET', metaKey, 'config')
-  if not cfgJson then return nil, { -1 } end
+  if not cfgJson then return nil, nil, { -1 } end
   local raw = redis.call('HGET', jobsKey, id)
-  if not raw then return nil, { -2 } end
+  if not raw then return nil, nil, { -2 } end
   return cjson.decode(cfgJson), raw
 end
 
