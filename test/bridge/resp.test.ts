@@ -4,50 +4,39 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from '@upstash/redis';
-import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createRespClient, RespError, Status } from '../../scripts/resp.mjs';
 import { freePort, startRedis } from '../../scripts/redis-server.mjs';
 import { startBridge } from '../../scripts/rest-bridge.mjs';
-import { adminClient, deleteKeysByPrefix, uniqueName } from '../helpers/stack';
+import { testKeys } from '../helpers/stack';
 
-const prefix = uniqueName('test:resp');
-const client = adminClient();
-let key = '';
-
-beforeEach((ctx) => {
-  key = `${prefix}:${ctx.task.id}`;
-});
-
-afterAll(async () => {
-  await deleteKeysByPrefix(client, prefix);
-  client.close();
-});
+const { key, admin: client } = testKeys('test:resp');
 
 describe('RESP client', () => {
   it('tells a status OK from a bulk string "OK"', async () => {
-    const status = await client.call(['SET', key, 'OK']);
+    const status = await client.call(['SET', key(), 'OK']);
     expect(status).toBeInstanceOf(Status);
     expect(String(status)).toBe('OK');
-    expect(await client.call(['GET', key])).toEqual(Buffer.from('OK'));
+    expect(await client.call(['GET', key()])).toEqual(Buffer.from('OK'));
   });
 
   it('returns integers as numbers, nil as null and nested arrays as arrays', async () => {
-    expect(await client.call(['INCRBY', key, 5])).toBe(5);
-    expect(await client.call(['GET', `${key}:missing`])).toBeNull();
+    expect(await client.call(['INCRBY', key(), 5])).toBe(5);
+    expect(await client.call(['GET', `${key()}:missing`])).toBeNull();
     expect(await client.call(['EVAL', `return {1, {'a', false}, 'b'}`, 0])).toEqual([1, [Buffer.from('a'), null], Buffer.from('b')]);
   });
 
   it('sends and returns binary data unchanged', async () => {
     const bytes = Buffer.from([0, 13, 10, 255, 36, 42]);
-    await client.call(['SET', key, bytes]);
-    expect(await client.call(['GET', key])).toEqual(bytes);
+    await client.call(['SET', key(), bytes]);
+    expect(await client.call(['GET', key()])).toEqual(bytes);
   });
 
   it('rejects call() with a RespError and returns errors in place in a pipeline', async () => {
-    await client.call(['SET', key, 'text']);
-    await expect(client.call(['INCR', key])).rejects.toBeInstanceOf(RespError);
-    await expect(client.call(['INCR', key])).rejects.toThrow('ERR value is not an integer or out of range');
-    const [first, second, third] = await client.pipeline([['GET', key], ['INCR', key], ['STRLEN', key]]);
+    await client.call(['SET', key(), 'text']);
+    await expect(client.call(['INCR', key()])).rejects.toBeInstanceOf(RespError);
+    await expect(client.call(['INCR', key()])).rejects.toThrow('ERR value is not an integer or out of range');
+    const [first, second, third] = await client.pipeline([['GET', key()], ['INCR', key()], ['STRLEN', key()]]);
     expect(first).toEqual(Buffer.from('text'));
     expect(second).toBeInstanceOf(RespError);
     expect(third).toBe(4);
@@ -55,8 +44,8 @@ describe('RESP client', () => {
 
   it('matches many pipelined replies to their commands, including large ones', async () => {
     const big = Buffer.alloc(2_000_000, 'x');
-    const commands = Array.from({ length: 500 }, (_, i) => (i === 250 ? ['SET', `${key}:big`, big] : ['ECHO', `m${i}`]));
-    const replies = await client.pipeline([...commands, ['GET', `${key}:big`]]);
+    const commands = Array.from({ length: 500 }, (_, i) => (i === 250 ? ['SET', `${key()}:big`, big] : ['ECHO', `m${i}`]));
+    const replies = await client.pipeline([...commands, ['GET', `${key()}:big`]]);
     replies.slice(0, 500).forEach((reply, i) => expect(reply).toEqual(i === 250 ? new Status('OK') : Buffer.from(`m${i}`)));
     expect(Buffer.isBuffer(replies[500]) && replies[500].equals(big)).toBe(true);
   });

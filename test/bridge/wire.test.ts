@@ -1,21 +1,10 @@
 // The bridge's exact wire format (what Upstash answers), checked with raw fetch.
-import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { freePort } from '../../scripts/redis-server.mjs';
 import { startBridge } from '../../scripts/rest-bridge.mjs';
-import { adminClient, deleteKeysByPrefix, stack, uniqueName } from '../helpers/stack';
+import { stack, testKeys } from '../helpers/stack';
 
-const prefix = uniqueName('test:wire');
-const admin = adminClient();
-let key = '';
-
-beforeEach((ctx) => {
-  key = `${prefix}:${ctx.task.id}`;
-});
-
-afterAll(async () => {
-  await deleteKeysByPrefix(admin, prefix);
-  admin.close();
-});
+const { key, admin } = testKeys('test:wire');
 
 const b64 = (text: string | Buffer) => Buffer.from(text).toString('base64');
 
@@ -37,13 +26,13 @@ async function post(
 
 describe('POST /', () => {
   it('answers plain UTF-8 strings without the encoding header', async () => {
-    expect(await post('/', ['SET', key, 'héllo'])).toMatchObject({ status: 200, json: { result: 'OK' } });
-    expect(await post('/', ['GET', key])).toEqual({ status: 200, type: 'application/json', json: { result: 'héllo' } });
+    expect(await post('/', ['SET', key(), 'héllo'])).toMatchObject({ status: 200, json: { result: 'OK' } });
+    expect(await post('/', ['GET', key()])).toEqual({ status: 200, type: 'application/json', json: { result: 'héllo' } });
   });
 
   it('base64-encodes strings with Upstash-Encoding: base64, but not a top-level OK status', async () => {
-    expect((await post('/', ['SET', key, 'héllo'], { base64: true })).json).toEqual({ result: 'OK' });
-    expect((await post('/', ['GET', key], { base64: true })).json).toEqual({ result: b64('héllo') });
+    expect((await post('/', ['SET', key(), 'héllo'], { base64: true })).json).toEqual({ result: 'OK' });
+    expect((await post('/', ['GET', key()], { base64: true })).json).toEqual({ result: b64('héllo') });
     expect((await post('/', ['PING'], { base64: true })).json).toEqual({ result: b64('PONG') });
   });
 
@@ -57,37 +46,37 @@ describe('POST /', () => {
 
   it('returns binary values byte for byte in base64', async () => {
     const bytes = Buffer.from([0xff, 0x00, 0xfe, 0x80, 0x0a]);
-    await admin.call(['SET', key, bytes]);
-    expect((await post('/', ['GET', key], { base64: true })).json).toEqual({ result: bytes.toString('base64') });
+    await admin.call(['SET', key(), bytes]);
+    expect((await post('/', ['GET', key()], { base64: true })).json).toEqual({ result: bytes.toString('base64') });
   });
 
   it('accepts numbers and booleans as arguments', async () => {
-    await post('/', ['SET', key, 42]);
-    expect((await post('/', ['INCRBY', key, 8])).json).toEqual({ result: 50 });
-    await post('/', ['SET', `${key}:flag`, true]);
-    expect((await post('/', ['GET', `${key}:flag`])).json).toEqual({ result: 'true' });
+    await post('/', ['SET', key(), 42]);
+    expect((await post('/', ['INCRBY', key(), 8])).json).toEqual({ result: 50 });
+    await post('/', ['SET', `${key()}:flag`, true]);
+    expect((await post('/', ['GET', `${key()}:flag`])).json).toEqual({ result: 'true' });
   });
 
   it('answers a Redis error with 400 and {"error"}', async () => {
-    const res = await post('/', ['GQNOSUCHCOMMAND', key], { base64: true });
+    const res = await post('/', ['GQNOSUCHCOMMAND', key()], { base64: true });
     expect(res.status).toBe(400);
     expect(res.json).toEqual({ error: expect.stringMatching(/^ERR unknown command 'GQNOSUCHCOMMAND'/) });
   });
 
   it('refuses commands that would change the shared connection', async () => {
-    for (const command of [['MULTI'], ['SELECT', '1'], ['BLPOP', key, '0'], ['SUBSCRIBE', key]]) {
+    for (const command of [['MULTI'], ['SELECT', '1'], ['BLPOP', key(), '0'], ['SUBSCRIBE', key()]]) {
       const res = await post('/', command);
       expect(res.status).toBe(400);
       expect(res.json).toEqual({ error: expect.stringMatching(/^ERR Command is not available/) });
     }
     // The connection is still in its normal state.
-    expect((await post('/', ['SET', key, 'v'])).json).toEqual({ result: 'OK' });
+    expect((await post('/', ['SET', key(), 'v'])).json).toEqual({ result: 'OK' });
   });
 });
 
 describe('POST /pipeline', () => {
   it('answers one {result} or {error} per command, in order', async () => {
-    const res = await post('/pipeline', [['SET', key, '1'], ['INCR', key], ['LPUSH', key, 'x'], ['GET', key]], { base64: true });
+    const res = await post('/pipeline', [['SET', key(), '1'], ['INCR', key()], ['LPUSH', key(), 'x'], ['GET', key()]], { base64: true });
     expect(res).toEqual({
       status: 200,
       type: 'application/json',
@@ -103,15 +92,15 @@ describe('POST /pipeline', () => {
 
 describe('POST /multi-exec', () => {
   it('answers one {result} or {error} per command', async () => {
-    const res = await post('/multi-exec', [['SET', key, 'x'], ['INCR', key], ['GET', key]]);
+    const res = await post('/multi-exec', [['SET', key(), 'x'], ['INCR', key()], ['GET', key()]]);
     expect(res.json).toEqual([{ result: 'OK' }, { error: 'ERR value is not an integer or out of range' }, { result: 'x' }]);
   });
 
   it('discards the whole transaction when a command cannot be queued', async () => {
-    const res = await post('/multi-exec', [['SET', key, '1'], ['GQNOSUCHCOMMAND']]);
+    const res = await post('/multi-exec', [['SET', key(), '1'], ['GQNOSUCHCOMMAND']]);
     expect(res.status).toBe(400);
     expect(res.json).toEqual({ error: expect.stringMatching(/^EXECABORT .*unknown command 'GQNOSUCHCOMMAND'/) });
-    expect((await post('/', ['EXISTS', key])).json).toEqual({ result: 0 });
+    expect((await post('/', ['EXISTS', key()])).json).toEqual({ result: 0 });
   });
 });
 
@@ -131,9 +120,9 @@ describe('requests the bridge refuses', () => {
       ['/', '{not json'],
       ['/', {}],
       ['/', []],
-      ['/', [['GET', key]]],
+      ['/', [['GET', key()]]],
       ['/', ['GET', { nested: true }]],
-      ['/pipeline', ['GET', key]],
+      ['/pipeline', ['GET', key()]],
       ['/pipeline', []],
       ['/multi-exec', [[]]],
     ];

@@ -1,7 +1,7 @@
 // Access to the stack started by test/global-setup.ts.
 import { randomBytes } from 'node:crypto';
-import { Redis } from '@upstash/redis';
-import { inject } from 'vitest';
+import { afterAll, beforeEach, inject } from 'vitest';
+import { createRedis } from '../../src/core/redis';
 import { createRespClient, type RespClient } from '../../scripts/resp.mjs';
 
 /** URLs, token and Redis port of the test stack. */
@@ -9,10 +9,10 @@ export function stack() {
   return inject('stack');
 }
 
-/** The production @upstash/redis client, pointed at the test bridge. */
-export function restRedis(): Redis {
+/** The production @upstash/redis client (src/core/redis.ts), pointed at the test bridge. */
+export function restRedis() {
   const { restUrl, restToken } = inject('stack');
-  return new Redis({ url: restUrl, token: restToken, automaticDeserialization: false, retry: false });
+  return createRedis({ url: restUrl, token: restToken });
 }
 
 /** A raw RESP client on the Redis behind the bridge; close() it when done. */
@@ -37,4 +37,22 @@ export async function deleteKeysByPrefix(admin: RespClient, prefix: string): Pro
     if (reply[1].length > 0) deleted += (await admin.call(['DEL', ...reply[1]])) as number;
   } while (cursor !== '0');
   return deleted;
+}
+
+/**
+ * A key per test under a prefix only this file uses, and an admin client; every key under the
+ * prefix is deleted after the file. Call at the top of a test file.
+ */
+export function testKeys(name: string): { key(): string; admin: RespClient } {
+  const prefix = uniqueName(name);
+  const admin = adminClient();
+  let current = '';
+  beforeEach((ctx) => {
+    current = `${prefix}:${ctx.task.id}`;
+  });
+  afterAll(async () => {
+    await deleteKeysByPrefix(admin, prefix);
+    admin.close();
+  });
+  return { key: () => current, admin };
 }
