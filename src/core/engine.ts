@@ -38,6 +38,10 @@ export function createEngine({ redis, now = Date.now, ...options }: EngineOption
 
     enqueue: bind(ctx, producer.enqueue),
     enqueueBatch: bind(ctx, producer.enqueueBatch),
+    enqueueAndReserve: bind(ctx, producer.enqueueAndReserve),
+    enqueueBatchAndReserve: bind(ctx, producer.enqueueBatchAndReserve),
+    getStoredConfig: bind(ctx, queues.getStoredConfig),
+    queueOfPublishToken: bind(ctx, queues.queueOfPublishToken),
 
     reserve: bind(ctx, leases.reserve),
     settle: bind(ctx, leases.settle),

@@ -5,6 +5,9 @@
 /** The set of queue names the scheduler walks: outside every queue's slot on purpose. */
 export const REGISTRY_KEY = 'gq:queues';
 
+/** SHA-256 of each publish token -> its queue: tells a token of another queue (403) from an unknown one (401). */
+export const PUBLISH_TOKENS_KEY = 'gq:publish-tokens';
+
 export interface QueueKeys {
   prefix: string;
   meta: string;
@@ -18,6 +21,7 @@ export interface QueueKeys {
   pausedGroups: string;
   repeats: string;
   repeatDue: string;
+  tickLock: string;
 }
 
 export function queueKeys(queue: string): QueueKeys {
@@ -35,6 +39,7 @@ export function queueKeys(queue: string): QueueKeys {
     pausedGroups: `${prefix}paused-groups`,
     repeats: `${prefix}repeats`,
     repeatDue: `${prefix}repeat-due`,
+    tickLock: `${prefix}tick-lock`,
   };
 }
 
@@ -45,12 +50,13 @@ export function groupKey(queue: string, group: string): string {
 
 export interface KeyDescription {
   key: string;
-  type: 'hash' | 'zset' | 'set';
+  type: 'hash' | 'zset' | 'set' | 'string';
   holds: string;
 }
 
 export const KEY_CATALOGUE: readonly KeyDescription[] = [
   { key: 'gq:queues', type: 'set', holds: 'names of all queues (walked by the cron)' },
+  { key: 'gq:publish-tokens', type: 'hash', holds: 'SHA-256 of a publish token -> its queue (to answer 403, not 401)' },
   { key: 'gq:{q}:meta', type: 'hash', holds: 'config JSON, paused flag, enqueue sequence, paused-group count' },
   { key: 'gq:{q}:jobs', type: 'hash', holds: 'job id -> record: state JSON, newline, data JSON' },
   { key: 'gq:{q}:g:<group>', type: 'zset', holds: "a group's waiting and leased jobs by orderMs; member = 15-digit sequence + id" },
@@ -63,4 +69,5 @@ export const KEY_CATALOGUE: readonly KeyDescription[] = [
   { key: 'gq:{q}:paused-groups', type: 'set', holds: 'paused group names' },
   { key: 'gq:{q}:repeats', type: 'hash', holds: 'repeat key -> repeat spec JSON' },
   { key: 'gq:{q}:repeat-due', type: 'zset', holds: 'repeat keys by next run' },
+  { key: 'gq:{q}:tick-lock', type: 'string', holds: "a request's opportunistic tick holds it for a second" },
 ];

@@ -47,7 +47,7 @@ export interface Settled {
 
 const leaseRefSchema = z.object({ id: jobIdSchema, lease: z.string().min(1).max(64) });
 
-function toLeasedJob(queue: string, config: StoredConfig, tuple: unknown): LeasedJob {
+export function toLeasedJob(queue: string, config: StoredConfig, tuple: unknown): LeasedJob {
   const [id, stateJson, rawData, deadline] = tuple as [string, string, string, number];
   const record = JSON.parse(stateJson) as JobRecord;
   return {
@@ -119,7 +119,7 @@ async function endLease(ctx: EngineContext, queue: string, outcome: Outcome, res
   });
   const state = settled.results[0]!.state;
   if (state === 'LEASE_LOST') throw luaError([-3]);
-  return { state, next: settled.jobs };
+  return { state, next: settled.jobs, endpoint: settled.config.endpoint };
 }
 
 /** Completes a leased job; with `reserveNext` > 0 it also leases the next ready jobs. */

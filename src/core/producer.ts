@@ -1,11 +1,13 @@
 // Enqueue: validation in TypeScript (a bad batch writes nothing), then one script per batch.
 import type { z } from 'zod';
 import { scripts } from '../lua/scripts.generated';
+import type { StoredConfig } from './config';
 import { type EngineContext, parse } from './context';
 import { batchInputSchema, jobInputSchema } from './job-input';
 import { groupKey, queueKeys } from './keys';
 import { checkQueueName } from './queues';
 import { randomId, randomSeed } from './ids';
+import { type LeasedJob, toLeasedJob } from './leases';
 import { runScript } from './scripts';
 
 export interface EnqueueResult {
@@ -26,11 +28,18 @@ function recordOptions(job: ParsedJob, createdAt: number, orderMs: number): stri
   return Object.keys(options).length > 0 ? JSON.stringify(options) : '';
 }
 
-async function enqueueParsed(ctx: EngineContext, queue: string, jobs: ParsedJob[]): Promise<EnqueueResult[]> {
+export interface Enqueued {
+  results: EnqueueResult[];
+  /** Jobs leased by the same call (when asked to reserve), for the caller to deliver. */
+  leased: LeasedJob[];
+  config: StoredConfig;
+}
+
+async function enqueueParsed(ctx: EngineContext, queue: string, jobs: ParsedJob[], reserve: number): Promise<Enqueued> {
   const k = queueKeys(queue);
   const now = ctx.now();
-  const keys = [k.meta, k.jobs, k.ready, k.delayed, k.active];
-  const args: (string | number)[] = [now, randomSeed(), jobs.length];
+  const keys = [k.meta, k.jobs, k.ready, k.delayed, k.active, k.held, k.pausedGroups];
+  const args: (string | number)[] = [now, randomSeed(), Math.min(Math.max(0, reserve), 1000), jobs.length];
   for (const job of jobs) {
     const orderMs = job.orderMs ?? now;
     const runAt = job.runAt ?? (job.delayMs !== undefined ? now + job.delayMs : 0);
@@ -38,20 +47,33 @@ async function enqueueParsed(ctx: EngineContext, queue: string, jobs: ParsedJob[
     args.push(job.id ?? randomId(), job.group, orderMs, runAt, JSON.stringify(job.data), recordOptions(job, now, orderMs));
   }
   const reply = await runScript(ctx.redis, scripts.enqueue, keys, args);
-  return (reply[1] as [string, EnqueueResult['state'], number][]).map(([id, state, duplicate]) =>
-    duplicate === 1 ? { id, state, duplicate: true } : { id, state },
-  );
+  const [, rows, configJson, leased] = reply as [number, [string, EnqueueResult['state'], number][], string, unknown[]];
+  const config = JSON.parse(configJson) as StoredConfig;
+  return {
+    results: rows.map(([id, state, duplicate]) => (duplicate === 1 ? { id, state, duplicate: true } : { id, state })),
+    leased: leased.map((tuple) => toLeasedJob(queue, config, tuple)),
+    config,
+  };
 }
 
 /** Adds one job. An existing id returns that job with `duplicate: true` and changes nothing. */
 export async function enqueue(ctx: EngineContext, queue: string, input: unknown): Promise<EnqueueResult> {
-  checkQueueName(queue);
-  const [result] = await enqueueParsed(ctx, queue, [parse(jobInputSchema, input)]);
-  return result!;
+  return (await enqueueAndReserve(ctx, queue, input, 0)).results[0]!;
 }
 
 /** Adds up to 1000 jobs atomically; the batch is validated whole before anything is written. */
 export async function enqueueBatch(ctx: EngineContext, queue: string, jobs: unknown): Promise<EnqueueResult[]> {
+  return (await enqueueBatchAndReserve(ctx, queue, { jobs }, 0)).results;
+}
+
+/** enqueue, then up to `reserve` ready jobs leased in the same round trip (the dispatcher's way in). */
+export function enqueueAndReserve(ctx: EngineContext, queue: string, input: unknown, reserve: number): Promise<Enqueued> {
   checkQueueName(queue);
-  return enqueueParsed(ctx, queue, parse(batchInputSchema, { jobs }).jobs);
+  return enqueueParsed(ctx, queue, [parse(jobInputSchema, input)], reserve);
+}
+
+/** enqueueBatch of a body `{"jobs":[...]}`, then up to `reserve` ready jobs leased in the same round trip. */
+export function enqueueBatchAndReserve(ctx: EngineContext, queue: string, batch: unknown, reserve: number): Promise<Enqueued> {
+  checkQueueName(queue);
+  return enqueueParsed(ctx, queue, parse(batchInputSchema, batch).jobs, reserve);
 }

@@ -5,7 +5,7 @@ import { type QueueConfig, type StoredConfig, queueConfigSchema, toPublicConfig,
 import { type EngineContext, parse } from './context';
 import { QueueError } from './errors';
 import { groupNameSchema, queueNameSchema } from './job-input';
-import { REGISTRY_KEY, groupKey, queueKeys } from './keys';
+import { PUBLISH_TOKENS_KEY, REGISTRY_KEY, groupKey, queueKeys } from './keys';
 import { runScript } from './scripts';
 
 export interface QueueCounts {
@@ -41,16 +41,37 @@ export async function putQueue(ctx: EngineContext, name: string, input: unknown)
   // registered name without a queue is skipped.
   await runScript(ctx.redis, scripts.registry, [REGISTRY_KEY], ['add', name]);
   const put = () => runScript(ctx.redis, scripts.putQueue, [keys.meta, keys.ready], [ctx.now(), JSON.stringify(stored)]);
+  let reply;
   try {
-    await put();
+    reply = await put();
   } catch (error) {
     // A deletion that was cut off still holds the name: finish it, then create.
     if (!(error instanceof QueueError && error.code === 'INVALID_STATE')) throw error;
     await deleteQueue(ctx, name);
     await runScript(ctx.redis, scripts.registry, [REGISTRY_KEY], ['add', name]);
-    await put();
+    reply = await put();
   }
+  const previous = reply[2] === '' ? [] : (JSON.parse(reply[2] as string) as StoredConfig).publishTokenHashes;
+  await indexPublishTokens(ctx, name, previous, stored.publishTokenHashes);
   return getQueue(ctx, name);
+}
+
+function indexPublishTokens(ctx: EngineContext, name: string, drop: string[], add: string[]) {
+  const stale = drop.filter((hash) => !add.includes(hash));
+  if (stale.length === 0 && add.length === 0) return;
+  return runScript(ctx.redis, scripts.publishTokens, [PUBLISH_TOKENS_KEY], ['set', name, stale.length, ...stale, ...add]);
+}
+
+/** The queue a publish token (by its SHA-256) was issued for, if any. */
+export async function queueOfPublishToken(ctx: EngineContext, tokenHash: string): Promise<string | null> {
+  const reply = await runScript(ctx.redis, scripts.publishTokens, [PUBLISH_TOKENS_KEY], ['lookup', tokenHash]);
+  return reply[1] === '' ? null : (reply[1] as string);
+}
+
+/** The stored config (publish token hashes included): what auth and CORS checks read. */
+export async function getStoredConfig(ctx: EngineContext, name: string): Promise<StoredConfig> {
+  const reply = await runScript(ctx.redis, scripts.queueConfig, [queueKeys(checkQueueName(name)).meta], []);
+  return JSON.parse(reply[1] as string) as StoredConfig;
 }
 
 export async function getQueue(ctx: EngineContext, name: string): Promise<QueueInfo> {
@@ -102,9 +123,18 @@ export async function deleteQueue(ctx: EngineContext, name: string): Promise<voi
   const k = queueKeys(checkQueueName(name));
   const keys = [
     k.meta, k.jobs, k.ready, k.active, k.held, k.delayed, k.completed, k.failed,
-    k.pausedGroups, k.repeats, k.repeatDue,
+    k.pausedGroups, k.repeats, k.repeatDue, k.tickLock,
   ];
+  const tokens = await getStoredConfig(ctx, name).then(
+    (config) => config.publishTokenHashes,
+    (error: unknown) => {
+      // Gone already, or a deletion under way: its tokens were unindexed then.
+      if (error instanceof QueueError && error.code === 'QUEUE_NOT_FOUND') return [];
+      throw error;
+    },
+  );
   await runScript(ctx.redis, scripts.registry, [REGISTRY_KEY], ['remove', name]);
+  await indexPublishTokens(ctx, name, tokens, []);
   for (;;) {
     const [, done] = await runScript(ctx.redis, scripts.deleteQueue, keys, [DELETE_STEP]);
     if (done === 1) return;

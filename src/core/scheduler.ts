@@ -21,18 +21,27 @@ export interface TickResult {
   more: boolean;
   /** Runs of repeatable jobs created by this tick. */
   repeatsCreated: number;
+  /** An opportunistic tick found another one running: it did nothing. */
+  locked: boolean;
 }
 
-export async function tick(ctx: EngineContext, queue: string): Promise<TickResult> {
+/** How long a request's opportunistic tick keeps others out. */
+const TICK_LOCK_MS = 1000;
+
+/**
+ * One bounded scheduler pass. `opportunistic` (a request, not the cron) runs only under a short
+ * lock, so a burst of requests makes one pass.
+ */
+export async function tick(ctx: EngineContext, queue: string, { opportunistic = false } = {}): Promise<TickResult> {
   const k = queueKeys(checkQueueName(queue));
   const now = ctx.now();
   const reply = await runScript(
     ctx.redis,
     scripts.tick,
-    [k.meta, k.jobs, k.ready, k.active, k.held, k.delayed, k.completed, k.failed, k.repeatDue, k.repeats],
-    [now, randomSeed(), TICK_LIMIT],
+    [k.meta, k.jobs, k.ready, k.active, k.held, k.delayed, k.completed, k.failed, k.repeatDue, k.repeats, k.tickLock],
+    [now, randomSeed(), TICK_LIMIT, opportunistic ? TICK_LOCK_MS : 0],
   );
-  const [, nextDueAt, readyDue, more, dueRepeats] = reply as [number, number, number, number, [string, string][]];
+  const [, nextDueAt, readyDue, more, dueRepeats, locked] = reply as [number, number, number, number, [string, string][], number?];
   let repeatsCreated = 0;
   let nextAt = nextDueAt < 0 ? null : nextDueAt;
   for (const [key, specJson] of dueRepeats) {
@@ -54,5 +63,11 @@ export async function tick(ctx: EngineContext, queue: string): Promise<TickResul
     }
     if (next !== null && (nextAt === null || next < nextAt)) nextAt = next;
   }
-  return { nextDueAt: nextAt, readyDue: readyDue === 1 || repeatsCreated > 0, more: more === 1, repeatsCreated };
+  return {
+    nextDueAt: nextAt,
+    readyDue: readyDue === 1 || repeatsCreated > 0,
+    more: more === 1,
+    repeatsCreated,
+    locked: locked === 1,
+  };
 }

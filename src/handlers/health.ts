@@ -1,16 +1,13 @@
 // GET /health: open, cheap, and honest about Redis.
 import { Hono } from 'hono';
-import type { Engine } from '../core/engine';
-import type { Env } from './settings';
+import { type AppEnv, scopeOf } from './scope';
 
-export function healthRoutes(engineOf: (env: Env) => Engine) {
-  return new Hono<{ Bindings: Env }>().get('/health', async (c) => {
-    try {
-      await engineOf(c.env).countQueues();
-      return c.json({ ok: true, redis: 'ok' });
-    } catch (error) {
-      console.error('groupq: health check failed', error);
-      return c.json({ ok: false, redis: 'down' }, 503);
-    }
-  });
-}
+export const healthRoutes = new Hono<AppEnv>().get('/health', async (c) => {
+  try {
+    await scopeOf(c).engine.countQueues();
+    return c.json({ ok: true, redis: 'ok' });
+  } catch (error) {
+    console.error('groupq: health check failed', error);
+    return c.json({ ok: false, redis: 'down' }, 503);
+  }
+});

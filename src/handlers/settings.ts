@@ -1,23 +1,36 @@
 // The Worker's configuration: its bindings parsed once with zod. Core code never reads `env`.
 import { z } from 'zod';
+import { isSigningSecret } from '../core/signing';
 
-/** The bindings this Worker reads (vars in wrangler.toml, secrets in .dev.vars or `wrangler secret`). */
-export interface Env {
-  UPSTASH_REDIS_REST_URL: string;
-  UPSTASH_REDIS_REST_TOKEN: string;
-  /** "true" lets queues push to http:// endpoints on loopback (local development). */
-  GROUPQ_ALLOW_HTTP_LOOPBACK?: string;
-}
+const signingSecret = z.string().refine(isSigningSecret, 'expected whsec_ followed by at least 16 bytes of base64');
+const flag = z.enum(['true', 'false']);
+const intString = (fallback: number, min: number, max: number) =>
+  z.coerce.number().int().min(min).max(max).default(fallback);
 
 const envSchema = z.object({
   UPSTASH_REDIS_REST_URL: z.url(),
   UPSTASH_REDIS_REST_TOKEN: z.string().min(1),
-  GROUPQ_ALLOW_HTTP_LOOPBACK: z.enum(['true', 'false']).default('false'),
+  GROUPQ_ADMIN_TOKEN: z.string().min(16, 'use at least 16 characters'),
+  GROUPQ_SIGNING_SECRET: signingSecret,
+  GROUPQ_SIGNING_SECRET_NEXT: signingSecret.or(z.literal('')).optional(),
+  GROUPQ_PUBLIC_URL: z.url().or(z.literal('')).optional(),
+  GROUPQ_ALLOW_HTTP_LOOPBACK: flag.default('false'),
+  GROUPQ_SCHEDULER_STAY_MS: intString(50_000, 0, 14 * 60_000),
+  GROUPQ_MAX_SUBREQUESTS: intString(1000, 10, 100_000),
 });
 
 export interface Settings {
   redis: { url: string; token: string };
+  adminToken: string;
+  /** The current secret first; the next one (rotation) after it. */
+  signingSecrets: string[];
+  /** Origin of the callback URLs; without it, the origin the request came in on. */
+  publicUrl: string | null;
   allowHttpLoopback: boolean;
+  /** How long a cron invocation keeps honouring due times after its tick. */
+  schedulerStayMs: number;
+  /** Subrequests one invocation may make (Workers Free allows 50, Paid 1000 and more). */
+  maxSubrequests: number;
 }
 
 const parsed = new WeakMap<object, Settings>();
@@ -28,12 +41,18 @@ export function settingsOf(env: Env): Settings {
   if (cached) return cached;
   const result = envSchema.safeParse(env);
   if (!result.success) {
-    const names = result.error.issues.map((issue) => issue.path.join('.')).join(', ');
-    throw new Error(`groupq: invalid or missing bindings: ${names}`);
+    const problems = result.error.issues.map((issue) => `${issue.path.join('.')} (${issue.message})`).join(', ');
+    throw new Error(`groupq: invalid or missing bindings: ${problems}`);
   }
+  const e = result.data;
   const settings: Settings = {
-    redis: { url: result.data.UPSTASH_REDIS_REST_URL, token: result.data.UPSTASH_REDIS_REST_TOKEN },
-    allowHttpLoopback: result.data.GROUPQ_ALLOW_HTTP_LOOPBACK === 'true',
+    redis: { url: e.UPSTASH_REDIS_REST_URL, token: e.UPSTASH_REDIS_REST_TOKEN },
+    adminToken: e.GROUPQ_ADMIN_TOKEN,
+    signingSecrets: e.GROUPQ_SIGNING_SECRET_NEXT ? [e.GROUPQ_SIGNING_SECRET, e.GROUPQ_SIGNING_SECRET_NEXT] : [e.GROUPQ_SIGNING_SECRET],
+    publicUrl: e.GROUPQ_PUBLIC_URL ? new URL(e.GROUPQ_PUBLIC_URL).origin : null,
+    allowHttpLoopback: e.GROUPQ_ALLOW_HTTP_LOOPBACK === 'true',
+    schedulerStayMs: e.GROUPQ_SCHEDULER_STAY_MS,
+    maxSubrequests: e.GROUPQ_MAX_SUBREQUESTS,
   };
   parsed.set(env, settings);
   return settings;

@@ -15,14 +15,18 @@ KEYS[7]  completed      zset  kept completed ids by finishedAt
 KEYS[8]  failed         zset  kept failed ids by finishedAt
 KEYS[9]  repeat-due     zset  repeat key -> next run (epoch ms)
 KEYS[10] repeats        hash  repeat key -> repeat spec JSON
+KEYS[11] tick-lock      string held while an opportunistic tick runs (expires by itself)
 
 ARGV[1] now (epoch ms)
 ARGV[2] seed (random hex, for new lease tokens and jitter)
 ARGV[3] limit: at most this many items per phase
+ARGV[4] lockMs: 0 for the cron's ticks; > 0 for a request's opportunistic tick, which runs only
+        if it can take the lock for this long (a burst of requests runs one pass, not many)
 
 Returns {1, nextDueAt (epoch ms, -1 = nothing scheduled), readyDue 0|1, more 0|1,
-         {{repeat key, spec JSON}...}}
-  readyDue: jobs are ready to be reserved now; more: a phase hit its limit, tick again
+         {{repeat key, spec JSON}...}, locked 0|1}
+  readyDue: jobs are ready to be reserved now; more: a phase hit its limit, tick again;
+  locked: another opportunistic tick holds the lock, nothing was done
 Errors  {-1} QUEUE_NOT_FOUND
 ]]
 -- @include job
@@ -35,13 +39,17 @@ local K = {
   delayed = KEYS[6], completed = KEYS[7], failed = KEYS[8], repeatDue = KEYS[9], repeats = KEYS[10],
   prefix = string.sub(KEYS[1], 1, -5), -- 'gq:{queue}:' (KEYS[1] ends in 'meta')
 }
-local now, seed, limit = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
+local now, seed, limit, lockMs = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 -- Due repeats go back to the caller to commit; should no commit come, look again this late.
 local REPEAT_RECHECK_MS = 60000
 
 local first = redis.call('ZRANGE', K.ready, 0, 0, 'WITHSCORES')
 if not first[1] then return { 1, -1, 0, 0, {} } end
 if tonumber(first[2]) > now then return { 1, tonumber(first[2]), 0, 0, {} } end
+-- Taken only when there is work: an idle queue stays at one command.
+if lockMs > 0 and not redis.call('SET', KEYS[11], '1', 'NX', 'PX', lockMs) then
+  return { 1, -1, 0, 0, {}, 1 }
+end
 
 local meta = redis.call('HMGET', K.meta, 'config', 'paused')
 if not meta[1] then return { -1 } end

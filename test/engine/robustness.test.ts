@@ -2,7 +2,9 @@
 // one broken queue during the cron's pass over all of them.
 import { afterAll, describe, expect, it } from 'vitest';
 import { queueKeys } from '../../src/core/keys';
-import { tickAllQueues } from '../../src/handlers/scheduled';
+import { Invocation } from '../../src/core/invocation';
+import { DueTimes, runQueues } from '../../src/core/runner';
+import { createSigner } from '../../src/core/signing';
 import { createQueue, rejectsWith, setupQueue, testClock, testEngine } from '../helpers/engine';
 import { adminClient } from '../helpers/stack';
 
@@ -42,7 +44,9 @@ describe('robustness', () => {
 
     // Only these two: other test files' queues share this Redis and run on their own clocks.
     clock.advance(1);
-    const results = await tickAllQueues(engine, [broken, healthy]);
+    const invocation = new Invocation(clock.now(), 1000, clock.now);
+    const delivery = { signer: createSigner(['whsec_MDEyMzQ1Njc4OWFiY2RlZg==']), publicUrl: 'http://127.0.0.1', now: clock.now };
+    const results = await runQueues({ engine, invocation, delivery }, new DueTimes(), [broken, healthy], clock.now());
     expect(results[broken]).toMatchObject({ error: expect.any(String) });
     expect(results[healthy]).toMatchObject({ readyDue: true });
     expect((await engine.getJob(healthy, 'd')).state).toBe('waiting');

@@ -1,6 +1,7 @@
 // The Worker under Miniflare (workerd): bundled from src/index.ts with esbuild, as wrangler
 // would. It gets a Redis and REST bridge of its own: its cron handler ticks every registered
 // queue by the real clock, which must not reach the queues other test files run on test clocks.
+import { Buffer } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -55,16 +56,57 @@ export async function startPrivateStack(): Promise<PrivateStack> {
   };
 }
 
-export async function startWorker(stack: PrivateStack, bindings: Record<string, string> = {}): Promise<Miniflare> {
-  return new Miniflare({
+export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+export const SIGNING_SECRET = `whsec_${Buffer.from('groupq-test-signing-secret-01234').toString('base64')}`;
+
+export interface RunningWorker {
+  mf: Miniflare;
+  /** The Worker's origin on loopback, e.g. http://127.0.0.1:41234 (also its GROUPQ_PUBLIC_URL). */
+  url: string;
+  /** fetch against the Worker, with the admin token unless `init.headers` says otherwise. */
+  api(path: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
+  /** Fires the cron trigger and waits for the scheduled handler (and its waitUntil) to end. */
+  scheduled(): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+/**
+ * The Worker in workerd, listening on a loopback port so that endpoints can call back. The
+ * scheduler's stay window is 0 by default: a cron run returns once its work is done.
+ */
+export async function startWorker(stack: PrivateStack, bindings: Record<string, string> = {}): Promise<RunningWorker> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const mf = new Miniflare({
     modules: true,
     scriptPath: await bundleWorker(),
     compatibilityDate: COMPATIBILITY_DATE,
+    host: '127.0.0.1',
+    port,
     bindings: {
       UPSTASH_REDIS_REST_URL: stack.restUrl,
       UPSTASH_REDIS_REST_TOKEN: stack.restToken,
+      GROUPQ_ADMIN_TOKEN: ADMIN_TOKEN,
+      GROUPQ_SIGNING_SECRET: SIGNING_SECRET,
+      GROUPQ_PUBLIC_URL: url,
       GROUPQ_ALLOW_HTTP_LOOPBACK: 'true',
+      GROUPQ_SCHEDULER_STAY_MS: '0',
       ...bindings,
     },
   });
+  await mf.ready;
+  return {
+    mf,
+    url,
+    api(path, { json, headers, ...init } = {}) {
+      const h = new Headers(headers);
+      if (!h.has('authorization')) h.set('authorization', `Bearer ${ADMIN_TOKEN}`);
+      if (json !== undefined && !h.has('content-type')) h.set('content-type', 'application/json');
+      return fetch(`${url}${path}`, { ...init, headers: h, body: json === undefined ? init.body : JSON.stringify(json) });
+    },
+    async scheduled() {
+      await (await mf.getWorker()).scheduled({ cron: '* * * * *' });
+    },
+    dispose: () => mf.dispose(),
+  };
 }

@@ -22,8 +22,8 @@ describe('commit-repeat', () => {
     const listed = await runScript(
       redis,
       scripts.tick,
-      [k.meta, k.jobs, k.ready, k.active, k.held, k.delayed, k.completed, k.failed, k.repeatDue, k.repeats],
-      [clock.now(), 'seed', 100],
+      [k.meta, k.jobs, k.ready, k.active, k.held, k.delayed, k.completed, k.failed, k.repeatDue, k.repeats, k.tickLock],
+      [clock.now(), 'seed', 100, 0],
     );
     const [key, specJson] = (listed[4] as [string, string][])[0]!;
     const read = JSON.parse(specJson) as { v: number; nextRunAt: number; group: string };

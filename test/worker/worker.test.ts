@@ -1,14 +1,13 @@
 // The engine inside workerd, as deployed: health and the cron trigger's scheduler pass.
-import type { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine } from '../../src/core/engine';
 import { createRedis } from '../../src/core/redis';
 import { testClock } from '../helpers/engine';
-import { type PrivateStack, startPrivateStack, startWorker } from '../helpers/worker';
+import { type PrivateStack, type RunningWorker, startPrivateStack, startWorker } from '../helpers/worker';
 
 describe('the Worker in workerd', () => {
   let stack: PrivateStack;
-  let worker: Miniflare;
+  let worker: RunningWorker;
   beforeAll(async () => {
     stack = await startPrivateStack();
     worker = await startWorker(stack);
@@ -19,7 +18,7 @@ describe('the Worker in workerd', () => {
   });
 
   it('GET /health answers ok when Redis is reachable', async () => {
-    const res = await worker.dispatchFetch('http://groupq.test/health');
+    const res = await worker.api('/health');
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ ok: true, redis: 'ok' });
   });
@@ -27,7 +26,7 @@ describe('the Worker in workerd', () => {
   it('GET /health answers 503 when Redis is not', async () => {
     const broken = await startWorker(stack, { UPSTASH_REDIS_REST_URL: 'http://127.0.0.1:9' });
     try {
-      const res = await broken.dispatchFetch('http://groupq.test/health');
+      const res = await broken.api('/health');
       expect(res.status).toBe(503);
       expect(await res.json()).toEqual({ ok: false, redis: 'down' });
     } finally {
@@ -44,8 +43,7 @@ describe('the Worker in workerd', () => {
     const { id, state } = await engine.enqueue('cron', { group: 'g', data: { n: 1 }, delayMs: 1000 });
     expect(state).toBe('delayed');
 
-    const fetcher = await worker.getWorker();
-    await fetcher.scheduled({ cron: '* * * * *' });
+    await worker.scheduled();
 
     expect((await engine.getJob('cron', id)).state).toBe('waiting');
   });

@@ -1,0 +1,143 @@
+// One push of a leased job to its queue's endpoint, and what the answer means (DESIGN.md,
+// "Delivery protocol"): 2xx completes with the body as result, 202 leaves the lease to the
+// endpoint's callbacks, anything else (or no answer within timeoutMs) is a failed attempt.
+import { DAY_MS } from './config';
+import type { LeasedJob, Outcome } from './leases';
+import type { Signer } from './signing';
+
+export const USER_AGENT = 'groupq/0.1.0';
+/** A result larger than this is kept as its first 64 KiB of text, marked truncated. */
+const MAX_RESULT_BYTES = 65_536;
+/** How much of an error response's body the job's `error` quotes. */
+const ERROR_BODY_CHARS = 500;
+
+export interface DeliveryOptions {
+  signer: Signer;
+  /** Origin the endpoint calls back (heartbeat, complete, fail, progress). */
+  publicUrl: string;
+  now: () => number;
+}
+
+/** The callback URLs of one job, under the Worker's public URL. */
+export function callbackUrls(publicUrl: string, queue: string, id: string) {
+  const base = `${publicUrl}/v1/queues/${encodeURIComponent(queue)}/jobs/${encodeURIComponent(id)}/`;
+  return { heartbeat: `${base}heartbeat`, complete: `${base}complete`, fail: `${base}fail`, progress: `${base}progress` };
+}
+
+/** The delivery body. `data` is spliced in as stored, so big payloads are never re-encoded. */
+export function deliveryBody(job: LeasedJob, publicUrl: string): string {
+  const head = JSON.stringify({ id: job.id, queue: job.queue, group: job.group });
+  const tail = JSON.stringify({
+    attempt: job.attempt,
+    maxAttempts: job.maxAttempts,
+    orderMs: job.orderMs,
+    createdAt: job.createdAt,
+    lease: job.lease,
+    callbacks: callbackUrls(publicUrl, job.queue, job.id),
+  });
+  return `${head.slice(0, -1)},"data":${job.rawData},${tail.slice(1)}`;
+}
+
+/** Reads at most `limit` bytes of a body (one more tells that there was more), then lets go. */
+async function readBody(response: Response, limit: number): Promise<{ bytes: Uint8Array; truncated: boolean }> {
+  if (!response.body) return { bytes: new Uint8Array(), truncated: false };
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      break;
+    }
+  }
+  const bytes = new Uint8Array(Math.min(size, limit));
+  let offset = 0;
+  for (const chunk of chunks) {
+    const part = chunk.subarray(0, bytes.byteLength - offset);
+    bytes.set(part, offset);
+    offset += part.byteLength;
+    if (offset === bytes.byteLength) break;
+  }
+  return { bytes, truncated: size > limit };
+}
+
+function resultOf(text: string, truncated: boolean, contentType: string | null): { result: unknown; resultTruncated?: true } {
+  if (truncated) return { result: text, resultTruncated: true };
+  if (text === '') return { result: null };
+  if (contentType !== null && /^application\/([\w.+-]+\+)?json\b/i.test(contentType)) {
+    try {
+      return { result: JSON.parse(text) };
+    } catch {
+      // Declared JSON but is not: keep what was said, as text.
+    }
+  }
+  return { result: text };
+}
+
+/** `Retry-After` as milliseconds from now: delta seconds or an HTTP date; capped at one day. */
+export function retryAfterMs(header: string | null, now: number): number | undefined {
+  if (header === null || header.trim() === '') return undefined;
+  const value = header.trim();
+  const ms = /^\d+$/.test(value) ? Number(value) * 1000 : Date.parse(value) - now;
+  if (Number.isNaN(ms)) return undefined;
+  return Math.min(Math.max(0, ms), DAY_MS);
+}
+
+/**
+ * Pushes one job and turns the answer into an outcome; null means the endpoint took the job
+ * asynchronously (202) and will finish it through the callbacks.
+ */
+export async function deliver(job: LeasedJob, endpoint: string, options: DeliveryOptions): Promise<Outcome | null> {
+  const body = deliveryBody(job, options.publicUrl);
+  const timestamp = Math.floor(options.now() / 1000);
+  const headers = {
+    'content-type': 'application/json',
+    'user-agent': USER_AGENT,
+    'webhook-id': job.id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': await options.signer.sign(job.id, timestamp, body),
+    'groupq-queue': job.queue,
+    'groupq-group': encodeURIComponent(job.group),
+    'groupq-attempt': String(job.attempt),
+    'groupq-lease-expires-at': String(job.lease.expiresAt),
+  };
+  const lease = { id: job.id, lease: job.lease.token };
+  const controller = new AbortController();
+  let timedOut = false;
+  // Aborted at timeoutMs, reading the answer included: the lease (timeoutMs + 5 s) outlives it.
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, job.timeoutMs);
+  try {
+    const response = await fetch(endpoint, { method: 'POST', headers, body, signal: controller.signal, redirect: 'manual' });
+    if (response.status === 202) {
+      await response.body?.cancel().catch(() => {});
+      return null;
+    }
+    const { bytes, truncated } = await readBody(response, MAX_RESULT_BYTES);
+    const text = new TextDecoder().decode(bytes);
+    if (response.status >= 200 && response.status < 300) {
+      return { kind: 'complete', ...lease, ...resultOf(text, truncated, response.headers.get('content-type')) };
+    }
+    const detail = text.slice(0, ERROR_BODY_CHARS).trim();
+    return {
+      kind: 'fail',
+      ...lease,
+      error: `HTTP ${response.status}${detail === '' ? '' : `: ${detail}`}`,
+      retry: response.headers.get('groupq-retry')?.trim().toLowerCase() !== 'false',
+      retryAfterMs: retryAfterMs(response.headers.get('retry-after'), options.now()),
+    };
+  } catch (error) {
+    const message = timedOut
+      ? `timeout after ${job.timeoutMs} ms`
+      : `network error: ${error instanceof Error ? error.message : String(error)}`;
+    return { kind: 'fail', ...lease, error: message };
+  } finally {
+    clearTimeout(timer);
+  }
+}

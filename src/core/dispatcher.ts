@@ -1,0 +1,90 @@
+// The drain loop: push leased jobs to their endpoint, at most six at once per invocation, and
+// hand every outcome back with settle, which also reserves the next jobs in the same round trip
+// (complete-and-reserve-next: a busy group flows without a separate reserve). Outcomes that end
+// while a settle is in flight are acked together by the next one. Capacity (G6) and one lease
+// per group (G1) are enforced by the scripts, so concurrent drains never over-deliver.
+import { type DeliveryOptions, deliver } from './delivery';
+import type { Engine } from './engine';
+import type { Invocation } from './invocation';
+import type { LeasedJob, Outcome, Settled } from './leases';
+
+export interface DrainReport {
+  /** Pushes made. */
+  delivered: number;
+  /** Attempts that failed and will be retried: the queue has a new timer (the tick knows when). */
+  retrying: number;
+}
+
+export interface Dispatcher {
+  engine: Engine;
+  invocation: Invocation;
+  delivery: DeliveryOptions;
+}
+
+/** Jobs already leased by the call that started the drain (an enqueue, a callback). */
+export interface Leased {
+  jobs: LeasedJob[];
+  endpoint: string;
+  /** As many were leased as asked for: more may be ready. */
+  more: boolean;
+}
+
+const SETTLE_ATTEMPTS = 3;
+
+async function settleWithRetry(d: Dispatcher, queue: string, outcomes: Outcome[], reserve: number): Promise<Settled | null> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      // A retry reserves nothing: if the lost answer had leased jobs, their leases expire and the
+      // tick retries them; outcomes acked twice are LEASE_LOST the second time, harmless.
+      return await d.engine.settle(queue, outcomes, attempt === 1 ? reserve : 0);
+    } catch (error) {
+      console.error(`groupq: settle on queue ${queue} failed (attempt ${attempt})`, error);
+      // Unacked outcomes are not lost: their leases expire and the jobs are retried (G3).
+      if (attempt === SETTLE_ATTEMPTS) return null;
+      await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+    }
+  }
+}
+
+/** Drains one queue until nothing is ready, or the invocation's budget is spent. */
+export async function drain(d: Dispatcher, queue: string, leased?: Leased): Promise<DrainReport> {
+  const { invocation } = d;
+  const report: DrainReport = { delivered: 0, retrying: 0 };
+  const outcomes: Outcome[] = [];
+  let mine = 0; // pushes of this drain in flight
+  let mayHaveMore = leased?.more ?? true; // the last reservation was not short: more may be ready
+
+  const push = (job: LeasedJob, endpoint: string) => {
+    mine++;
+    invocation.open++;
+    invocation.subrequestsLeft--;
+    report.delivered++;
+    void deliver(job, endpoint, d.delivery).then((outcome) => {
+      mine--;
+      invocation.open--;
+      // 202: the endpoint holds the lease; its slot is free for the next job.
+      if (outcome) outcomes.push(outcome);
+      else mayHaveMore = true;
+      invocation.notify();
+    });
+  };
+
+  for (const job of leased?.jobs ?? []) push(job, leased!.endpoint);
+  for (;;) {
+    const reserve: number = mayHaveMore || outcomes.length > 0 ? invocation.reservable() : 0;
+    if (outcomes.length > 0 || reserve > 0) {
+      const batch = outcomes.splice(0);
+      const settled = await settleWithRetry(d, queue, batch, reserve);
+      if (!settled) return report;
+      report.retrying += settled.results.filter((r) => r.state === 'waiting').length;
+      mayHaveMore = settled.jobs.length === reserve && reserve > 0;
+      for (const job of settled.jobs) push(job, settled.config.endpoint);
+      continue;
+    }
+    // Nothing to ack and nothing to reserve: done once our pushes are back, unless jobs may be
+    // waiting for a slot that another drain of this invocation holds.
+    const slotElsewhere = mayHaveMore && invocation.open > 0 && invocation.now() < invocation.deadline;
+    if (mine === 0 && !slotElsewhere) return report;
+    await invocation.changed();
+  }
+}

@@ -1,0 +1,51 @@
+// One Worker invocation's budgets, shared by everything it runs: a deadline after which no new
+// job is reserved, a count of subrequests (each Redis call and each push is one), and at most
+// six pushes open at once (Workers' limit on simultaneous connections).
+import type { ScriptRunner } from './scripts';
+
+/** Pushes open at once per invocation. */
+export const MAX_OPEN_FETCHES = 6;
+
+export class Invocation {
+  /** Pushes open now, across every drain of this invocation. */
+  open = 0;
+  private waiters: (() => void)[] = [];
+
+  constructor(
+    /** Epoch ms after which nothing new is reserved. */
+    readonly deadline: number,
+    /** Subrequests still allowed. */
+    public subrequestsLeft: number,
+    readonly now: () => number = Date.now,
+  ) {}
+
+  get freeSlots(): number {
+    return Math.max(0, MAX_OPEN_FETCHES - this.open);
+  }
+
+  /** How many more jobs may be reserved now: each costs a push and a share of a settle. */
+  reservable(): number {
+    if (this.now() >= this.deadline) return 0;
+    return Math.max(0, Math.min(this.freeSlots, Math.floor((this.subrequestsLeft - 2) / 2)));
+  }
+
+  /** Resolves at the next change of `open` (a push started or ended). */
+  changed(): Promise<void> {
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  notify(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const wake of waiters) wake();
+  }
+
+  /** The Redis client, counting each call against the subrequest budget. */
+  count(redis: ScriptRunner): ScriptRunner {
+    const spend = () => void this.subrequestsLeft--;
+    return {
+      evalsha: ((...args: Parameters<ScriptRunner['evalsha']>) => (spend(), redis.evalsha(...args))) as ScriptRunner['evalsha'],
+      eval: ((...args: Parameters<ScriptRunner['eval']>) => (spend(), redis.eval(...args))) as ScriptRunner['eval'],
+    };
+  }
+}

@@ -1,0 +1,24 @@
+// The one error shape, {"error":{code,message,details}}, for every failure: domain errors map to
+// their status through ERROR_STATUS; anything else is INTERNAL and only the log sees it (an
+// UpstashError's message holds the script and its arguments).
+import type { Context } from 'hono';
+import { QueueError } from '../core/errors';
+
+export function errorResponse(c: Context, error: QueueError): Response {
+  const body: { code: string; message: string; details?: unknown } = { code: error.code, message: error.message };
+  if (error.details !== undefined) body.details = error.details;
+  return c.json({ error: body }, error.status as 400);
+}
+
+export function onError(error: Error, c: Context): Response {
+  if (error instanceof QueueError) {
+    if (error.code === 'REDIS_UNAVAILABLE' || error.code === 'INTERNAL') console.error('groupq:', error.message, error.cause ?? '');
+    return errorResponse(c, error);
+  }
+  console.error('groupq: unexpected error', error);
+  return errorResponse(c, new QueueError('INTERNAL', 'internal error'));
+}
+
+export function onNotFound(c: Context): Response {
+  return errorResponse(c, new QueueError('NOT_FOUND', `no route for ${c.req.method} ${new URL(c.req.url).pathname}`));
+}

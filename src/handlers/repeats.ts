@@ -1,0 +1,21 @@
+// Admin routes for repeatable jobs: put (create or replace), list, delete.
+import { Hono } from 'hono';
+import { adminAuth } from './auth';
+import { readJson } from './body';
+import { type AppEnv, scopeOf } from './scope';
+
+export const repeatRoutes = new Hono<AppEnv>()
+  .get('/:queue/repeats', adminAuth, async (c) =>
+    c.json({ repeats: await scopeOf(c).engine.listRepeats(c.req.param('queue')) }),
+  )
+  .put('/:queue/repeats/:key', adminAuth, async (c) => {
+    const body = await readJson(c);
+    const { queue, key } = c.req.param();
+    const result = await scopeOf(c).engine.putRepeat(queue, key, body);
+    if (result.nextRunAt !== null) scopeOf(c).due.lower(queue, result.nextRunAt);
+    return c.json(result);
+  })
+  .delete('/:queue/repeats/:key', adminAuth, async (c) => {
+    await scopeOf(c).engine.deleteRepeat(c.req.param('queue'), c.req.param('key'));
+    return c.body(null, 204);
+  });

@@ -1,0 +1,11 @@
+--[[ queue-config: a queue's stored config, for the checks a request needs before it runs
+(publish tokens, CORS origins). Two commands with the EVALSHA.
+
+KEYS[1] meta  hash  config, paused flag
+
+Returns {1, config JSON}
+Errors  {-1} QUEUE_NOT_FOUND
+]]
+local config = redis.call('HGET', KEYS[1], 'config')
+if not config then return { -1 } end
+return { 1, config }

@@ -1,0 +1,97 @@
+// A real HTTP endpoint on loopback for deliveries: it records every request (headers, raw body,
+// parsed job) and answers with whatever the test's handler says, after an optional delay.
+import { createHmac } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface DeliveredJob {
+  id: string;
+  queue: string;
+  group: string;
+  data: unknown;
+  attempt: number;
+  maxAttempts: number;
+  orderMs: number;
+  createdAt: number;
+  lease: { token: string; expiresAt: number };
+  callbacks: { heartbeat: string; complete: string; fail: string; progress: string };
+}
+
+export interface Received {
+  headers: http.IncomingHttpHeaders;
+  rawBody: string;
+  job: DeliveredJob;
+  /** Date.now() when the request arrived. */
+  at: number;
+}
+
+export interface Reply {
+  status?: number;
+  headers?: Record<string, string>;
+  body?: string;
+  /** Wait this long before answering. */
+  delayMs?: number;
+  /** Never answer (the connection stays open until the endpoint closes). */
+  hang?: boolean;
+}
+
+export type Handler = (received: Received) => Reply | Promise<Reply>;
+
+export interface Endpoint {
+  url: string;
+  received: Received[];
+  /** Replace the handler (default: 200 with an empty body). */
+  handle(handler: Handler): void;
+  /** Resolves once `n` requests have arrived in total. */
+  waitFor(n: number, timeoutMs?: number): Promise<Received[]>;
+  close(): Promise<void>;
+}
+
+export async function startEndpoint(handler: Handler = () => ({})): Promise<Endpoint> {
+  let current = handler;
+  const received: Received[] = [];
+  const waiters: { n: number; resolve: () => void }[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', async () => {
+      const rawBody = Buffer.concat(chunks).toString('utf8');
+      const entry: Received = { headers: req.headers, rawBody, job: JSON.parse(rawBody) as DeliveredJob, at: Date.now() };
+      received.push(entry);
+      for (const w of waiters.splice(0)) {
+        if (received.length >= w.n) w.resolve();
+        else waiters.push(w);
+      }
+      const reply = await current(entry);
+      if (reply.hang) return;
+      if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
+      res.writeHead(reply.status ?? 200, reply.headers ?? {}).end(reply.body ?? '');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/jobs`,
+    received,
+    handle(next) {
+      current = next;
+    },
+    waitFor(n, timeoutMs = 20_000) {
+      if (received.length >= n) return Promise.resolve(received);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`endpoint: ${received.length} of ${n} requests after ${timeoutMs} ms`)), timeoutMs);
+        waiters.push({ n, resolve: () => (clearTimeout(timer), resolve(received)) });
+      });
+    },
+    close() {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** The Standard Webhooks signature of a delivery, as a receiver computes it. */
+export function expectedSignature(secret: string, id: string, timestamp: string, body: string): string {
+  const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+  return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+}
