@@ -1,8 +1,9 @@
 // What a Worker invocation runs for a queue besides answering: the cron's loop (tick, drain,
-// then wait for the next due time within its window, without polling Redis in between), and a
-// request's follow-up (drain what it leased; tick first if this isolate knows a timer is due).
+// then sleep until the next due time within its window, without polling Redis in between), and
+// a request's follow-up (drain what it leased; then the same loop if this isolate knows a timer
+// of the queue is due, with the tick taken under a short Redis lock).
 import { type Dispatcher, type DrainReport, type Leased, drain } from './dispatcher';
-import type { TickResult } from './scheduler';
+import { TICK_LOCK_MS, type TickResult } from './scheduler';
 
 /** Tick passes in a row while a tick reports more work (500 items per phase each). */
 const MAX_PASSES = 10;
@@ -10,6 +11,7 @@ const MAX_PASSES = 10;
 /** Per isolate: when each queue next needs a tick, as last learned. Unknown means now. */
 export class DueTimes {
   private readonly at = new Map<string, number | null>();
+  private readonly sleeping = new Set<string>();
 
   isDue(queue: string, now: number): boolean {
     const at = this.at.get(queue);
@@ -20,10 +22,21 @@ export class DueTimes {
     this.at.set(queue, at);
   }
 
-  /** A timer at `at` exists (a delayed job, a retry, a lease): tick by then. */
+  /** A timer at `at` exists (a delayed job, a retry): tick by then. */
   lower(queue: string, at: number): void {
     const current = this.at.get(queue);
     if (current === null || (current !== undefined && at < current)) this.at.set(queue, at);
+  }
+
+  /** One request follow-up per isolate and queue sleeps for the next due time; false if one does. */
+  claimSleep(queue: string): boolean {
+    if (this.sleeping.has(queue)) return false;
+    this.sleeping.add(queue);
+    return true;
+  }
+
+  releaseSleep(queue: string): void {
+    this.sleeping.delete(queue);
   }
 }
 
@@ -33,39 +46,24 @@ async function tickFully(d: Dispatcher, queue: string, opportunistic: boolean): 
   return result;
 }
 
-function learn(due: DueTimes, queue: string, report: DrainReport | null, now: number): void {
-  // A retry put the group on hold until a time only the tick knows: ask it soon.
-  if (report && report.retrying > 0) due.lower(queue, now);
-}
-
-/**
- * After a request: drain (the jobs it leased, or from a fresh reservation when it made jobs
- * ready), then run the queue's tick if this isolate knows it is due, under the tick lock.
- */
-export async function followUp(d: Dispatcher, due: DueTimes, queue: string, start: Leased | 'drain' | 'tick'): Promise<void> {
-  try {
-    if (start === 'drain') learn(due, queue, await drain(d, queue), d.delivery.now());
-    else if (start !== 'tick' && (start.jobs.length > 0 || start.more)) learn(due, queue, await drain(d, queue, start), d.delivery.now());
-    if (!due.isDue(queue, d.delivery.now())) return;
-    const ticked = await tickFully(d, queue, true);
-    if (ticked.locked) return;
-    due.set(queue, ticked.nextDueAt);
-    if (ticked.readyDue) learn(due, queue, await drain(d, queue), d.delivery.now());
-  } catch (error) {
-    console.error(`groupq: background work on queue ${queue} failed`, error);
-  }
-}
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * The cron's work for one queue: tick, drain what is ready, and while the next timer falls
- * before `until`, sleep until it and go again (second precision for delays and retries).
+ * Tick, drain what is ready, and while the next timer falls before `until`, sleep until it and
+ * go again: second precision for delays and retries. `opportunistic` (a request, not the cron)
+ * takes the tick lock and leaves the sleeping to one follow-up per isolate.
  */
-export async function runQueue(d: Dispatcher, due: DueTimes, queue: string, until: number): Promise<TickResult> {
+export async function runQueue(d: Dispatcher, due: DueTimes, queue: string, until: number, opportunistic = false): Promise<TickResult> {
   const { invocation } = d;
-  for (;;) {
-    const ticked = await tickFully(d, queue, false);
+  for (let round = 0; ; round++) {
+    const ticked = await tickFully(d, queue, opportunistic);
+    if (ticked.locked) {
+      // Another request is ticking now: leave it to that one. Woken for a due time, though, the
+      // holder may be our own earlier tick: wait the lock out and look again.
+      if (round === 0 || invocation.now() + TICK_LOCK_MS > until) return ticked;
+      await sleep(TICK_LOCK_MS);
+      continue;
+    }
     due.set(queue, ticked.nextDueAt);
     let report: DrainReport | null = null;
     if (ticked.readyDue) report = await drain(d, queue);
@@ -74,7 +72,29 @@ export async function runQueue(d: Dispatcher, due: DueTimes, queue: string, unti
     // Deliveries made or retries scheduled: new timers and maybe new ready jobs, tick again.
     if (report && (report.delivered > 0 || report.retrying > 0)) continue;
     if (ticked.nextDueAt === null || ticked.nextDueAt > until) return ticked;
-    await sleep(Math.max(0, ticked.nextDueAt - now));
+    if (opportunistic && !due.claimSleep(queue)) return ticked;
+    try {
+      await sleep(Math.max(0, ticked.nextDueAt - now));
+    } finally {
+      if (opportunistic) due.releaseSleep(queue);
+    }
+  }
+}
+
+/**
+ * After a request: drain (the jobs it leased, or from a fresh reservation when it made jobs
+ * ready); then, if this isolate knows the queue's tick is due, run the queue until the
+ * invocation's deadline. A retry the drain scheduled makes the tick due: only it knows when.
+ */
+export async function followUp(d: Dispatcher, due: DueTimes, queue: string, start: Leased | 'drain'): Promise<void> {
+  try {
+    let report: DrainReport | null = null;
+    if (start === 'drain') report = await drain(d, queue);
+    else if (start.jobs.length > 0 || start.more) report = await drain(d, queue, start);
+    if (report && report.retrying > 0) due.lower(queue, d.invocation.now());
+    if (due.isDue(queue, d.invocation.now())) await runQueue(d, due, queue, d.invocation.deadline, true);
+  } catch (error) {
+    console.error(`groupq: background work on queue ${queue} failed`, error);
   }
 }
 

@@ -78,7 +78,7 @@ export function scopeOf(c: Context<AppEnv>): Scope {
 }
 
 /** After the response: drain (see followUp), and run the queue's tick if it is due. */
-export function continueInBackground(c: Context<AppEnv>, queue: string, start: Leased | 'drain' | 'tick'): void {
+export function continueInBackground(c: Context<AppEnv>, queue: string, start: Leased | 'drain'): void {
   const { dispatcher, due } = scopeOf(c);
   c.executionCtx.waitUntil(followUp(dispatcher, due, queue, start));
 }
