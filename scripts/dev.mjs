@@ -1,19 +1,28 @@
-// `npm run dev`: the whole local stack on this machine. Starts a redis-server (data in
-// .data/redis) and the Upstash REST bridge in front of it, unless UPSTASH_REDIS_REST_URL and
-// UPSTASH_REDIS_REST_TOKEN point at a real Upstash database. Each part is a service with a
-// start() that returns { stop, exited }; the Worker joins as one more entry in `services`.
+// `npm run dev`: the whole local stack on this machine. Starts, in order: a redis-server (data
+// in GROUPQ_DEV_DATA_DIR) and the Upstash REST bridge in front of it (both skipped when
+// UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN point at a real Upstash database), the
+// example endpoint, the Worker under `wrangler dev`, and the dev ticker that fires the Worker's
+// scheduled handler every GROUPQ_DEV_TICK_MS. Each part is a service with a start() that returns
+// { stop, exited }. Once GET /health answers {"ok":true} it prints the URLs, the tokens, curl
+// commands to try it, and last `groupq dev ready: http://127.0.0.1:<PORT>`.
 // SIGINT/SIGTERM stop every service in reverse order and exit 0; a service that dies on its own
 // stops the rest and exits 1.
-import { Buffer } from 'node:buffer';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startTicker } from './dev-ticker.mjs';
+import { DEV_SIGNING_SECRET, signingKey, startExampleEndpoint } from './example-endpoint.mjs';
 import { startRedis } from './redis-server.mjs';
 import { DEV_REST_TOKEN, startBridge } from './rest-bridge.mjs';
+import { startWranglerDev } from './wrangler-dev.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 const DEV_ADMIN_TOKEN = 'gq_dev_admin_token';
-const DEV_SIGNING_SECRET = `whsec_${Buffer.from('groupq-dev-signing-secret-0000000').toString('base64')}`;
+/** The queue the printed curl commands create. */
+const EXAMPLE_QUEUE = 'example';
+/** A service that only ends when we stop it (it runs inside this process). */
+const NEVER = new Promise(() => {});
 
 /**
  * @param {NodeJS.ProcessEnv} env
@@ -32,24 +41,35 @@ function intFromEnv(env, name, fallback, { min, max }) {
 }
 
 /**
- * Every knob of `npm run dev`, parsed once.
+ * Every knob of `npm run dev`, parsed and checked once, so a bad value fails here with its name
+ * instead of as a Worker that never turns healthy.
  * @param {NodeJS.ProcessEnv} env
  */
 function loadConfig(env) {
   const port = { min: 1, max: 65535 };
   const upstashUrl = env.UPSTASH_REDIS_REST_URL || '';
   const upstashToken = env.UPSTASH_REDIS_REST_TOKEN || '';
+  const adminToken = env.GROUPQ_ADMIN_TOKEN || DEV_ADMIN_TOKEN;
+  if (adminToken.length < 16) throw new Error('GROUPQ_ADMIN_TOKEN must be at least 16 characters');
+  const signingSecret = env.GROUPQ_SIGNING_SECRET || DEV_SIGNING_SECRET;
+  const signingSecretNext = env.GROUPQ_SIGNING_SECRET_NEXT || '';
+  for (const [name, secret] of [['GROUPQ_SIGNING_SECRET', signingSecret], ['GROUPQ_SIGNING_SECRET_NEXT', signingSecretNext]]) {
+    if (secret && !signingKey(secret)) throw new Error(`${name} must be whsec_ followed by at least 16 bytes of base64`);
+  }
   return {
     /** The Worker's port. */
     port: intFromEnv(env, 'PORT', 8787, port),
     redisPort: intFromEnv(env, 'REDIS_PORT', 6379, port),
     restPort: intFromEnv(env, 'REDIS_REST_PORT', 8079, port),
-    redisDataDir: path.join(repoRoot, '.data', 'redis'),
+    examplePort: intFromEnv(env, 'EXAMPLE_ENDPOINT_PORT', 8788, port),
+    redisDataDir: path.resolve(env.GROUPQ_DEV_DATA_DIR || path.join(repoRoot, '.data', 'redis')),
     /** Set when a real Upstash database replaces the local Redis and bridge. */
     upstash: upstashUrl && upstashToken ? { url: upstashUrl, token: upstashToken } : null,
     restToken: upstashToken || DEV_REST_TOKEN,
-    adminToken: env.GROUPQ_ADMIN_TOKEN || DEV_ADMIN_TOKEN,
-    signingSecret: env.GROUPQ_SIGNING_SECRET || DEV_SIGNING_SECRET,
+    adminToken,
+    signingSecret,
+    signingSecretNext,
+    maxSubrequests: String(intFromEnv(env, 'GROUPQ_MAX_SUBREQUESTS', 1000, { min: 10, max: 100_000 })),
     /** How often the dev stack runs the scheduled handler (stands in for Cloudflare's cron). */
     tickMs: intFromEnv(env, 'GROUPQ_DEV_TICK_MS', 1000, { min: 10, max: 3_600_000 }),
   };
@@ -57,15 +77,23 @@ function loadConfig(env) {
 
 /** @typedef {ReturnType<typeof loadConfig>} DevConfig */
 /** @typedef {{ name: string, stop: () => Promise<void>, exited: Promise<string> }} RunningService */
-/** @typedef {{ url: string, token: string }} RestEndpoint */
-/** @typedef {{ name: string, start: (config: DevConfig, rest: RestEndpoint) => Promise<RunningService> }} Service */
+/** @typedef {{ rest: { url: string, token: string }, workerUrl: string, exampleUrl: string, signal: AbortSignal }} DevContext */
+/** @typedef {{ name: string, start: (config: DevConfig, context: DevContext) => Promise<RunningService> }} Service */
+
+/**
+ * Prints each line of a child or in-process service with its name in front.
+ * @param {string} name
+ */
+const prefixed = (name) => (/** @type {string} */ line) => console.log(`[${name}] ${line}`);
 
 /** @type {Service} */
 const redisService = {
   name: 'redis-server',
   async start(config) {
     const redis = await startRedis({ port: config.redisPort, dir: config.redisDataDir });
-    console.log(`Redis:               redis://127.0.0.1:${redis.port} (data in ${path.relative(repoRoot, redis.dir)})`);
+    const relative = path.relative(process.cwd(), redis.dir);
+    const shown = relative && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative : redis.dir;
+    console.log(`Redis:               redis://127.0.0.1:${redis.port} (data in ${shown})`);
     return {
       name: 'redis-server',
       stop: redis.stop,
@@ -80,12 +108,66 @@ const redisService = {
 /** @type {Service} */
 const bridgeService = {
   name: 'rest-bridge',
-  async start(config, rest) {
+  async start(config, context) {
     const bridge = await startBridge({ port: config.restPort, redisPort: config.redisPort, token: config.restToken });
-    rest.url = bridge.url;
+    context.rest.url = bridge.url;
     console.log(`Upstash REST bridge: ${bridge.url} -> redis 127.0.0.1:${config.redisPort}`);
-    // The bridge runs in this process: it ends only when we stop it.
-    return { name: 'rest-bridge', stop: bridge.close, exited: new Promise(() => {}) };
+    return { name: 'rest-bridge', stop: bridge.close, exited: NEVER };
+  },
+};
+
+/** @type {Service} */
+const exampleService = {
+  name: 'example endpoint',
+  async start(config, context) {
+    const endpoint = await startExampleEndpoint({
+      port: config.examplePort,
+      secrets: [config.signingSecret, config.signingSecretNext],
+      log: prefixed('example'),
+    });
+    context.exampleUrl = endpoint.url;
+    console.log(`Example endpoint:    ${endpoint.url} (verifies signatures, logs each job)`);
+    return { name: 'example endpoint', stop: endpoint.close, exited: NEVER };
+  },
+};
+
+/** @type {Service} */
+const workerService = {
+  name: 'wrangler dev',
+  async start(config, context) {
+    const workerUrl = `http://127.0.0.1:${config.port}`;
+    console.log(`Worker:              starting wrangler dev on ${workerUrl} ...`);
+    const worker = await startWranglerDev({
+      port: config.port,
+      cwd: repoRoot,
+      log: prefixed('worker'),
+      signal: context.signal,
+      // Every binding the Worker reads (src/handlers/settings.ts), so neither wrangler.toml
+      // [vars] nor a developer's .dev.vars decides any of them: --var wins over both.
+      bindings: {
+        UPSTASH_REDIS_REST_URL: context.rest.url,
+        UPSTASH_REDIS_REST_TOKEN: context.rest.token,
+        GROUPQ_ADMIN_TOKEN: config.adminToken,
+        GROUPQ_SIGNING_SECRET: config.signingSecret,
+        GROUPQ_SIGNING_SECRET_NEXT: config.signingSecretNext,
+        GROUPQ_PUBLIC_URL: workerUrl,
+        GROUPQ_ALLOW_HTTP_LOOPBACK: 'true',
+        // The dev ticker fires often: each cron run does its pass and returns.
+        GROUPQ_SCHEDULER_STAY_MS: '0',
+        GROUPQ_MAX_SUBREQUESTS: config.maxSubrequests,
+      },
+    });
+    context.workerUrl = worker.url;
+    return { name: 'wrangler dev', stop: worker.stop, exited: worker.exited };
+  },
+};
+
+/** @type {Service} */
+const tickerService = {
+  name: 'dev ticker',
+  async start(config, context) {
+    const ticker = startTicker({ url: context.workerUrl, everyMs: config.tickMs, log: prefixed('ticker') });
+    return { name: 'dev ticker', stop: ticker.stop, exited: NEVER };
   },
 };
 
@@ -94,34 +176,95 @@ function servicesFor(config) {
   /** @type {Service[]} */
   const services = [];
   if (!config.upstash) services.push(redisService, bridgeService);
+  services.push(exampleService, workerService, tickerService);
   return services;
+}
+
+/**
+ * Quotes one word for a POSIX shell (single quotes; a ' inside becomes '\'').
+ * @param {string} word
+ */
+function shellQuote(word) {
+  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * One copy-pasteable curl command line.
+ * @param {string} method
+ * @param {string} url
+ * @param {string} token
+ * @param {unknown} [body]
+ */
+function curlLine(method, url, token, body) {
+  const words = ['curl'];
+  if (method !== 'GET') words.push('-X', method);
+  words.push(shellQuote(url), '-H', shellQuote(`authorization: Bearer ${token}`));
+  if (body !== undefined) words.push('-H', shellQuote('content-type: application/json'), '-d', shellQuote(JSON.stringify(body)));
+  return words.join(' ');
+}
+
+/**
+ * @param {DevConfig} config
+ * @param {DevContext} context
+ */
+function printSummary(config, context) {
+  const api = `${context.workerUrl}/v1/queues/${EXAMPLE_QUEUE}`;
+  console.log(`Worker:              ${context.workerUrl} (API v1; GET /health)`);
+  if (config.upstash) console.log(`Upstash REST:        ${context.rest.url} (from UPSTASH_REDIS_REST_URL)`);
+  else console.log(`UPSTASH_REDIS_REST_URL=${context.rest.url} UPSTASH_REDIS_REST_TOKEN=${context.rest.token}`);
+  console.log(`GROUPQ_ADMIN_TOKEN=${config.adminToken}${config.adminToken === DEV_ADMIN_TOKEN ? '  (dev default)' : ''}`);
+  console.log(`GROUPQ_SIGNING_SECRET=${config.signingSecret}${config.signingSecret === DEV_SIGNING_SECRET ? '  (dev default)' : ''}`);
+  console.log(`Scheduler tick:      every ${config.tickMs} ms (GET /__scheduled, standing in for the cron trigger)`);
+  if (existsSync(path.join(repoRoot, '.dev.vars'))) {
+    console.log('Note:                .dev.vars is not used for groupq\'s bindings here; npm run dev passes each one itself');
+  }
+  console.log('');
+  console.log(`Try it: create a queue that pushes to the example endpoint, then enqueue a job:`);
+  console.log(`  ${curlLine('PUT', api, config.adminToken, { endpoint: context.exampleUrl, keepCompleted: 100 })}`);
+  console.log(`  ${curlLine('POST', `${api}/jobs`, config.adminToken, { group: 'user:42', data: { hello: 'world' } })}`);
+  console.log('Then look at the job (<id> from the answer above); it turns "completed" once the endpoint answered:');
+  console.log(`  ${curlLine('GET', `${api}/jobs/<id>`, config.adminToken)}`);
+  console.log('');
 }
 
 async function main() {
   const config = loadConfig(process.env);
-  /** @type {RestEndpoint} */
-  const rest = config.upstash ?? { url: '', token: config.restToken };
+  const abort = new AbortController();
+  /** @type {DevContext} */
+  const context = {
+    rest: config.upstash ? { ...config.upstash } : { url: '', token: config.restToken },
+    workerUrl: '',
+    exampleUrl: '',
+    signal: abort.signal,
+  };
   /** @type {RunningService[]} */
   const running = [];
   let stopping = false;
+  /** @type {Promise<void>} */
+  let startup = Promise.resolve();
 
   /** @param {number} code */
   async function shutdown(code) {
     if (stopping) return;
     stopping = true;
+    // Interrupts a service that is still starting (the Worker waits for /health for a while),
+    // and waits for it, so whatever it already started is in `running` and gets stopped too.
+    abort.abort();
+    await startup.catch(() => {});
     for (const service of running.reverse()) {
       await service.stop().catch((err) => console.error(`groupq dev: stopping ${service.name} failed: ${err.message}`));
     }
     process.exit(code);
   }
-  process.once('SIGINT', () => void shutdown(0));
-  process.once('SIGTERM', () => void shutdown(0));
+  // `on`, not `once`: a Ctrl-C under `npm run dev` arrives twice (from the terminal and again
+  // from npm, which forwards it), and a second SIGINT without a listener would kill us mid-way.
+  process.on('SIGINT', () => void shutdown(0));
+  process.on('SIGTERM', () => void shutdown(0));
 
-  try {
+  startup = (async () => {
     for (const service of servicesFor(config)) {
       if (stopping) return;
-      const started = await service.start(config, rest);
-      if (stopping) return void (await started.stop());
+      const started = await service.start(config, context);
       running.push(started);
       void started.exited.then((reason) => {
         if (stopping) return;
@@ -129,7 +272,12 @@ async function main() {
         void shutdown(1);
       });
     }
+  })();
+  try {
+    await startup;
   } catch (err) {
+    // A signal during startup makes the starting service give up on purpose: shutdown() owns the exit.
+    if (stopping) return;
     console.error(`groupq dev: ${/** @type {Error} */ (err).message}`);
     await shutdown(1);
     return;
@@ -137,16 +285,8 @@ async function main() {
   if (stopping) return;
   // Keeps the process alive until a signal even when no service holds the event loop open.
   setInterval(() => {}, 1 << 30);
-
-  if (config.upstash) console.log(`Upstash REST:        ${rest.url} (from UPSTASH_REDIS_REST_URL)`);
-  else console.log(`UPSTASH_REDIS_REST_URL=${rest.url} UPSTASH_REDIS_REST_TOKEN=${rest.token}`);
-  console.log(`GROUPQ_ADMIN_TOKEN=${config.adminToken}${config.adminToken === DEV_ADMIN_TOKEN ? '  (dev default)' : ''}`);
-  console.log(`GROUPQ_SIGNING_SECRET=${config.signingSecret}${config.signingSecret === DEV_SIGNING_SECRET ? '  (dev default)' : ''}`);
-  console.log(`Scheduler tick:      every ${config.tickMs} ms (with the Worker)`);
-  // The Worker (HTTP API on PORT, delivery, cron) joins `servicesFor` with the Worker issue;
-  // until then the engine is reachable through the REST bridge above.
-  console.log(`Worker:              not in this build yet; PORT ${config.port} is reserved for it`);
-  console.log(`groupq dev ready: http://127.0.0.1:${config.port}`);
+  printSummary(config, context);
+  console.log(`groupq dev ready: ${context.workerUrl}`);
 }
 
 main().catch((err) => {

@@ -1,0 +1,277 @@
+// `npm run dev` as a user runs it: node scripts/dev.mjs on free ports with its own data dir. It
+// must print the ready line; the curl commands it prints, replayed as printed, must get a job to
+// the example endpoint (signature verified) and completed; the dev ticker must fire the Worker's
+// scheduled handler; the example endpoint must refuse bad signatures; and SIGTERM must stop
+// every process it started, exit 0 and free every port.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../scripts/redis-server.mjs';
+import { createEngine } from '../../src/core/engine';
+import { createRedis } from '../../src/core/redis';
+import { expectedSignature } from '../helpers/endpoint';
+
+const READY_TIMEOUT_MS = 90_000;
+
+/** Distinct free ports (freePort alone may hand out the same one twice). */
+async function distinctFreePorts(n: number): Promise<number[]> {
+  const ports = new Set<number>();
+  while (ports.size < n) ports.add(await freePort());
+  return [...ports];
+}
+
+/** Splits a printed shell command into words: single quotes (with '\'' escapes) and bare words. */
+function shellWords(line: string): string[] {
+  const words: string[] = [];
+  let word: string | null = null;
+  for (let i = 0; i < line.length; i++) {
+    const ch = line[i]!;
+    if (ch === "'") {
+      const end = line.indexOf("'", i + 1);
+      if (end < 0) throw new Error(`unterminated quote in: ${line}`);
+      word = (word ?? '') + line.slice(i + 1, end);
+      i = end;
+    } else if (ch === '\\') {
+      word = (word ?? '') + (line[++i] ?? '');
+    } else if (ch === ' ') {
+      if (word !== null) words.push(word);
+      word = null;
+    } else {
+      word = (word ?? '') + ch;
+    }
+  }
+  if (word !== null) words.push(word);
+  return words;
+}
+
+interface Curl {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/** What curl would send for `curl [-X M] URL [-H 'k: v']... [-d body]`. */
+function parseCurl(line: string): Curl {
+  const [command, ...args] = shellWords(line.trim());
+  expect(command).toBe('curl');
+  const curl: Curl = { method: '', url: '', headers: {} };
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const value = args[i + 1];
+    if (arg === '-X' || arg === '-H' || arg === '-d') {
+      if (value === undefined) throw new Error(`${arg} without a value in: ${line}`);
+      i++;
+      if (arg === '-X') curl.method = value;
+      else if (arg === '-d') curl.body = value;
+      else {
+        const colon = value.indexOf(':');
+        curl.headers[value.slice(0, colon).trim().toLowerCase()] = value.slice(colon + 1).trim();
+      }
+    } else if (arg.startsWith('-')) {
+      throw new Error(`unexpected curl option ${arg} in: ${line}`);
+    } else {
+      curl.url = arg;
+    }
+  }
+  // curl's defaults: POST with -d, else GET.
+  curl.method ||= curl.body === undefined ? 'GET' : 'POST';
+  return curl;
+}
+
+async function replay(curl: Curl): Promise<{ status: number; json: Record<string, unknown> }> {
+  const res = await fetch(curl.url, { method: curl.method, headers: curl.headers, body: curl.body });
+  return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+}
+
+/** Resolves when nothing listens on 127.0.0.1:port (we can listen there ourselves). */
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/** Command lines of live processes (Linux /proc) that mention any of `needles`. */
+function processesMentioning(needles: string[]): string[] {
+  if (!existsSync('/proc/self/cmdline')) return [];
+  const found: string[] = [];
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    let cmdline = '';
+    try {
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+    } catch {
+      continue; // ended while we looked
+    }
+    if (needles.some((needle) => cmdline.includes(needle))) found.push(`${pid}: ${cmdline}`);
+  }
+  return found;
+}
+
+describe('npm run dev', () => {
+  let dir: string;
+  let dev: ChildProcess;
+  let out = '';
+  let exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  let port: number, redisPort: number, restPort: number, examplePort: number;
+
+  /** Resolves with the first match of `pattern` in stdout (waiting for it if needed). */
+  function waitForOutput(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const match = out.match(pattern);
+        if (!match) return false;
+        clearTimeout(timer);
+        dev.stdout!.off('data', check);
+        dev.off('exit', exited);
+        resolve(match);
+        return true;
+      };
+      const exited = () => reject(new Error(`npm run dev exited before printing ${pattern}; output:\n${out}`));
+      const timer = setTimeout(() => {
+        dev.stdout!.off('data', check);
+        dev.off('exit', exited);
+        reject(new Error(`no ${pattern} within ${timeoutMs} ms; output:\n${out}`));
+      }, timeoutMs);
+      if (check()) return;
+      dev.stdout!.on('data', check);
+      dev.once('exit', exited);
+    });
+  }
+
+  /** The printed command lines, in order. */
+  const curlLines = () => out.split('\n').filter((line) => line.trim().startsWith('curl '));
+
+  async function jobState(curl: Curl, id: string) {
+    const { status, json } = await replay({ ...curl, url: curl.url.replace('<id>', encodeURIComponent(id)) });
+    expect(status).toBe(200);
+    return json;
+  }
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'groupq-dev-'));
+    [port, redisPort, restPort, examplePort] = (await distinctFreePorts(4)) as [number, number, number, number];
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      PORT: String(port),
+      REDIS_PORT: String(redisPort),
+      REDIS_REST_PORT: String(restPort),
+      EXAMPLE_ENDPOINT_PORT: String(examplePort),
+      GROUPQ_DEV_DATA_DIR: path.join(dir, 'redis'),
+      GROUPQ_DEV_TICK_MS: '200',
+    };
+    // The defaults a fresh machine has: the local Redis and the printed dev tokens.
+    for (const name of ['UPSTASH_REDIS_REST_URL', 'UPSTASH_REDIS_REST_TOKEN', 'GROUPQ_ADMIN_TOKEN', 'GROUPQ_SIGNING_SECRET', 'GROUPQ_SIGNING_SECRET_NEXT']) {
+      delete env[name];
+    }
+    dev = spawn(process.execPath, ['scripts/dev.mjs'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    exit = new Promise((resolve) => dev.once('exit', (code, signal) => resolve({ code, signal })));
+    dev.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    dev.stderr!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    await waitForOutput(/^groupq dev ready: (\S+)$/m, READY_TIMEOUT_MS);
+  }, READY_TIMEOUT_MS + 10_000);
+
+  afterAll(async () => {
+    // Only when a test failed before the SIGTERM test: don't leave the stack running.
+    if (dev && dev.exitCode === null && dev.signalCode === null) {
+      dev.kill('SIGTERM');
+      await exit;
+    }
+    if (dir) await rm(dir, { recursive: true, force: true });
+  }, 30_000);
+
+  it('prints the ready line with the Worker URL, and the tokens', () => {
+    expect(out).toMatch(new RegExp(`^groupq dev ready: http://127\\.0\\.0\\.1:${port}$`, 'm'));
+    expect(out).toMatch(/^GROUPQ_ADMIN_TOKEN=gq_dev_admin_token {2}\(dev default\)$/m);
+    expect(out).toMatch(/^GROUPQ_SIGNING_SECRET=whsec_\S+ {2}\(dev default\)$/m);
+  });
+
+  it('the printed curl commands create a queue, enqueue a job, and the job completes at the example endpoint', async () => {
+    const [put, post, get] = curlLines().map(parseCurl);
+    expect(put).toMatchObject({ method: 'PUT', url: `http://127.0.0.1:${port}/v1/queues/example` });
+    expect(JSON.parse(put!.body!)).toEqual({ endpoint: `http://127.0.0.1:${examplePort}/jobs`, keepCompleted: 100 });
+    expect(post).toMatchObject({ method: 'POST', url: `http://127.0.0.1:${port}/v1/queues/example/jobs` });
+    expect(get).toMatchObject({ method: 'GET', url: `http://127.0.0.1:${port}/v1/queues/example/jobs/<id>` });
+
+    expect((await replay(put!)).status).toBe(200);
+    const enqueued = await replay(post!);
+    expect(enqueued.status).toBe(201);
+    const id = String(enqueued.json.id);
+
+    // The endpoint logs a job only after its signature verified.
+    await waitForOutput(new RegExp(`^\\[example\\] job ${id} queue=example group="user:42" attempt=1 data=\\{"hello":"world"\\}$`, 'm'), 20_000);
+    let job = await jobState(get!, id);
+    while (job.state !== 'completed') {
+      expect(['waiting', 'active']).toContain(job.state);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      job = await jobState(get!, id);
+    }
+    expect(job).toMatchObject({ id, group: 'user:42', data: { hello: 'world' }, attempts: 1 });
+    expect(job.result).toMatchObject({ ok: true, handledBy: 'groupq example endpoint' });
+  });
+
+  it('a delayed job completes once due', async () => {
+    const [, post, get] = curlLines().map(parseCurl);
+    const enqueued = await replay({ ...post!, body: JSON.stringify({ group: 'user:43', data: { later: true }, delayMs: 1500 }) });
+    expect(enqueued).toMatchObject({ status: 201, json: { state: 'delayed' } });
+    const id = String(enqueued.json.id);
+    await waitForOutput(new RegExp(`^\\[example\\] job ${id} queue=example `, 'm'), 20_000);
+    let job = await jobState(get!, id);
+    while (job.state !== 'completed') {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      job = await jobState(get!, id);
+    }
+  });
+
+  it('the dev ticker fires the scheduled handler: a delayed job the Worker never heard of gets delivered', async () => {
+    // Written straight to Redis through the printed bridge, so no request to the Worker (whose
+    // follow-ups also wake for due times) knows this queue: only the cron pass can deliver it.
+    const [, restUrl, restToken] = out.match(/^UPSTASH_REDIS_REST_URL=(\S+) UPSTASH_REDIS_REST_TOKEN=(\S+)$/m) ?? [];
+    const engine = createEngine({ redis: createRedis({ url: restUrl!, token: restToken! }), allowHttpLoopback: true });
+    await engine.putQueue('ticker-check', { endpoint: `http://127.0.0.1:${examplePort}/jobs`, keepCompleted: 10 });
+    const { id, state } = await engine.enqueue('ticker-check', { group: 'g', data: { via: 'cron' }, delayMs: 1500 });
+    expect(state).toBe('delayed');
+    await waitForOutput(new RegExp(`^\\[example\\] job ${id} queue=ticker-check group="g" attempt=1`, 'm'), 20_000);
+    for (;;) {
+      const job = await engine.getJob('ticker-check', id);
+      if (job.state === 'completed') break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  });
+
+  it('the example endpoint refuses deliveries with a bad or old signature (401)', async () => {
+    const [, secret] = out.match(/^GROUPQ_SIGNING_SECRET=(\S+)/m) ?? [];
+    const url = `http://127.0.0.1:${examplePort}/jobs`;
+    const body = JSON.stringify({ id: 'sig-check', queue: 'example', group: 'g', data: {}, attempt: 1 });
+    const send = (timestamp: number, signature: string, sentBody = body) =>
+      fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'webhook-id': 'sig-check', 'webhook-timestamp': String(timestamp), 'webhook-signature': signature },
+        body: sentBody,
+      }).then((res) => res.status);
+    const now = Math.floor(Date.now() / 1000);
+    const sign = (ts: number, key = secret!) => expectedSignature(key, 'sig-check', String(ts), body);
+
+    expect(await send(now, sign(now))).toBe(200);
+    // Rotation: any one valid signature among several is enough.
+    expect(await send(now, `v1,AAAA ${sign(now)}`)).toBe(200);
+    expect(await send(now - 301, sign(now - 301))).toBe(401);
+    expect(await send(now + 301, sign(now + 301))).toBe(401);
+    expect(await send(now, sign(now, `whsec_${Buffer.from('another-secret-0123456789').toString('base64')}`))).toBe(401);
+    expect(await send(now, sign(now), body.replace('"g"', '"h"'))).toBe(401);
+    expect(await send(now, '')).toBe(401);
+  });
+
+  it('SIGTERM stops every process it started, exits 0 and frees every port', async () => {
+    dev.kill('SIGTERM');
+    expect(await exit).toEqual({ code: 0, signal: null });
+    for (const p of [port, redisPort, restPort, examplePort]) expect(await canListen(p)).toBe(true);
+    // wrangler, workerd (listening on PORT) and redis-server (its title names its port) are gone.
+    expect(processesMentioning([`127.0.0.1:${port}`, `--port ${port}`, `127.0.0.1:${redisPort}`])).toEqual([]);
+  }, 30_000);
+});
