@@ -1,12 +1,14 @@
 // groupq engine benchmark: throughput, Redis commands per job, REST requests per job, memory per
 // waiting job, idle tick cost and the lone-job path, against a private redis-server + REST bridge
-// with the production @upstash/redis client.
+// with the production @upstash/redis client; then the same full path end to end through the
+// Worker in bare Miniflare, pushing to a loopback endpoint (throughput, latency, costs per job).
 //   npm run bench             readable report on stdout, progress on stderr
 //   npm run bench -- --json   one JSON object on stdout, nothing else
 // Either way the result is also written to bench/results/engine.json.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { runE2e } from './lib/e2e';
 import { installFetchCounter } from './lib/fetch-counter';
 import { runIdle } from './lib/idle';
 import { runMemory } from './lib/memory';
@@ -28,6 +30,19 @@ const CONFIG: BenchConfig = {
   concurrency: 1_000,
   idleTicks: 100,
   singleJobIterations: 200,
+  e2e: {
+    // 10 jobs per group; 20,000 outgrow what the enqueue requests' drains can deliver within
+    // their subrequest budgets (see bench/lib/e2e.ts) and the rest waits for the cron.
+    jobs: 10_000,
+    groups: 1_000,
+    payloadBytes: 100,
+    batchSize: 100,
+    producers: 4,
+    concurrency: 100,
+    latencyRatePerSecond: 200,
+    latencySeconds: 10,
+    warmupJobs: 200,
+  },
 };
 const RESULT_FILE = path.join('bench', 'results', 'engine.json');
 
@@ -70,6 +85,9 @@ async function run(stack: BenchStack): Promise<BenchResult> {
     const throughput = await runThroughput(stack, CONFIG, fetches, log);
     const idle = await runIdle(stack, CONFIG.idleTicks, fetches, log);
     const singleJob = await runSingleJob(stack, CONFIG.singleJobIterations, CONFIG.reserveBatch, CONFIG.payloadBytes, fetches, log);
+    // Its own redis-server, bridge and Worker: nothing above is counted there.
+    const e2e = await runE2e(CONFIG.e2e, log);
+    const { p50, p95, p99 } = e2e.latency.latencyMs;
     return {
       benchmark: 'groupq-engine',
       startedAt: startedAt.toISOString(),
@@ -80,6 +98,10 @@ async function run(stack: BenchStack): Promise<BenchResult> {
       bytesPerWaitingJob: memory.bytesPerWaitingJob,
       idleCommandsPerTick: idle.empty.commandsPerTick,
       singleJobCommands: singleJob.api.commandsPerJob,
+      e2eJobsPerSecond: e2e.throughput.jobsPerSecond,
+      e2eLatencyMs: { p50, p95, p99 },
+      e2eCommandsPerJob: e2e.throughput.commandsPerJob,
+      e2eRestRequestsPerJob: e2e.throughput.restRequestsPerJob,
       budgets: BUDGETS,
       config: CONFIG,
       machine,
@@ -87,6 +109,7 @@ async function run(stack: BenchStack): Promise<BenchResult> {
       memory,
       idle,
       singleJob,
+      e2e,
     };
   } finally {
     fetches.restore();

@@ -69,7 +69,7 @@ function loadConfig(env) {
     adminToken,
     signingSecret,
     signingSecretNext,
-    maxSubrequests: String(intFromEnv(env, 'GROUPQ_MAX_SUBREQUESTS', 1000, { min: 10, max: 100_000 })),
+    maxSubrequests: String(intFromEnv(env, 'GROUPQ_MAX_SUBREQUESTS', 10_000, { min: 10, max: 10_000_000 })),
     /** How often the dev stack runs the scheduled handler (stands in for Cloudflare's cron). */
     tickMs: intFromEnv(env, 'GROUPQ_DEV_TICK_MS', 1000, { min: 10, max: 3_600_000 }),
   };

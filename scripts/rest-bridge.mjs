@@ -125,12 +125,14 @@ function isAuthorized(header, expected) {
 /**
  * Starts the bridge. `port: 0` picks a free port.
  * @param {{ port?: number, host?: string, redisHost?: string, redisPort: number, token: string }} options
- * @returns {Promise<{ url: string, port: number, close: () => Promise<void> }>}
+ * @returns {Promise<{ url: string, port: number, stats: { requests: number }, close: () => Promise<void> }>}
  */
 export async function startBridge({ port = 0, host = '127.0.0.1', redisHost = '127.0.0.1', redisPort, token }) {
   if (!token) throw new Error('startBridge: a token is required');
   const expectedToken = Buffer.from(token, 'utf8');
   const redis = createRespClient({ host: redisHost, port: redisPort });
+  // Read by the benchmark (REST requests per job); the bridge itself never looks at it.
+  const stats = { requests: 0 };
 
   /**
    * @param {string} route
@@ -163,6 +165,7 @@ export async function startBridge({ port = 0, host = '127.0.0.1', redisHost = '1
   }
 
   const server = http.createServer(async function handleBridgeRequest(req, res) {
+    stats.requests++;
     /** @param {number} status @param {unknown} payload */
     const send = (status, payload) => {
       const body = JSON.stringify(payload);
@@ -196,6 +199,8 @@ export async function startBridge({ port = 0, host = '127.0.0.1', redisHost = '1
   return {
     url: `http://${urlHost}:${boundPort}`,
     port: boundPort,
+    /** Counters since start: `requests` = HTTP requests received, whatever their answer. */
+    stats,
     async close() {
       await new Promise((resolve) => {
         server.close(() => resolve(undefined));

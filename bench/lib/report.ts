@@ -24,6 +24,61 @@ function commandTable(columns: [string, CommandCounts][]): string {
   return table(rows, ['command', ...columns.map(([title]) => title)]);
 }
 
+const pct = (p: { p50: number; p95: number; p99: number }) => `${fmt(p.p50, 1)} / ${fmt(p.p95, 1)} / ${fmt(p.p99, 1)}`;
+
+/** The end-to-end section: the Worker in Miniflare pushing to a loopback endpoint. */
+function formatE2e(r: BenchResult): string {
+  const { throughput: t, latency: l, definitions: d } = r.e2e;
+  const c = r.config.e2e;
+  const b = r.budgets;
+  const ok = (value: number) => (value <= b.commandsPerJob ? 'ok' : 'OVER');
+  const headline = table(
+    [
+      [`e2eJobsPerSecond (batches of ${c.batchSize}, ${c.producers} producers)`, fmt(r.e2eJobsPerSecond), '', ''],
+      ['  enqueue only (last batch answered)', fmt(t.enqueueJobsPerSecond), '', ''],
+      ['  batch request p50 / p95 / p99 (ms)', pct(t.batchRequestMs), '', ''],
+      [`e2eLatencyMs p50 / p95 / p99 (single jobs at ${fmt(l.targetRatePerSecond)}/s)`, pct(r.e2eLatencyMs), '', ''],
+      ['  max', fmt(l.latencyMs.max, 1), '', ''],
+      ['  enqueue answered p50 / p95 / p99 (ms)', pct(l.enqueueResponseMs), '', ''],
+      ['e2eCommandsPerJob (batch run)', fmt(r.e2eCommandsPerJob, 2), `<= ${b.commandsPerJob} (aim ${b.commandsPerJobAim})`, ok(r.e2eCommandsPerJob)],
+      [`  single jobs at ${fmt(l.targetRatePerSecond)}/s`, fmt(l.commandsPerJob, 2), `<= ${b.commandsPerJob} (aim ${b.commandsPerJobAim})`, ok(l.commandsPerJob)],
+      ['e2eRestRequestsPerJob (batch run)', fmt(r.e2eRestRequestsPerJob, 4), '', ''],
+      [`  single jobs at ${fmt(l.targetRatePerSecond)}/s`, fmt(l.restRequestsPerJob, 4), '~2 (DESIGN)', ''],
+    ],
+    ['end to end through the Worker', 'value', 'budget', ''],
+  );
+  const warnings: string[] = [];
+  for (const [name, run] of [['batch run', t], ['single-job run', l]] as const) {
+    if (run.scheduledRuns > 0) warnings.push(`${name}: the drains stalled; the cron was fired ${run.scheduledRuns} time(s) to finish (counted in)`);
+    if (run.duplicates > 0) warnings.push(`${name}: ${run.duplicates} job(s) delivered more than once`);
+    const left = Object.entries(run.countsAfter).filter(([, n]) => n !== 0);
+    if (left.length > 0) warnings.push(`${name}: the queue was not empty afterwards: ${JSON.stringify(run.countsAfter)}`);
+  }
+  if (t.orderViolations > 0) warnings.push(`batch run: ${t.orderViolations} FIFO order violations seen at the endpoint`);
+  return [
+    `End to end: ${d.runtime}; load ${fmt(r.e2e.loadAverage1m, 2)} at start`,
+    `batch run: ${fmt(t.jobs)} jobs over ${fmt(c.groups)} groups, queue concurrency ${c.concurrency}, keepCompleted 0; ` +
+      `${fmt(t.enqueueMs)} ms enqueue, ${fmt(t.totalMs)} ms to the last arrival; ${fmt(t.restRequests)} REST requests; ` +
+      `cron runs ${t.scheduledRuns}; FIFO order violations ${t.orderViolations}`,
+    `single-job run: ${fmt(l.jobs)} POST /jobs paced at ${fmt(l.targetRatePerSecond)}/s (achieved ${fmt(l.achievedRatePerSecond, 1)}/s, ` +
+      `timer at most ${fmt(l.maxSendLagMs, 1)} ms late); ${fmt(l.restRequests)} REST requests; cron runs ${l.scheduledRuns}`,
+    '',
+    headline,
+    ...(warnings.length > 0 ? ['', ...warnings.map((w) => `WARNING ${w}`)] : []),
+    '',
+    `jobs/s = ${d.jobsPerSecond}`,
+    `latency = ${d.latencyMs}`,
+    `commands/job = ${d.commandsPerJob}`,
+    `REST requests/job = ${d.restRequestsPerJob}`,
+    '',
+    'Redis commands per job through the Worker:',
+    commandTable([
+      [`single ${fmt(l.targetRatePerSecond)}/s`, l.commandsPerJobByCommand],
+      ['batch run', t.commandsPerJobByCommand],
+    ]),
+  ].join('\n');
+}
+
 export function formatReport(r: BenchResult): string {
   const t = r.throughput;
   const s = r.singleJob;
@@ -102,5 +157,7 @@ export function formatReport(r: BenchResult): string {
     structures,
     `sample record: ${m.sampleRecord.bytes} bytes = state ${m.sampleRecord.stateJson} + newline + ${m.sampleRecord.payloadBytes}-byte payload; ` +
       `group member ${m.sampleGroupMemberBytes} bytes`,
+    '',
+    formatE2e(r),
   ].join('\n');
 }

@@ -1,4 +1,5 @@
 // The benchmark's result object: what `--json` prints and bench/results/engine.json holds.
+import type { E2eConfig, E2eResult } from './e2e';
 import type { IdleResult } from './idle';
 import type { MemoryResult } from './memory';
 import type { SingleJobResult } from './single-job';
@@ -16,6 +17,8 @@ export interface BenchConfig extends ThroughputOptions {
   concurrency: number;
   idleTicks: number;
   singleJobIterations: number;
+  /** The end-to-end runs through the Worker (bench/lib/e2e.ts). */
+  e2e: E2eConfig;
 }
 
 export interface MachineInfo {
@@ -44,6 +47,14 @@ export interface BenchResult {
   idleCommandsPerTick: number;
   /** The lone-job path with the plain API (enqueue, reserve(q, 1), complete). */
   singleJobCommands: number;
+  /** Through the Worker: jobs enqueued by batches, first request sent to last arrival at the endpoint. */
+  e2eJobsPerSecond: number;
+  /** Through the Worker: single enqueues at a steady rate, request sent to arrival at the endpoint. */
+  e2eLatencyMs: { p50: number; p95: number; p99: number };
+  /** Through the Worker, the batch run: Redis commands per job on the full path. */
+  e2eCommandsPerJob: number;
+  /** Through the Worker, the batch run: requests at the REST bridge per job. */
+  e2eRestRequestsPerJob: number;
   budgets: typeof BUDGETS;
   config: BenchConfig;
   machine: MachineInfo;
@@ -51,4 +62,5 @@ export interface BenchResult {
   memory: MemoryResult;
   idle: IdleResult;
   singleJob: SingleJobResult;
+  e2e: E2eResult;
 }

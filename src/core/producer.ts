@@ -35,16 +35,22 @@ export interface Enqueued {
   config: StoredConfig;
 }
 
-async function enqueueParsed(ctx: EngineContext, queue: string, jobs: ParsedJob[], reserve: number): Promise<Enqueued> {
+async function enqueueParsed(
+  ctx: EngineContext,
+  queue: string,
+  jobs: ParsedJob[],
+  reserve: number,
+  rawData: readonly (string | undefined)[] = [],
+): Promise<Enqueued> {
   const k = queueKeys(queue);
   const now = ctx.now();
   const keys = [k.meta, k.jobs, k.ready, k.delayed, k.active, k.held, k.pausedGroups];
   const args: (string | number)[] = [now, randomSeed(), Math.min(Math.max(0, reserve), 1000), jobs.length];
-  for (const job of jobs) {
+  for (const [i, job] of jobs.entries()) {
     const orderMs = job.orderMs ?? now;
     const runAt = job.runAt ?? (job.delayMs !== undefined ? now + job.delayMs : 0);
     keys.push(groupKey(queue, job.group));
-    args.push(job.id ?? randomId(), job.group, orderMs, runAt, JSON.stringify(job.data), recordOptions(job, now, orderMs));
+    args.push(job.id ?? randomId(), job.group, orderMs, runAt, rawData[i] ?? JSON.stringify(job.data), recordOptions(job, now, orderMs));
   }
   const reply = await runScript(ctx.redis, scripts.enqueue, keys, args);
   const [, rows, configJson, leased] = reply as [number, [string, EnqueueResult['state'], number][], string, unknown[]];
@@ -66,14 +72,24 @@ export async function enqueueBatch(ctx: EngineContext, queue: string, jobs: unkn
   return (await enqueueBatchAndReserve(ctx, queue, { jobs }, 0)).results;
 }
 
-/** enqueue, then up to `reserve` ready jobs leased in the same round trip (the dispatcher's way in). */
-export function enqueueAndReserve(ctx: EngineContext, queue: string, input: unknown, reserve: number): Promise<Enqueued> {
+/**
+ * enqueue, then up to `reserve` ready jobs leased in the same round trip (the dispatcher's way
+ * in). `rawData`, the exact JSON text `input.data` was parsed from, is stored instead of a
+ * re-encoding, so big integers and number formats reach the endpoint as sent.
+ */
+export function enqueueAndReserve(ctx: EngineContext, queue: string, input: unknown, reserve: number, rawData?: string): Promise<Enqueued> {
   checkQueueName(queue);
-  return enqueueParsed(ctx, queue, [parse(jobInputSchema, input)], reserve);
+  return enqueueParsed(ctx, queue, [parse(jobInputSchema, input)], reserve, [rawData]);
 }
 
 /** enqueueBatch of a body `{"jobs":[...]}`, then up to `reserve` ready jobs leased in the same round trip. */
-export function enqueueBatchAndReserve(ctx: EngineContext, queue: string, batch: unknown, reserve: number): Promise<Enqueued> {
+export function enqueueBatchAndReserve(
+  ctx: EngineContext,
+  queue: string,
+  batch: unknown,
+  reserve: number,
+  rawData?: readonly (string | undefined)[],
+): Promise<Enqueued> {
   checkQueueName(queue);
-  return enqueueParsed(ctx, queue, parse(batchInputSchema, batch).jobs, reserve);
+  return enqueueParsed(ctx, queue, parse(batchInputSchema, batch).jobs, reserve, rawData);
 }

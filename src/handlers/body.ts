@@ -1,9 +1,12 @@
 // Request bodies: JSON only (415 otherwise, a missing content-type included), at most 10 MiB
-// (413, checked before parsing and while reading), and parse errors as BAD_JSON.
+// (413, checked before parsing and while reading), parse errors as BAD_JSON, and at most
+// MAX_JSON_DEPTH levels of nesting (400: validating deeper values overflows the stack).
 import type { Context } from 'hono';
 import { QueueError } from '../core/errors';
 
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
+/** Arrays and objects inside each other; zod's recursive z.json() overflows near 1,400. */
+export const MAX_JSON_DEPTH = 512;
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 
 function tooLarge(): QueueError {
@@ -27,8 +30,27 @@ async function readCapped(body: ReadableStream<Uint8Array>): Promise<string> {
   }
 }
 
+/** The deepest nesting of arrays and objects in `value`, walked without recursion. */
+function depthOf(value: unknown): number {
+  let deepest = 0;
+  const pending: [unknown, number][] = [[value, 1]];
+  while (pending.length > 0) {
+    const [node, depth] = pending.pop()!;
+    if (node === null || typeof node !== 'object') continue;
+    deepest = Math.max(deepest, depth);
+    if (deepest > MAX_JSON_DEPTH) break;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) pending.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
 /** The request's JSON body, checked for type and size before it is parsed. */
 export async function readJson(c: Context): Promise<unknown> {
+  return (await readJsonWithText(c)).value;
+}
+
+/** readJson, with the body's text too (enqueue keeps each job's data exactly as sent). */
+export async function readJsonWithText(c: Context): Promise<{ text: string; value: unknown }> {
   const type = c.req.header('content-type');
   if (type === undefined || !JSON_TYPE.test(type)) {
     throw new QueueError('UNSUPPORTED_MEDIA_TYPE', 'send the body as content-type: application/json');
@@ -37,9 +59,16 @@ export async function readJson(c: Context): Promise<unknown> {
   if (length > MAX_BODY_BYTES) throw tooLarge();
   const text = c.req.raw.body ? await readCapped(c.req.raw.body) : '';
   if (text.trim() === '') throw new QueueError('BAD_JSON', 'the request body is empty; send a JSON object');
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (error) {
     throw new QueueError('BAD_JSON', `the body is not valid JSON: ${(error as Error).message}`);
   }
+  if (depthOf(value) > MAX_JSON_DEPTH) {
+    throw new QueueError('VALIDATION_FAILED', `the body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`, {
+      maxDepth: MAX_JSON_DEPTH,
+    });
+  }
+  return { text, value };
 }

@@ -6,7 +6,8 @@ import type { StoredConfig } from '../core/config';
 import { QueueError } from '../core/errors';
 import type { Enqueued } from '../core/producer';
 import { checkPublisher } from './auth';
-import { readJson } from './body';
+import { readJsonWithText } from './body';
+import { rawBatchData, rawJobData } from './raw-json';
 import { type AppEnv, continueInBackground, scopeOf } from './scope';
 
 /** The queue's stored config, read at most once per request; null for a missing queue. */
@@ -30,12 +31,12 @@ async function allowOrigin(c: Context<AppEnv>, config: () => Promise<StoredConfi
   return true;
 }
 
-async function enqueueRoute(c: Context<AppEnv>, enqueue: (body: unknown, reserve: number) => Promise<Enqueued>) {
+async function enqueueRoute(c: Context<AppEnv>, enqueue: (body: { text: string; value: unknown }, reserve: number) => Promise<Enqueued>) {
   const queue = c.req.param('queue')!;
   const config = configReader(c, queue);
   await allowOrigin(c, config);
   await checkPublisher(c, config);
-  const body = await readJson(c);
+  const body = await readJsonWithText(c);
   const { dispatcher, due } = scopeOf(c);
   const reserve = dispatcher.invocation.reservable();
   const enqueued = await enqueue(body, reserve);
@@ -59,14 +60,14 @@ export const publishingRoutes = new Hono<AppEnv>()
   .options('/:queue/jobs', preflight)
   .options('/:queue/jobs/batch', preflight)
   .post('/:queue/jobs/batch', async (c) => {
-    const results = await enqueueRoute(c, (body, reserve) =>
-      scopeOf(c).engine.enqueueBatchAndReserve(c.req.param('queue'), body, reserve),
+    const results = await enqueueRoute(c, ({ text, value }, reserve) =>
+      scopeOf(c).engine.enqueueBatchAndReserve(c.req.param('queue'), value, reserve, rawBatchData(text)),
     );
     return c.json({ jobs: results }, 201);
   })
   .post('/:queue/jobs', async (c) => {
-    const [result] = await enqueueRoute(c, (body, reserve) =>
-      scopeOf(c).engine.enqueueAndReserve(c.req.param('queue'), body, reserve),
+    const [result] = await enqueueRoute(c, ({ text, value }, reserve) =>
+      scopeOf(c).engine.enqueueAndReserve(c.req.param('queue'), value, reserve, rawJobData(text)),
     );
     return c.json(result!, result!.duplicate ? 200 : 201);
   });

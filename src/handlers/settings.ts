@@ -16,7 +16,7 @@ const envSchema = z.object({
   GROUPQ_PUBLIC_URL: z.url().or(z.literal('')).optional(),
   GROUPQ_ALLOW_HTTP_LOOPBACK: flag.default('false'),
   GROUPQ_SCHEDULER_STAY_MS: intString(50_000, 0, 14 * 60_000),
-  GROUPQ_MAX_SUBREQUESTS: intString(1000, 10, 100_000),
+  GROUPQ_MAX_SUBREQUESTS: intString(10_000, 10, 10_000_000),
 });
 
 export interface Settings {
@@ -29,7 +29,7 @@ export interface Settings {
   allowHttpLoopback: boolean;
   /** How long a cron invocation keeps honouring due times after its tick. */
   schedulerStayMs: number;
-  /** Subrequests one invocation may make (Workers Free allows 50, Paid 1000 and more). */
+  /** Subrequests one invocation may make (Workers Paid allows 10,000, Free 50). */
   maxSubrequests: number;
 }
 

@@ -1,0 +1,190 @@
+// The end-to-end benchmark's stack: the Worker bundle in bare Miniflare (workerd, not wrangler
+// dev, whose proxy layer is the bottleneck), a private redis-server (AOF on, as the engine bench)
+// with the REST bridge, and a loopback endpoint in this process that answers 200 at once and
+// notes when each job arrived. Also the measuring around a phase: Redis commands (INFO
+// commandstats) and REST requests (the bridge's counter) from reset to the moment all is quiet.
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createRespClient, type RespClient } from '../../scripts/resp.mjs';
+import { startMiniflareWorker, startPrivateStack } from '../../scripts/worker-stack.mjs';
+import { type CommandCounts, commandStats, resetStats } from './redis-stats';
+import { sleep } from './workload';
+
+/** One push as the endpoint saw it. */
+export interface Arrival {
+  /** performance.now() when the request's headers arrived. */
+  at: number;
+  /** groupq-attempt: above 1 means the job was delivered before (a retry). */
+  attempt: number;
+}
+
+export interface LoopbackEndpoint {
+  url: string;
+  /** First arrival per job id (webhook-id). */
+  arrivals: Map<string, Arrival>;
+  /** Pushes of an id that had already arrived. */
+  duplicates: number;
+  /** Every push, in arrival order (the FIFO check reads it). */
+  order: string[];
+  /** Forgets what arrived (between phases). */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+/** Answers every push 200 with an empty body as soon as its body is read; keeps no payloads. */
+async function startEndpoint(): Promise<LoopbackEndpoint> {
+  const endpoint = {
+    url: '',
+    arrivals: new Map<string, Arrival>(),
+    duplicates: 0,
+    order: [] as string[],
+    reset() {
+      endpoint.arrivals.clear();
+      endpoint.duplicates = 0;
+      endpoint.order = [];
+    },
+    close: async () => {},
+  };
+  const server = http.createServer((req, res) => {
+    const at = performance.now();
+    const id = String(req.headers['webhook-id'] ?? '');
+    if (endpoint.arrivals.has(id)) endpoint.duplicates++;
+    else endpoint.arrivals.set(id, { at, attempt: Number(req.headers['groupq-attempt'] ?? 0) });
+    endpoint.order.push(id);
+    // The body must be read for the connection to be reused; its content does not matter here.
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-length': '0' }).end());
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  endpoint.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/jobs`;
+  endpoint.close = () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  return endpoint;
+}
+
+export interface E2eStack {
+  admin: RespClient;
+  /** The private redis-server's port on 127.0.0.1 (for a look with redis-cli MONITOR, say). */
+  redisPort: number;
+  endpoint: LoopbackEndpoint;
+  workerUrl: string;
+  /** A request to the Worker with the admin token (a backend publishing with the admin token). */
+  api(path: string, init?: { method?: string; json?: unknown }): Promise<Response>;
+  /** Fires the cron trigger and waits for the scheduled handler to end. */
+  scheduled(): Promise<void>;
+  /** HTTP requests the REST bridge has received so far (from the Worker only: nothing else uses it). */
+  restRequests(): number;
+  close(): Promise<void>;
+}
+
+export async function startE2eStack(log: (line: string) => void): Promise<E2eStack> {
+  const stack = await startPrivateStack({ appendonly: true });
+  const closers: (() => Promise<unknown> | void)[] = [() => stack.close()];
+  const close = async () => {
+    for (const closer of closers.splice(0).reverse()) await closer();
+  };
+  try {
+    const admin = createRespClient({ port: stack.redisPort });
+    closers.push(() => admin.close());
+    const endpoint = await startEndpoint();
+    closers.push(() => endpoint.close());
+    const adminToken = randomBytes(24).toString('hex');
+    const worker = await startMiniflareWorker(
+      stack,
+      { GROUPQ_ADMIN_TOKEN: adminToken, GROUPQ_SIGNING_SECRET: `whsec_${randomBytes(32).toString('base64')}` },
+      // stdout is the report (or the one JSON object): whatever workerd prints goes to stderr.
+      { runtimeOutputTo: process.stderr },
+    );
+    closers.push(() => worker.dispose());
+    log(`e2e: redis-server on 127.0.0.1:${stack.redisPort}, REST bridge ${stack.restUrl}, Worker (Miniflare) ${worker.url}, endpoint ${endpoint.url}`);
+    return {
+      admin,
+      redisPort: stack.redisPort,
+      endpoint,
+      workerUrl: worker.url,
+      api(path, { method = 'GET', json } = {}) {
+        const headers: Record<string, string> = { authorization: `Bearer ${adminToken}` };
+        if (json !== undefined) headers['content-type'] = 'application/json';
+        return fetch(`${worker.url}${path}`, { method, headers, body: json === undefined ? undefined : JSON.stringify(json) });
+      },
+      scheduled: () => worker.scheduled(),
+      restRequests: () => stack.bridgeStats.requests,
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/** Resolves once neither the bridge nor the endpoint has seen a request for `quietMs`. */
+export async function waitQuiet(stack: E2eStack, quietMs = 500): Promise<void> {
+  let last = [stack.restRequests(), stack.endpoint.order.length];
+  let since = performance.now();
+  for (;;) {
+    await sleep(50);
+    const now = [stack.restRequests(), stack.endpoint.order.length];
+    if (now[0] !== last[0] || now[1] !== last[1]) {
+      last = now;
+      since = performance.now();
+    } else if (performance.now() - since >= quietMs) {
+      return;
+    }
+  }
+}
+
+/** How long without a new arrival before the cron is fired for jobs nothing is draining. */
+const STALL_MS = 2_000;
+const MAX_SCHEDULED_RUNS = 20;
+
+/**
+ * Waits until every one of `ids` reached the endpoint. Deliveries come from the drains the
+ * enqueue requests started; if they stall with jobs missing, fires the cron (counted: a run that
+ * needs it says so).
+ */
+export async function waitDelivered(stack: E2eStack, ids: string[], log: (line: string) => void): Promise<{ scheduledRuns: number }> {
+  const missing = () => ids.reduce((n, id) => n + (stack.endpoint.arrivals.has(id) ? 0 : 1), 0);
+  let scheduledRuns = 0;
+  let seen = stack.endpoint.order.length;
+  let since = performance.now();
+  while (missing() > 0) {
+    await sleep(20);
+    if (stack.endpoint.order.length !== seen) {
+      seen = stack.endpoint.order.length;
+      since = performance.now();
+      continue;
+    }
+    if (performance.now() - since < STALL_MS) continue;
+    if (scheduledRuns === MAX_SCHEDULED_RUNS) throw new Error(`e2e: ${missing()} jobs never arrived, even after ${scheduledRuns} cron runs`);
+    log(`e2e: deliveries stalled with ${missing()} jobs missing: firing the cron`);
+    await stack.scheduled();
+    scheduledRuns++;
+    since = performance.now();
+  }
+  return { scheduledRuns };
+}
+
+export interface PhaseCost {
+  commands: CommandCounts;
+  restRequests: number;
+}
+
+/**
+ * Runs `phase` between CONFIG RESETSTAT and the moment all is quiet, then reads the counters.
+ * Nothing of ours runs on Redis in between (INFO and CONFIG are left out of the counts anyway),
+ * so every command counted is the Worker's.
+ */
+export async function measured<T>(stack: E2eStack, phase: () => Promise<T>): Promise<{ value: T; cost: PhaseCost }> {
+  await waitQuiet(stack);
+  await resetStats(stack.admin);
+  const restBefore = stack.restRequests();
+  const value = await phase();
+  await waitQuiet(stack);
+  const commands = await commandStats(stack.admin);
+  return { value, cost: { commands, restRequests: stack.restRequests() - restBefore } };
+}

@@ -1,0 +1,260 @@
+// End-to-end figures through the Worker (bare Miniflare): producers enqueue over HTTP, the drains
+// those requests start push every job to a loopback endpoint that answers 200 at once, and each
+// completion goes back with settle. Two runs on one queue:
+//   throughput  N jobs by POST /jobs/batch from a few producers; jobs/s from the first request
+//               sent to the last job's arrival at the endpoint
+//   latency     single POST /jobs at a steady rate (paced by a timer, not a closed loop);
+//               latency = the job's arrival at the endpoint - when its enqueue request was sent
+// Each run counts Redis commands (INFO commandstats, script-internal commands included) and REST
+// requests at the bridge, from CONFIG RESETSTAT until nothing has moved for 500 ms.
+// Bindings are the production defaults. That bounds the batch run's size: each request's drain
+// stops after GROUPQ_MAX_SUBREQUESTS (1000: ~700 pushes and their settles), drains that find the
+// queue at its concurrency end at once, so a burst delivers about concurrency / 6 drains x ~700
+// jobs (~12,000 here) and the rest waits for the cron. The bench fires the cron when deliveries
+// stall and reports how often it had to (scheduledRuns).
+import os from 'node:os';
+import { type E2eStack, measured, startE2eStack, waitDelivered, waitQuiet, type PhaseCost } from './e2e-stack';
+import { type CommandCounts, perUnit, round, totalCalls } from './redis-stats';
+import { chunk, inParallel, makePayload, percentile, sleep } from './workload';
+
+export interface E2eConfig {
+  jobs: number;
+  groups: number;
+  payloadBytes: number;
+  /** Jobs per POST /jobs/batch. */
+  batchSize: number;
+  /** Concurrent batch producers (each waits for its answer before sending the next). */
+  producers: number;
+  /** The queue's concurrency (jobs in flight across groups). */
+  concurrency: number;
+  latencyRatePerSecond: number;
+  latencySeconds: number;
+  /** Jobs delivered before measuring: scripts loaded, the queue's first tick done, the isolate warm. */
+  warmupJobs: number;
+}
+
+export const E2E_DEFINITIONS = {
+  runtime: 'the Worker bundle in bare Miniflare (workerd) on 127.0.0.1, private redis-server (AOF on) + REST bridge, endpoint in the bench process answering 200 with an empty body',
+  jobsPerSecond: 'jobs / (last job arrived at the endpoint - first batch request sent)',
+  latencyMs: 'job arrived at the endpoint - its POST /jobs request was sent, at a steady rate',
+  commandsPerJob: 'INFO commandstats calls (script-internal commands included, INFO/CONFIG excluded) from reset until quiet, / jobs',
+  restRequestsPerJob: 'HTTP requests received by the REST bridge in the same window, / jobs',
+} as const;
+
+interface Percentiles {
+  p50: number;
+  p95: number;
+  p99: number;
+  max: number;
+}
+
+export interface E2eCost {
+  commandsPerJob: number;
+  commandsPerJobByCommand: CommandCounts;
+  restRequestsPerJob: number;
+  restRequests: number;
+  /** Cron runs fired because deliveries stalled with jobs left (0 when the drains did it all). */
+  scheduledRuns: number;
+  /** Deliveries of a job that had already arrived (retries, duplicates). */
+  duplicates: number;
+  /** Queue counts after the run, read outside the measured window: all 0 when nothing is left. */
+  countsAfter: Record<string, number>;
+}
+
+export interface E2eThroughput extends E2eCost {
+  jobs: number;
+  jobsPerSecond: number;
+  /** First request sent to last arrival. */
+  totalMs: number;
+  /** First request sent to last batch answered. */
+  enqueueMs: number;
+  enqueueJobsPerSecond: number;
+  batchRequestMs: Percentiles;
+  /** First arrivals of a group out of enqueue order (G2; must be 0). */
+  orderViolations: number;
+}
+
+export interface E2eLatency extends E2eCost {
+  jobs: number;
+  targetRatePerSecond: number;
+  /** Jobs / (last send - first send). */
+  achievedRatePerSecond: number;
+  latencyMs: Percentiles;
+  /** Sent to 201 received, for comparison: the delivery starts after the answer. */
+  enqueueResponseMs: Percentiles;
+  /** How late the timer sent its most late request (the pacing's own error). */
+  maxSendLagMs: number;
+}
+
+export interface E2eResult {
+  definitions: typeof E2E_DEFINITIONS;
+  /** Rates depend on what else the machine runs: the 1-minute load when the e2e runs began. */
+  loadAverage1m: number;
+  throughput: E2eThroughput;
+  latency: E2eLatency;
+}
+
+const QUEUE = 'bench-e2e';
+
+function percentiles(values: number[]): Percentiles {
+  const sorted = [...values].sort((a, b) => a - b);
+  return {
+    p50: round(percentile(sorted, 50), 1),
+    p95: round(percentile(sorted, 95), 1),
+    p99: round(percentile(sorted, 99), 1),
+    max: round(sorted[sorted.length - 1] ?? 0, 1),
+  };
+}
+
+async function queueCounts(stack: E2eStack): Promise<Record<string, number>> {
+  const res = await stack.api(`/v1/queues/${QUEUE}`);
+  if (res.status !== 200) throw new Error(`e2e: GET queue answered ${res.status}: ${await res.text()}`);
+  return ((await res.json()) as { counts: Record<string, number> }).counts;
+}
+
+async function costOf(stack: E2eStack, jobs: number, cost: PhaseCost, scheduledRuns: number): Promise<E2eCost> {
+  return {
+    commandsPerJob: round(totalCalls(cost.commands) / jobs, 3),
+    commandsPerJobByCommand: perUnit(cost.commands, jobs),
+    restRequestsPerJob: round(cost.restRequests / jobs, 4),
+    restRequests: cost.restRequests,
+    scheduledRuns,
+    duplicates: stack.endpoint.duplicates,
+    countsAfter: await queueCounts(stack),
+  };
+}
+
+async function enqueueBatch(stack: E2eStack, jobs: unknown[]): Promise<void> {
+  const res = await stack.api(`/v1/queues/${QUEUE}/jobs/batch`, { method: 'POST', json: { jobs } });
+  const body = await res.text();
+  if (res.status !== 201) throw new Error(`e2e: POST /jobs/batch answered ${res.status}: ${body.slice(0, 300)}`);
+  const results = (JSON.parse(body) as { jobs: { state: string; duplicate?: true }[] }).jobs;
+  if (results.length !== jobs.length || results.some((r) => r.duplicate)) throw new Error('e2e: a batch job was not created');
+}
+
+async function warmUp(stack: E2eStack, config: E2eConfig, log: (line: string) => void): Promise<void> {
+  const res = await stack.api(`/v1/queues/${QUEUE}`, {
+    method: 'PUT',
+    json: { endpoint: stack.endpoint.url, concurrency: config.concurrency, keepCompleted: 0 },
+  });
+  if (res.status !== 200) throw new Error(`e2e: PUT queue answered ${res.status}: ${await res.text()}`);
+  log(`e2e: warm-up, ${config.warmupJobs} jobs`);
+  const jobs = Array.from({ length: config.warmupJobs }, (_, i) => ({ id: `w${i}`, group: `warm:${i % 50}`, data: makePayload(i, config.payloadBytes) }));
+  await enqueueBatch(stack, jobs.slice(0, jobs.length / 2));
+  for (const job of jobs.slice(jobs.length / 2, jobs.length / 2 + 20)) {
+    const one = await stack.api(`/v1/queues/${QUEUE}/jobs`, { method: 'POST', json: job });
+    if (one.status !== 201) throw new Error(`e2e: POST /jobs answered ${one.status}: ${await one.text()}`);
+  }
+  await enqueueBatch(stack, jobs.slice(jobs.length / 2 + 20));
+  await waitDelivered(stack, jobs.map((j) => j.id), log);
+  await waitQuiet(stack);
+}
+
+async function throughputRun(stack: E2eStack, config: E2eConfig, log: (line: string) => void): Promise<E2eThroughput> {
+  const { jobs: n, groups, batchSize, producers, payloadBytes } = config;
+  const jobs = Array.from({ length: n }, (_, i) => ({ id: `t${i}`, group: `user:${i % groups}`, data: makePayload(i, payloadBytes) }));
+  const ids = jobs.map((job) => job.id);
+  stack.endpoint.reset();
+  log(`e2e throughput: ${n} jobs over ${groups} groups, POST /jobs/batch of ${batchSize} from ${producers} producers`);
+  const batchMs: number[] = [];
+  let startedAt = 0;
+  let enqueuedAt = 0;
+  const { value: scheduledRuns, cost } = await measured(stack, async () => {
+    startedAt = performance.now();
+    await inParallel(chunk(jobs, batchSize), producers, async (batch) => {
+      const sent = performance.now();
+      await enqueueBatch(stack, batch);
+      batchMs.push(performance.now() - sent);
+    });
+    enqueuedAt = performance.now();
+    return (await waitDelivered(stack, ids, log)).scheduledRuns;
+  });
+  const lastArrival = Math.max(...ids.map((id) => stack.endpoint.arrivals.get(id)!.at));
+
+  // G2 as the endpoint saw it: within a group, first arrivals in enqueue order (ids grow with it).
+  const lastOfGroup = new Map<number, number>();
+  const seen = new Set<string>();
+  let orderViolations = 0;
+  for (const id of stack.endpoint.order) {
+    if (seen.has(id) || !id.startsWith('t')) continue;
+    seen.add(id);
+    const i = Number(id.slice(1));
+    if ((lastOfGroup.get(i % groups) ?? -1) > i) orderViolations++;
+    lastOfGroup.set(i % groups, i);
+  }
+
+  const totalMs = lastArrival - startedAt;
+  const enqueueMs = enqueuedAt - startedAt;
+  return {
+    jobs: n,
+    jobsPerSecond: Math.round(n / (totalMs / 1000)),
+    totalMs: Math.round(totalMs),
+    enqueueMs: Math.round(enqueueMs),
+    enqueueJobsPerSecond: Math.round(n / (enqueueMs / 1000)),
+    batchRequestMs: percentiles(batchMs),
+    orderViolations,
+    ...(await costOf(stack, n, cost, scheduledRuns)),
+  };
+}
+
+async function latencyRun(stack: E2eStack, config: E2eConfig, log: (line: string) => void): Promise<E2eLatency> {
+  const rate = config.latencyRatePerSecond;
+  const n = Math.round(rate * config.latencySeconds);
+  const intervalMs = 1000 / rate;
+  const ids = Array.from({ length: n }, (_, i) => `l${i}`);
+  const sentAt = new Map<string, number>();
+  const responseMs: number[] = [];
+  let maxSendLagMs = 0;
+  let firstSend = 0;
+  let lastSend = 0;
+  stack.endpoint.reset();
+  log(`e2e latency: ${n} single POST /jobs at ${rate}/s over ${config.groups} groups`);
+  const { value: scheduledRuns, cost } = await measured(stack, async () => {
+    const sends: Promise<void>[] = [];
+    const t0 = performance.now() + 10;
+    for (let i = 0; i < n; i++) {
+      const due = t0 + i * intervalMs;
+      const wait = due - performance.now();
+      if (wait > 0.5) await sleep(wait);
+      const id = ids[i]!;
+      const sent = performance.now();
+      maxSendLagMs = Math.max(maxSendLagMs, sent - due);
+      sentAt.set(id, sent);
+      if (i === 0) firstSend = sent;
+      lastSend = sent;
+      const job = { id, group: `lat:${i % config.groups}`, data: makePayload(i, config.payloadBytes) };
+      sends.push(
+        stack.api(`/v1/queues/${QUEUE}/jobs`, { method: 'POST', json: job }).then(async (res) => {
+          const text = await res.text();
+          if (res.status !== 201) throw new Error(`e2e: POST /jobs answered ${res.status}: ${text.slice(0, 300)}`);
+          responseMs.push(performance.now() - sent);
+        }),
+      );
+    }
+    await Promise.all(sends);
+    return (await waitDelivered(stack, ids, log)).scheduledRuns;
+  });
+  const latencies = ids.map((id) => stack.endpoint.arrivals.get(id)!.at - sentAt.get(id)!);
+  return {
+    jobs: n,
+    targetRatePerSecond: rate,
+    achievedRatePerSecond: round((n - 1) / ((lastSend - firstSend) / 1000), 1),
+    latencyMs: percentiles(latencies),
+    enqueueResponseMs: percentiles(responseMs),
+    maxSendLagMs: round(maxSendLagMs, 1),
+    ...(await costOf(stack, n, cost, scheduledRuns)),
+  };
+}
+
+export async function runE2e(config: E2eConfig, log: (line: string) => void): Promise<E2eResult> {
+  const loadAverage1m = round(os.loadavg()[0]!, 2);
+  const stack = await startE2eStack(log);
+  try {
+    await warmUp(stack, config, log);
+    const throughput = await throughputRun(stack, config, log);
+    const latency = await latencyRun(stack, config, log);
+    return { definitions: E2E_DEFINITIONS, loadAverage1m, throughput, latency };
+  } finally {
+    await stack.close();
+  }
+}

@@ -1,0 +1,114 @@
+// The Worker under bare Miniflare (workerd) on a stack of its own: the bundle (esbuild, resolved
+// the way wrangler resolves it), a private redis-server + REST bridge on free ports, and the
+// Miniflare instance listening on loopback so that endpoints can call back. Shared by the Worker
+// tests (test/helpers/worker.ts) and the end-to-end benchmark (bench/lib/e2e-*.ts).
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { build } from 'esbuild';
+import { Miniflare } from 'miniflare';
+import { freePort, startRedis } from './redis-server.mjs';
+import { startBridge } from './rest-bridge.mjs';
+
+/** Must stay <= 2026-05-03 for the pinned workerd (DESIGN.md, toolchain facts). */
+export const COMPATIBILITY_DATE = '2026-04-26';
+
+/**
+ * Bundles src/index.ts into .cache/worker-<pid>/index.mjs, as wrangler would.
+ * @returns {Promise<string>} the bundle's path
+ */
+export async function bundleWorker() {
+  const outDir = path.resolve('.cache', `worker-${process.pid}`);
+  mkdirSync(outDir, { recursive: true });
+  const outfile = path.join(outDir, 'index.mjs');
+  await build({
+    entryPoints: ['src/index.ts'],
+    outfile,
+    bundle: true,
+    format: 'esm',
+    // wrangler's resolution: the browser field maps cron-parser's fs imports away.
+    platform: 'browser',
+    target: 'es2022',
+    conditions: ['workerd', 'worker', 'browser'],
+    mainFields: ['browser', 'module', 'main'],
+    logLevel: 'error',
+  });
+  return outfile;
+}
+
+/**
+ * A redis-server and REST bridge of one's own: the Worker's cron ticks every registered queue by
+ * the real clock, which must not reach queues that others run (on test clocks, or measured).
+ * @param {{ appendonly?: boolean }} [options] AOF off by default (tests); the benchmark turns it on
+ */
+export async function startPrivateStack({ appendonly = false } = {}) {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'groupq-worker-'));
+  const redis = await startRedis({ port: await freePort(), dir, appendonly });
+  const restToken = randomBytes(16).toString('hex');
+  const bridge = await startBridge({ port: 0, redisPort: redis.port, token: restToken });
+  return {
+    restUrl: bridge.url,
+    restToken,
+    /** The redis-server's port on 127.0.0.1, for raw commands (INFO, SCRIPT FLUSH). */
+    redisPort: redis.port,
+    /** The bridge's counters (HTTP requests received). */
+    bridgeStats: bridge.stats,
+    async close() {
+      await bridge.close();
+      await redis.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Starts the Worker in workerd on 127.0.0.1:<free port>, wired to `stack`. Its public URL is its
+ * own origin, http endpoints on loopback are allowed, and the scheduler's stay window is 0 (a
+ * cron run returns once its work is done); `bindings` add to or override these. The admin token
+ * and signing secret are the caller's (GROUPQ_ADMIN_TOKEN, GROUPQ_SIGNING_SECRET).
+ * @param {{ restUrl: string, restToken: string }} stack
+ * @param {Record<string, string>} bindings
+ * @param {{ runtimeOutputTo?: NodeJS.WritableStream }} [options] where workerd's stdout/stderr go
+ *   (Miniflare's default prints workerd's stdout on ours; a benchmark whose stdout is its result
+ *   sends it to stderr)
+ */
+export async function startMiniflareWorker(stack, bindings, { runtimeOutputTo } = {}) {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const mf = new Miniflare({
+    modules: true,
+    scriptPath: await bundleWorker(),
+    compatibilityDate: COMPATIBILITY_DATE,
+    host: '127.0.0.1',
+    port,
+    bindings: {
+      UPSTASH_REDIS_REST_URL: stack.restUrl,
+      UPSTASH_REDIS_REST_TOKEN: stack.restToken,
+      GROUPQ_PUBLIC_URL: url,
+      GROUPQ_ALLOW_HTTP_LOOPBACK: 'true',
+      GROUPQ_SCHEDULER_STAY_MS: '0',
+      ...bindings,
+    },
+    ...(runtimeOutputTo
+      ? {
+          handleRuntimeStdio(/** @type {import('node:stream').Readable} */ stdout, /** @type {import('node:stream').Readable} */ stderr) {
+            stdout.pipe(runtimeOutputTo, { end: false });
+            stderr.pipe(runtimeOutputTo, { end: false });
+          },
+        }
+      : {}),
+  });
+  await mf.ready;
+  return {
+    mf,
+    /** The Worker's origin on loopback, e.g. http://127.0.0.1:41234 (also its GROUPQ_PUBLIC_URL). */
+    url,
+    /** Fires the cron trigger and waits for the scheduled handler (and its waitUntil) to end. */
+    async scheduled() {
+      await (await mf.getWorker()).scheduled({ cron: '* * * * *' });
+    },
+    dispose: () => mf.dispose(),
+  };
+}

@@ -1,0 +1,141 @@
+// The delivery protocol as an endpoint sees it (DESIGN.md, "Delivery protocol"): the request's
+// method and headers, the Standard Webhooks signature (one secret, and two during a rotation),
+// the percent-encoded group header, the exact body fields, data forwarded as enqueued, and the
+// idempotency key that stays the same across retries while the attempt number counts up.
+import { Buffer } from 'node:buffer';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Endpoint, type Received, expectedSignature, startEndpoint } from '../helpers/endpoint';
+import { SIGNING_SECRET, type RunningWorker, startWorker } from '../helpers/worker';
+import { enqueue, getJob, jobInState, putQueue, queueName, quickRetries, useWorker } from './support';
+
+const NEXT_SECRET = `whsec_${Buffer.from('groupq-test-next-secret-abcdefghij').toString('base64')}`;
+const BODY_FIELDS = ['id', 'queue', 'group', 'data', 'attempt', 'maxAttempts', 'orderMs', 'createdAt', 'lease', 'callbacks'];
+
+/** The Standard Webhooks check a receiver makes with one secret: some signature must match. */
+function signedWith(secret: string, r: Received): boolean {
+  const header = String(r.headers['webhook-signature']);
+  const expected = expectedSignature(secret, String(r.headers['webhook-id']), String(r.headers['webhook-timestamp']), r.rawBody);
+  return header.split(' ').includes(expected);
+}
+
+describe('delivery protocol', () => {
+  const env = useWorker();
+  let endpoint: Endpoint;
+  beforeAll(async () => {
+    endpoint = await startEndpoint();
+  });
+  afterAll(() => endpoint?.close());
+
+  it('POSTs a signed JSON request with the groupq headers and exactly the documented body', async () => {
+    const { worker } = env;
+    const queue = queueName('proto');
+    await putQueue(worker, queue, { endpoint: endpoint.url, maxAttempts: 4, keepCompleted: 10 });
+    const group = 'team/a b ü';
+    const before = endpoint.received.length;
+    const { id } = await enqueue(worker, queue, { group, data: { hello: 'world' }, id: 'proto-1' });
+    const [r] = (await endpoint.waitFor(before + 1)).slice(before);
+
+    expect(r!.headers['content-type']).toBe('application/json');
+    expect(r!.headers['user-agent']).toMatch(/^groupq\/\d+\.\d+\.\d+/);
+    expect(r!.headers['webhook-id']).toBe(id);
+    const ts = Number(r!.headers['webhook-timestamp']);
+    expect(String(ts)).toBe(r!.headers['webhook-timestamp']);
+    // Unix seconds (not ms) close to now: receivers reject anything 5 minutes off.
+    expect(Math.abs(ts - Date.now() / 1000)).toBeLessThan(60);
+    expect(r!.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
+    expect(r!.headers['webhook-signature']).toBe(expectedSignature(SIGNING_SECRET, id, String(ts), r!.rawBody));
+    expect(r!.headers['groupq-queue']).toBe(queue);
+    expect(r!.headers['groupq-group']).toBe(encodeURIComponent(group));
+    expect(r!.headers['groupq-group']).toBe('team%2Fa%20b%20%C3%BC');
+    expect(r!.headers['groupq-attempt']).toBe('1');
+
+    const job = r!.job;
+    expect(Object.keys(job)).toEqual(BODY_FIELDS);
+    expect(job).toMatchObject({ id, queue, group, data: { hello: 'world' }, attempt: 1, maxAttempts: 4 });
+    expect(r!.headers['groupq-lease-expires-at']).toBe(String(job.lease.expiresAt));
+    expect(Object.keys(job.lease).sort()).toEqual(['expiresAt', 'token']);
+    expect(job.lease.token).toEqual(expect.any(String));
+    expect(job.lease.expiresAt).toBeGreaterThan(job.createdAt);
+    expect(Number.isInteger(job.orderMs) && Number.isInteger(job.createdAt)).toBe(true);
+    const base = `${worker.url}/v1/queues/${queue}/jobs/${id}`;
+    expect(job.callbacks).toEqual({
+      heartbeat: `${base}/heartbeat`,
+      complete: `${base}/complete`,
+      fail: `${base}/fail`,
+      progress: `${base}/progress`,
+    });
+    // What GET shows agrees with what was delivered.
+    const stored = await jobInState(worker, queue, id, 'completed');
+    expect(stored).toMatchObject({ orderMs: job.orderMs, group, attempts: 1 });
+  });
+
+  it('forwards data as it was enqueued: an empty array stays an empty array', async () => {
+    const { worker } = env;
+    const queue = queueName('proto-data');
+    await putQueue(worker, queue, { endpoint: endpoint.url });
+    const before = endpoint.received.length;
+    const data = '[[],{},"",0,null,false,{"nested":{"list":[],"s":"a\\"b ü"}}]';
+    await enqueue(worker, queue, { group: 'g' }, `{"group":"g","data":${data}}`);
+    const [empty] = (await endpoint.waitFor(before + 1)).slice(before);
+    expect(empty!.rawBody).toContain(`"data":${data},`);
+    expect(empty!.job.data).toEqual(JSON.parse(data));
+    await enqueue(worker, queue, { group: 'g' }, '{"group":"g","data":[]}');
+    const [list] = (await endpoint.waitFor(before + 2)).slice(before + 1);
+    expect(list!.rawBody).toContain('"data":[],');
+  });
+
+  it('forwards big integers with every digit they were enqueued with', async () => {
+    const { worker } = env;
+    const queue = queueName('proto-bigint');
+    await putQueue(worker, queue, { endpoint: endpoint.url });
+    const before = endpoint.received.length;
+    // Beyond 2^53: a parse into JS numbers and back would print 12345678901234567000.
+    await enqueue(worker, queue, { group: 'g' }, '{"group":"g","data":{"n":12345678901234567891}}');
+    const [r] = (await endpoint.waitFor(before + 1)).slice(before);
+    expect(r!.rawBody).toContain('"data":{"n":12345678901234567891}');
+  });
+
+  it('keeps webhook-id across retries while groupq-attempt counts 1, 2, 3', async () => {
+    const { worker } = env;
+    const queue = queueName('proto-retry');
+    const ep = await startEndpoint((r) => (r.job.attempt < 3 ? { status: 500, body: 'not yet' } : { status: 200 }));
+    try {
+      await putQueue(worker, queue, { endpoint: ep.url, maxAttempts: 3, backoff: quickRetries, keepCompleted: 10 });
+      const { id } = await enqueue(worker, queue, { group: 'g', data: { n: 1 } });
+      await jobInState(worker, queue, id, 'completed', { pump: worker });
+      expect(ep.received.map((r) => r.headers['webhook-id'])).toEqual([id, id, id]);
+      expect(ep.received.map((r) => r.headers['groupq-attempt'])).toEqual(['1', '2', '3']);
+      expect(ep.received.map((r) => r.job.attempt)).toEqual([1, 2, 3]);
+      // Each attempt is signed afresh (own timestamp, own lease in the body) and verifies.
+      for (const r of ep.received) expect(signedWith(SIGNING_SECRET, r)).toBe(true);
+      expect(new Set(ep.received.map((r) => r.job.lease.token)).size).toBe(3);
+      expect((await getJob(worker, queue, id)).attempts).toBe(3);
+    } finally {
+      await ep.close();
+    }
+  });
+
+  describe('during a secret rotation (GROUPQ_SIGNING_SECRET_NEXT set)', () => {
+    let rotating: RunningWorker;
+    beforeAll(async () => {
+      rotating = await startWorker(env.stack, { GROUPQ_SIGNING_SECRET_NEXT: NEXT_SECRET });
+    });
+    afterAll(() => rotating?.dispose());
+
+    it('sends two space-separated signatures, one per secret, each valid', async () => {
+      const queue = queueName('proto-rotate');
+      await putQueue(rotating, queue, { endpoint: endpoint.url });
+      const before = endpoint.received.length;
+      const { id } = await enqueue(rotating, queue, { group: 'g', data: { rotate: true } });
+      const [r] = (await endpoint.waitFor(before + 1)).slice(before);
+      const ts = String(r!.headers['webhook-timestamp']);
+      expect(String(r!.headers['webhook-signature']).split(' ')).toEqual([
+        expectedSignature(SIGNING_SECRET, id, ts, r!.rawBody),
+        expectedSignature(NEXT_SECRET, id, ts, r!.rawBody),
+      ]);
+      // A receiver that knows only one of the two secrets accepts either way.
+      expect(signedWith(SIGNING_SECRET, r!)).toBe(true);
+      expect(signedWith(NEXT_SECRET, r!)).toBe(true);
+    });
+  });
+});
