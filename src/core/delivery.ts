@@ -92,19 +92,6 @@ export function retryAfterMs(header: string | null, now: number): number | undef
  * asynchronously (202) and will finish it through the callbacks.
  */
 export async function deliver(job: LeasedJob, endpoint: string, options: DeliveryOptions): Promise<Outcome | null> {
-  const body = deliveryBody(job, options.publicUrl);
-  const timestamp = Math.floor(options.now() / 1000);
-  const headers = {
-    'content-type': 'application/json',
-    'user-agent': USER_AGENT,
-    'webhook-id': job.id,
-    'webhook-timestamp': String(timestamp),
-    'webhook-signature': await options.signer.sign(job.id, timestamp, body),
-    'groupq-queue': job.queue,
-    'groupq-group': encodeURIComponent(job.group),
-    'groupq-attempt': String(job.attempt),
-    'groupq-lease-expires-at': String(job.lease.expiresAt),
-  };
   const lease = { id: job.id, lease: job.lease.token };
   const controller = new AbortController();
   let timedOut = false;
@@ -114,6 +101,19 @@ export async function deliver(job: LeasedJob, endpoint: string, options: Deliver
     controller.abort();
   }, job.timeoutMs);
   try {
+    const body = deliveryBody(job, options.publicUrl);
+    const timestamp = Math.floor(options.now() / 1000);
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': USER_AGENT,
+      'webhook-id': job.id,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': await options.signer.sign(job.id, timestamp, body),
+      'groupq-queue': job.queue,
+      'groupq-group': encodeURIComponent(job.group),
+      'groupq-attempt': String(job.attempt),
+      'groupq-lease-expires-at': String(job.lease.expiresAt),
+    };
     const response = await fetch(endpoint, { method: 'POST', headers, body, signal: controller.signal, redirect: 'manual' });
     if (response.status === 202) {
       await response.body?.cancel().catch(() => {});
@@ -133,6 +133,7 @@ export async function deliver(job: LeasedJob, endpoint: string, options: Deliver
       retryAfterMs: retryAfterMs(response.headers.get('retry-after'), options.now()),
     };
   } catch (error) {
+    // Whatever went wrong (signing included) is this attempt's failure, never a hung drain.
     const message = timedOut
       ? `timeout after ${job.timeoutMs} ms`
       : `network error: ${error instanceof Error ? error.message : String(error)}`;

@@ -21,7 +21,7 @@ export interface Dispatcher {
   delivery: DeliveryOptions;
 }
 
-/** Jobs already leased by the call that started the drain (an enqueue, a callback). */
+/** Jobs already leased by the call that started the drain (an enqueue, a callback), in slots it claimed. */
 export interface Leased {
   jobs: LeasedJob[];
   endpoint: string;
@@ -54,28 +54,33 @@ export async function drain(d: Dispatcher, queue: string, leased?: Leased): Prom
   let mine = 0; // pushes of this drain in flight
   let mayHaveMore = leased?.more ?? true; // the last reservation was not short: more may be ready
 
+  let ackOnly = false; // Redis failed us: ack what comes back, lease nothing more
+  // Each job's slot was claimed before it was leased (Invocation.claim).
   const push = (job: LeasedJob, endpoint: string) => {
     mine++;
-    invocation.open++;
-    invocation.subrequestsLeft--;
     report.delivered++;
     void deliver(job, endpoint, d.delivery).then((outcome) => {
       mine--;
-      invocation.open--;
       // 202: the endpoint holds the lease; its slot is free for the next job.
       if (outcome) outcomes.push(outcome);
       else mayHaveMore = true;
-      invocation.notify();
+      invocation.pushEnded();
     });
   };
 
   for (const job of leased?.jobs ?? []) push(job, leased!.endpoint);
   for (;;) {
-    const reserve: number = mayHaveMore || outcomes.length > 0 ? invocation.reservable() : 0;
+    const reserve = !ackOnly && (mayHaveMore || outcomes.length > 0) ? invocation.claim() : 0;
     if (outcomes.length > 0 || reserve > 0) {
       const batch = outcomes.splice(0);
       const settled = await settleWithRetry(d, queue, batch, reserve);
-      if (!settled) return report;
+      if (!settled) {
+        // Those outcomes' leases expire and their jobs are retried (G3); finish what is open.
+        invocation.release(reserve);
+        ackOnly = true;
+        continue;
+      }
+      invocation.release(reserve - settled.jobs.length);
       report.retrying += settled.results.filter((r) => r.state === 'waiting').length;
       mayHaveMore = settled.jobs.length === reserve && reserve > 0;
       for (const job of settled.jobs) push(job, settled.config.endpoint);
@@ -83,7 +88,7 @@ export async function drain(d: Dispatcher, queue: string, leased?: Leased): Prom
     }
     // Nothing to ack and nothing to reserve: done once our pushes are back, unless jobs may be
     // waiting for a slot that another drain of this invocation holds.
-    const slotElsewhere = mayHaveMore && invocation.open > 0 && invocation.now() < invocation.deadline;
+    const slotElsewhere = !ackOnly && mayHaveMore && invocation.open > 0 && invocation.now() < invocation.deadline;
     if (mine === 0 && !slotElsewhere) return report;
     await invocation.changed();
   }

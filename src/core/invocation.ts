@@ -7,7 +7,7 @@ import type { ScriptRunner } from './scripts';
 export const MAX_OPEN_FETCHES = 6;
 
 export class Invocation {
-  /** Pushes open now, across every drain of this invocation. */
+  /** Pushes open now (or claimed for a reservation in flight), across every drain of this invocation. */
   open = 0;
   private waiters: (() => void)[] = [];
 
@@ -27,6 +27,32 @@ export class Invocation {
   reservable(): number {
     if (this.now() >= this.deadline) return 0;
     return Math.max(0, Math.min(this.freeSlots, Math.floor((this.subrequestsLeft - 2) / 2)));
+  }
+
+  /**
+   * Claims push slots (and their subrequests) for a reserving call before it is sent, so that
+   * drains reserving at the same time never lease more than the invocation may push at once.
+   * Returns how many; give back what was not leased with `release`.
+   */
+  claim(): number {
+    const n = this.reservable();
+    this.open += n;
+    this.subrequestsLeft -= n;
+    return n;
+  }
+
+  /** Returns claimed slots that no leased job took. */
+  release(n: number): void {
+    if (n <= 0) return;
+    this.open -= n;
+    this.subrequestsLeft += n;
+    this.notify();
+  }
+
+  /** A push ended: its slot is free for the next job. */
+  pushEnded(): void {
+    this.open--;
+    this.notify();
   }
 
   /** Resolves at the next change of `open` (a push started or ended). */

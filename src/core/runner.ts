@@ -3,7 +3,7 @@
 // a request's follow-up (drain what it leased; then the same loop if this isolate knows a timer
 // of the queue is due, with the tick taken under a short Redis lock).
 import { type Dispatcher, type DrainReport, type Leased, drain } from './dispatcher';
-import { TICK_LOCK_MS, type TickResult } from './scheduler';
+import type { TickResult } from './scheduler';
 
 /** Tick passes in a row while a tick reports more work (500 items per phase each). */
 const MAX_PASSES = 10;
@@ -40,9 +40,10 @@ export class DueTimes {
   }
 }
 
+// Only the first pass competes for the lock: the passes after it would find their own lock.
 async function tickFully(d: Dispatcher, queue: string, opportunistic: boolean): Promise<TickResult> {
   let result = await d.engine.tick(queue, { opportunistic });
-  for (let pass = 1; result.more && pass < MAX_PASSES; pass++) result = await d.engine.tick(queue, { opportunistic });
+  for (let pass = 1; result.more && !result.locked && pass < MAX_PASSES; pass++) result = await d.engine.tick(queue);
   return result;
 }
 
@@ -56,14 +57,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function runQueue(d: Dispatcher, due: DueTimes, queue: string, until: number, opportunistic = false): Promise<TickResult> {
   const { invocation } = d;
   for (let round = 0; ; round++) {
-    const ticked = await tickFully(d, queue, opportunistic);
-    if (ticked.locked) {
-      // Another request is ticking now: leave it to that one. Woken for a due time, though, the
-      // holder may be our own earlier tick: wait the lock out and look again.
-      if (round === 0 || invocation.now() + TICK_LOCK_MS > until) return ticked;
-      await sleep(TICK_LOCK_MS);
-      continue;
-    }
+    // A request competes for the tick lock once; having won it, its later rounds are its own.
+    const ticked = await tickFully(d, queue, opportunistic && round === 0);
+    if (ticked.locked) return ticked; // another request is ticking this queue right now
     due.set(queue, ticked.nextDueAt);
     let report: DrainReport | null = null;
     if (ticked.readyDue) report = await drain(d, queue);
@@ -72,7 +68,7 @@ export async function runQueue(d: Dispatcher, due: DueTimes, queue: string, unti
     // Deliveries made or retries scheduled: new timers and maybe new ready jobs, tick again.
     if (report && (report.delivered > 0 || report.retrying > 0)) continue;
     if (ticked.nextDueAt === null || ticked.nextDueAt > until) return ticked;
-    if (opportunistic && !due.claimSleep(queue)) return ticked;
+    if (opportunistic && !due.claimSleep(queue)) return ticked; // another follow-up waits for it
     try {
       await sleep(Math.max(0, ticked.nextDueAt - now));
     } finally {

@@ -26,7 +26,7 @@ export interface TickResult {
 }
 
 /** How long a request's opportunistic tick keeps others out. */
-export const TICK_LOCK_MS = 1000;
+const TICK_LOCK_MS = 1000;
 
 /**
  * One bounded scheduler pass. `opportunistic` (a request, not the cron) runs only under a short

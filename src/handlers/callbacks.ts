@@ -24,8 +24,15 @@ async function endLease(
   c: Context<AppEnv>,
   end: (reserveNext: number) => Promise<{ state: string; next: LeasedJob[]; endpoint: string }>,
 ) {
-  const reserveNext = scopeOf(c).dispatcher.invocation.reservable();
-  const { state, next, endpoint } = await end(reserveNext);
+  const { invocation } = scopeOf(c).dispatcher;
+  const reserveNext = invocation.claim();
+  let ended: Awaited<ReturnType<typeof end>> | undefined;
+  try {
+    ended = await end(reserveNext);
+  } finally {
+    invocation.release(reserveNext - (ended?.next.length ?? 0));
+  }
+  const { state, next, endpoint } = ended;
   continueInBackground(c, target(c).queue, { jobs: next, endpoint, more: reserveNext > 0 && next.length === reserveNext });
   return c.json({ state });
 }

@@ -38,8 +38,14 @@ async function enqueueRoute(c: Context<AppEnv>, enqueue: (body: { text: string; 
   await checkPublisher(c, config);
   const body = await readJsonWithText(c);
   const { dispatcher, due } = scopeOf(c);
-  const reserve = dispatcher.invocation.reservable();
-  const enqueued = await enqueue(body, reserve);
+  const { invocation } = dispatcher;
+  const reserve = invocation.claim();
+  let enqueued: Enqueued | undefined;
+  try {
+    enqueued = await enqueue(body, reserve);
+  } finally {
+    invocation.release(reserve - (enqueued?.leased.length ?? 0));
+  }
   // A delayed job is a timer this isolate has not seen: tick soon to learn when.
   if (enqueued.results.some((r) => r.state === 'delayed')) due.lower(queue, Date.now());
   const leased = enqueued.leased;
