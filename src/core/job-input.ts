@@ -6,8 +6,14 @@ const YEAR_MS = 366 * DAY_MS;
 
 export const queueNameSchema = z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'queue names are 1-64 of A-Z a-z 0-9 . _ -');
 
+/** URLs resolve these as path segments (`jobs/../complete`): no route could reach such a name. */
+const notDotSegment = (name: string) => name !== '.' && name !== '..';
+
 /** Visible ASCII only: ids travel in headers and URLs. */
-export const jobIdSchema = z.string().regex(/^[\x21-\x7E]{1,256}$/, 'job ids are 1-256 visible ASCII characters');
+export const jobIdSchema = z
+  .string()
+  .regex(/^[\x21-\x7E]{1,256}$/, 'job ids are 1-256 visible ASCII characters')
+  .refine(notDotSegment, 'a job id cannot be "." or ".."');
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001F\u007F-\u009F]/;
@@ -15,7 +21,8 @@ export const groupNameSchema = z
   .string()
   .refine((g) => [...g].length >= 1 && [...g].length <= 256, 'groups are 1-256 characters')
   .refine((g) => !CONTROL.test(g), 'groups may not contain control characters')
-  .refine((g) => g.isWellFormed(), 'groups must be valid UTF-8');
+  .refine((g) => g.isWellFormed(), 'groups must be valid UTF-8')
+  .refine(notDotSegment, 'a group cannot be "." or ".."');
 
 /** Epoch ms up to 10^14 - 1 (year 5138): Redis' cjson keeps 14 significant digits exactly. */
 export const epochMsSchema = z.number().int().min(0).max(99_999_999_999_999);

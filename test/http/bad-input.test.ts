@@ -86,9 +86,10 @@ describe('queues', () => {
 });
 
 describe('jobs', () => {
-  it('a bad group (control characters, empty, over 256 characters, missing): 400, nothing written', async () => {
+  it('a bad group (control characters, empty, over 256 characters, a dot segment, missing): 400, nothing written', async () => {
     const queue = await quietQueue('badgroup');
-    for (const group of ['a\u0001b', 'tab\there', 'del\u007f', 'nl\n', '', 'g'.repeat(257), 42, undefined]) {
+    // "." and "..": URLs resolve them as path segments, so no group route could reach the group.
+    for (const group of ['a\u0001b', 'tab\there', 'del\u007f', 'nl\n', '', 'g'.repeat(257), '.', '..', 42, undefined]) {
       const body = await expectInvalid(queue, () => postJob(queue, { group, data: 1 }));
       expect(paths(body)).toContain('group');
     }
@@ -96,9 +97,10 @@ describe('jobs', () => {
     expect((await postJob(queue, { group: 'ü'.repeat(256) })).status).toBe(201);
   });
 
-  it('a bad job id (space, 257 characters, non-ASCII, empty): 400, nothing written', async () => {
+  it('a bad job id (space, 257 characters, non-ASCII, empty, a dot segment): 400, nothing written', async () => {
     const queue = await quietQueue('badid');
-    for (const id of ['has space', 'x'.repeat(257), 'ünïcode', '', 'tab\tid', 7]) {
+    // "." and "..": the job's callback URLs would resolve to other routes (jobs/../complete).
+    for (const id of ['has space', 'x'.repeat(257), 'ünïcode', '', 'tab\tid', '.', '..', 7]) {
       const body = await expectInvalid(queue, () => postJob(queue, { id, group: 'g' }));
       expect(paths(body)).toContain('id');
     }
