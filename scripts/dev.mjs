@@ -143,7 +143,7 @@ const workerService = {
       log: prefixed('worker'),
       signal: context.signal,
       // Every binding the Worker reads (src/handlers/settings.ts), so neither wrangler.toml
-      // [vars] nor a developer's .dev.vars decides any of them: --var wins over both.
+      // [vars] nor a developer's .dev.vars decides any of them (see wrangler-dev.mjs).
       bindings: {
         UPSTASH_REDIS_REST_URL: context.rest.url,
         UPSTASH_REDIS_REST_TOKEN: context.rest.token,

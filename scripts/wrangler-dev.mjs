@@ -1,11 +1,15 @@
 // The Worker for `npm run dev`: `wrangler dev` (the CLI from node_modules, run with this Node)
-// on 127.0.0.1:<port> with `--test-scheduled`, every binding passed as `--var` (wrangler lets
-// those win over wrangler.toml [vars] and over .dev.vars), its output prefixed and stripped of
-// wrangler's noise. wrangler runs in its own process group because it starts workerd and
+// on 127.0.0.1:<port> with `--test-scheduled`, every binding passed in an env file of its own
+// (mode 0600, so secrets such as a real Upstash token never show in `ps`; with --env-file
+// wrangler reads neither .dev.vars nor .env, and the file's values win over wrangler.toml
+// [vars]), its output prefixed and stripped of wrangler's noise. wrangler runs in its own process group because it starts workerd and
 // esbuild: stop() ends the whole group and resolves only when none of it is left.
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 
 const require = createRequire(import.meta.url);
 const OUTPUT_TAIL_LINES = 10;
@@ -131,8 +135,22 @@ async function groupGoneWithin(pgid, ms) {
  *   startTimeoutMs?: number,
  * }} options
  */
+/**
+ * Writes the bindings as a dotenv file readable by this user only; returns its path and a remover.
+ * @param {Record<string, string>} bindings
+ */
+function writeEnvFile(bindings) {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'groupq-dev-env-'));
+  const file = path.join(dir, 'worker.env');
+  // Double-quoted dotenv values: backslashes and quotes escaped, so any token survives intact.
+  const quote = (/** @type {string} */ value) => `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+  writeFileSync(file, Object.entries(bindings).map(([name, value]) => `${name}=${quote(value)}\n`).join(''), { mode: 0o600 });
+  return { file, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
 export async function startWranglerDev({ port, bindings, log, cwd, signal, startTimeoutMs = 120_000 }) {
   await assertPortFree(port);
+  const envFile = writeEnvFile(bindings);
   const args = [
     require.resolve('wrangler/bin/wrangler.js'),
     'dev',
@@ -140,8 +158,7 @@ export async function startWranglerDev({ port, bindings, log, cwd, signal, start
     '--port', String(port),
     '--test-scheduled',
     '--show-interactive-dev-session=false',
-    // `--var=NAME:VALUE` in one argument: a value may start with "-"; wrangler splits at the first ':'.
-    ...Object.entries(bindings).map(([name, value]) => `--var=${name}:${value}`),
+    '--env-file', envFile.file,
   ];
   const child = spawn(process.execPath, args, {
     cwd,
@@ -153,6 +170,10 @@ export async function startWranglerDev({ port, bindings, log, cwd, signal, start
       WRANGLER_SEND_METRICS: 'false',
       WRANGLER_SEND_ERROR_REPORTS: 'false',
       WRANGLER_HIDE_BANNER: 'true',
+      // The env file is read only while loading dev vars from env files is on; and nothing of
+      // this shell's environment becomes a binding.
+      CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV: 'true',
+      CLOUDFLARE_INCLUDE_PROCESS_ENV: 'false',
     },
   });
   const pgid = /** @type {number} */ (child.pid);
@@ -180,7 +201,10 @@ export async function startWranglerDev({ port, bindings, log, cwd, signal, start
     hasExited = true;
   });
   // Last resort when our process exits without calling stop() (crash, process.exit).
-  const killOnExit = () => signalGroup(pgid, 'SIGKILL');
+  const killOnExit = () => {
+    signalGroup(pgid, 'SIGKILL');
+    envFile.remove();
+  };
   process.once('exit', killOnExit);
 
   /** Ends wrangler (which stops its workerd), then anything left in its group. */
@@ -195,6 +219,7 @@ export async function startWranglerDev({ port, bindings, log, cwd, signal, start
       await groupGoneWithin(pgid, 5000);
     }
     await exited;
+    envFile.remove();
     process.removeListener('exit', killOnExit);
   }
 
