@@ -5,6 +5,7 @@
 // per group (G1) are enforced by the scripts, so concurrent drains never over-deliver.
 import { type DeliveryOptions, deliver } from './delivery';
 import type { Engine } from './engine';
+import { QueueError } from './errors';
 import type { Invocation } from './invocation';
 import type { LeasedJob, Outcome, Settled } from './leases';
 
@@ -39,8 +40,10 @@ async function settleWithRetry(d: Dispatcher, queue: string, outcomes: Outcome[]
       return await d.engine.settle(queue, outcomes, attempt === 1 ? reserve : 0);
     } catch (error) {
       console.error(`groupq: settle on queue ${queue} failed (attempt ${attempt})`, error);
-      // Unacked outcomes are not lost: their leases expire and the jobs are retried (G3).
-      if (attempt === SETTLE_ATTEMPTS) return null;
+      // Unacked outcomes are not lost: their leases expire and the jobs are retried (G3). Only
+      // an unreachable Redis is worth another try (a deleted queue or a bug stays as it is).
+      const transient = error instanceof QueueError && error.code === 'REDIS_UNAVAILABLE';
+      if (!transient || attempt === SETTLE_ATTEMPTS) return null;
       await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
     }
   }

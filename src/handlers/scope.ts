@@ -67,7 +67,7 @@ export function openScope(env: Env, { deadline, origin }: { deadline: number; or
 
 export type AppEnv = { Bindings: Env; Variables: { scope: Scope } };
 
-/** The request's scope, opened on first use (GET /health needs no signer or drain). */
+/** The request's scope (engine, dispatcher, budgets), opened on first use. */
 export function scopeOf(c: Context<AppEnv>): Scope {
   let scope = c.get('scope') as Scope | undefined;
   if (!scope) {
