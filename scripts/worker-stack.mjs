@@ -75,11 +75,31 @@ export async function startPrivateStack({ appendonly = false } = {}) {
  *   sends it to stderr)
  */
 export async function startMiniflareWorker(stack, bindings, { runtimeOutputTo } = {}) {
-  const port = await freePort();
+  const scriptPath = await bundleWorker();
+  // freePort() frees the port before workerd binds it: another process may take it meanwhile.
+  // Starting again on a new port makes that race harmless.
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    try {
+      return await startOnPort(stack, bindings, scriptPath, port, runtimeOutputTo);
+    } catch (error) {
+      if (attempt === 3) throw error;
+    }
+  }
+}
+
+/**
+ * @param {{ restUrl: string, restToken: string }} stack
+ * @param {Record<string, string>} bindings
+ * @param {string} scriptPath
+ * @param {number} port
+ * @param {NodeJS.WritableStream | undefined} runtimeOutputTo
+ */
+async function startOnPort(stack, bindings, scriptPath, port, runtimeOutputTo) {
   const url = `http://127.0.0.1:${port}`;
   const mf = new Miniflare({
     modules: true,
-    scriptPath: await bundleWorker(),
+    scriptPath,
     compatibilityDate: COMPATIBILITY_DATE,
     host: '127.0.0.1',
     port,
@@ -100,7 +120,12 @@ export async function startMiniflareWorker(stack, bindings, { runtimeOutputTo } 
         }
       : {}),
   });
-  await mf.ready;
+  try {
+    await mf.ready;
+  } catch (error) {
+    await mf.dispose().catch(() => {});
+    throw error;
+  }
   return {
     mf,
     /** The Worker's origin on loopback, e.g. http://127.0.0.1:41234 (also its GROUPQ_PUBLIC_URL). */
