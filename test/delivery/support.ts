@@ -2,6 +2,7 @@
 // job calls over the Worker's HTTP API (asserting the status each step relies on), lease
 // callbacks as an endpoint makes them, and bounded polling that can drive the cron meanwhile.
 import { afterAll, beforeAll, expect } from 'vitest';
+import type { Job } from '../../src/core/job-view';
 import { type PrivateStack, type RunningWorker, startPrivateStack, startWorker } from '../helpers/worker';
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -70,23 +71,7 @@ export async function enqueueBatch(worker: RunningWorker, queue: string, jobs: J
 }
 
 /** A job as GET /v1/queues/:q/jobs/:id shows it. */
-export interface JobView {
-  id: string;
-  group: string;
-  data: unknown;
-  state: string;
-  attempts: number;
-  maxAttempts: number;
-  orderMs: number;
-  runAt?: number;
-  startedAt?: number;
-  finishedAt?: number;
-  leaseExpiresAt?: number;
-  result?: unknown;
-  resultTruncated?: boolean;
-  error?: string;
-  progress?: unknown;
-}
+export type JobView = Job;
 
 export async function getJob(worker: RunningWorker, queue: string, id: string): Promise<JobView> {
   const res = await worker.api(`/v1/queues/${queue}/jobs/${encodeURIComponent(id)}`);
