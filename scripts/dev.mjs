@@ -12,7 +12,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startTicker } from './dev-ticker.mjs';
 import { DEV_SIGNING_SECRET, signingKey, startExampleEndpoint } from './example-endpoint.mjs';
-import { startRedis } from './redis-server.mjs';
+import { ensureRedisServer, startRedis } from './redis-server.mjs';
+import { createRespClient } from './resp.mjs';
 import { DEV_REST_TOKEN, startBridge } from './rest-bridge.mjs';
 import { startWranglerDev } from './wrangler-dev.mjs';
 
@@ -49,6 +50,10 @@ function loadConfig(env) {
   const port = { min: 1, max: 65535 };
   const upstashUrl = env.UPSTASH_REDIS_REST_URL || '';
   const upstashToken = env.UPSTASH_REDIS_REST_TOKEN || '';
+  // One without the other would silently fall back to the local Redis (and print the token).
+  if (Boolean(upstashUrl) !== Boolean(upstashToken)) {
+    throw new Error('set both UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN (a real Upstash database), or neither');
+  }
   const adminToken = env.GROUPQ_ADMIN_TOKEN || DEV_ADMIN_TOKEN;
   if (adminToken.length < 16) throw new Error('GROUPQ_ADMIN_TOKEN must be at least 16 characters');
   const signingSecret = env.GROUPQ_SIGNING_SECRET || DEV_SIGNING_SECRET;
@@ -65,7 +70,7 @@ function loadConfig(env) {
     redisDataDir: path.resolve(env.GROUPQ_DEV_DATA_DIR || path.join(repoRoot, '.data', 'redis')),
     /** Set when a real Upstash database replaces the local Redis and bridge. */
     upstash: upstashUrl && upstashToken ? { url: upstashUrl, token: upstashToken } : null,
-    restToken: upstashToken || DEV_REST_TOKEN,
+    restToken: DEV_REST_TOKEN,
     adminToken,
     signingSecret,
     signingSecretNext,
@@ -86,10 +91,32 @@ function loadConfig(env) {
  */
 const prefixed = (name) => (/** @type {string} */ line) => console.log(`[${name}] ${line}`);
 
+/**
+ * Whether a Redis already answers PING on 127.0.0.1:`port`.
+ * @param {number} port
+ */
+async function answersPing(port) {
+  const client = createRespClient({ port, connectTimeoutMs: 1000 });
+  try {
+    return String(await client.call(['PING'])) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    client.close();
+  }
+}
+
 /** @type {Service} */
 const redisService = {
   name: 'redis-server',
   async start(config) {
+    // Installing Debian's package starts its own redis-server on 6379 where systemd runs: use a
+    // Redis that already answers on REDIS_PORT rather than fail on a busy port.
+    ensureRedisServer();
+    if (await answersPing(config.redisPort)) {
+      console.log(`Redis:               redis://127.0.0.1:${config.redisPort} (already running there: using it; its data, not ${path.basename(config.redisDataDir)})`);
+      return { name: 'redis-server', stop: async () => {}, exited: NEVER };
+    }
     const redis = await startRedis({ port: config.redisPort, dir: config.redisDataDir });
     const relative = path.relative(process.cwd(), redis.dir);
     const shown = relative && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative : redis.dir;
@@ -260,6 +287,8 @@ async function main() {
   // from npm, which forwards it), and a second SIGINT without a listener would kill us mid-way.
   process.on('SIGINT', () => void shutdown(0));
   process.on('SIGTERM', () => void shutdown(0));
+  // A closed terminal: redis-server and wrangler run in sessions of their own and would outlive us.
+  process.on('SIGHUP', () => void shutdown(0));
 
   startup = (async () => {
     for (const service of servicesFor(config)) {

@@ -98,7 +98,14 @@ export async function startExampleEndpoint({ port = 0, host = '127.0.0.1', secre
       res.end(body);
     };
     if (req.method !== 'POST') return send(405, { error: 'groupq pushes jobs with POST' });
-    const rawBody = await readBody(req);
+    /** @type {string | null} */
+    let rawBody;
+    try {
+      rawBody = await readBody(req);
+    } catch {
+      // The sender went away mid-body (an aborted push): nothing to answer, nothing to crash on.
+      return;
+    }
     if (rawBody === null) return send(413, { error: 'body too large' });
     const header = (/** @type {string} */ name) => {
       const value = req.headers[name];

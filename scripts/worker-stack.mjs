@@ -3,7 +3,7 @@
 // Miniflare instance listening on loopback so that endpoints can call back. Shared by the Worker
 // tests (test/helpers/worker.ts) and the end-to-end benchmark (bench/lib/e2e-*.ts).
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,12 +15,20 @@ import { startBridge } from './rest-bridge.mjs';
 /** Must stay <= 2026-05-03 for the pinned workerd (DESIGN.md, toolchain facts). */
 export const COMPATIBILITY_DATE = '2026-04-26';
 
+/** @type {Set<string>} */
+const bundleDirs = new Set();
+
 /**
  * Bundles src/index.ts into .cache/worker-<pid>/index.mjs, as wrangler would.
  * @returns {Promise<string>} the bundle's path
  */
 export async function bundleWorker() {
   const outDir = path.resolve('.cache', `worker-${process.pid}`);
+  if (!bundleDirs.has(outDir)) {
+    bundleDirs.add(outDir);
+    // One bundle directory per process, gone when the process ends (a test file, a bench run).
+    process.once('exit', () => rmSync(outDir, { recursive: true, force: true }));
+  }
   mkdirSync(outDir, { recursive: true });
   const outfile = path.join(outDir, 'index.mjs');
   await build({
@@ -45,22 +53,42 @@ export async function bundleWorker() {
  */
 export async function startPrivateStack({ appendonly = false } = {}) {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'groupq-worker-'));
-  const redis = await startRedis({ port: await freePort(), dir, appendonly });
-  const restToken = randomBytes(16).toString('hex');
-  const bridge = await startBridge({ port: 0, redisPort: redis.port, token: restToken });
-  return {
-    restUrl: bridge.url,
-    restToken,
-    /** The redis-server's port on 127.0.0.1, for raw commands (INFO, SCRIPT FLUSH). */
-    redisPort: redis.port,
-    /** The bridge's counters (HTTP requests received). */
-    bridgeStats: bridge.stats,
-    async close() {
-      await bridge.close();
-      await redis.stop();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
+  const removeDir = () => rm(dir, { recursive: true, force: true });
+  /** @type {Awaited<ReturnType<typeof startRedis>> | undefined} */
+  let redis;
+  try {
+    // freePort() frees the port before redis-server binds it: start again if it was taken.
+    for (let attempt = 1; !redis; attempt++) {
+      try {
+        redis = await startRedis({ port: await freePort(), dir, appendonly });
+      } catch (error) {
+        if (attempt === 3) throw error;
+      }
+    }
+    const restToken = randomBytes(16).toString('hex');
+    const bridge = await startBridge({ port: 0, redisPort: redis.port, token: restToken });
+    const started = redis;
+    return {
+      restUrl: bridge.url,
+      restToken,
+      /** The redis-server's port on 127.0.0.1, for raw commands (INFO, SCRIPT FLUSH). */
+      redisPort: started.port,
+      /** The bridge's counters (HTTP requests received). */
+      bridgeStats: bridge.stats,
+      async close() {
+        try {
+          await bridge.close();
+        } finally {
+          await started.stop();
+          await removeDir();
+        }
+      },
+    };
+  } catch (error) {
+    await redis?.stop();
+    await removeDir();
+    throw error;
+  }
 }
 
 /**

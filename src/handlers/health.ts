@@ -3,8 +3,10 @@ import { Hono } from 'hono';
 import { type AppEnv, scopeOf } from './scope';
 
 export const healthRoutes = new Hono<AppEnv>().get('/health', async (c) => {
+  // Outside the try: bindings that do not parse are a 500 naming them in the log, not "redis down".
+  const { engine } = scopeOf(c);
   try {
-    await scopeOf(c).engine.countQueues();
+    await engine.countQueues();
     return c.json({ ok: true, redis: 'ok' });
   } catch (error) {
     console.error('groupq: health check failed', error);

@@ -10,7 +10,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../scripts/redis-server.mjs';
+import { freePort, startRedis } from '../../scripts/redis-server.mjs';
+import { createRespClient } from '../../scripts/resp.mjs';
 import { createEngine } from '../../src/core/engine';
 import { createRedis } from '../../src/core/redis';
 import { expectedSignature } from '../helpers/endpoint';
@@ -265,6 +266,16 @@ describe('npm run dev', () => {
     expect(await send(now, sign(now, `whsec_${Buffer.from('another-secret-0123456789').toString('base64')}`))).toBe(401);
     expect(await send(now, sign(now), body.replace('"g"', '"h"'))).toBe(401);
     expect(await send(now, '')).toBe(401);
+
+    // A sender that goes away mid-body must not take the endpoint (and the whole stack) down.
+    await new Promise<void>((resolve) => {
+      const socket = net.connect(examplePort, '127.0.0.1', () => {
+        socket.write('POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{');
+        setTimeout(() => (socket.destroy(), resolve()), 100);
+      });
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await send(now, sign(now))).toBe(200);
   });
 
   it('SIGTERM stops every process it started, exits 0 and frees every port', async () => {
@@ -274,4 +285,53 @@ describe('npm run dev', () => {
     // wrangler, workerd (listening on PORT) and redis-server (its title names its port) are gone.
     expect(processesMentioning([`127.0.0.1:${port}`, `--port ${port}`, `127.0.0.1:${redisPort}`])).toEqual([]);
   }, 30_000);
+});
+
+describe('npm run dev next to a Redis that already runs on REDIS_PORT', () => {
+  it('uses that Redis, leaves it running, and a closed terminal (SIGHUP) stops everything it started', async () => {
+    // What a Debian host with systemd has right after `apt-get install redis-server`.
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'groupq-dev-hup-'));
+    const [port, restPort, examplePort] = (await distinctFreePorts(3)) as [number, number, number];
+    const redis = await startRedis({ port: await freePort(), dir: path.join(dir, 'system-redis'), appendonly: false });
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      PORT: String(port),
+      REDIS_PORT: String(redis.port),
+      REDIS_REST_PORT: String(restPort),
+      EXAMPLE_ENDPOINT_PORT: String(examplePort),
+      GROUPQ_DEV_DATA_DIR: path.join(dir, 'redis'),
+    };
+    for (const name of ['UPSTASH_REDIS_REST_URL', 'UPSTASH_REDIS_REST_TOKEN']) delete env[name];
+    const dev = spawn(process.execPath, ['scripts/dev.mjs'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      dev.once('exit', (code, signal) => resolve({ code, signal })),
+    );
+    let out = '';
+    dev.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    dev.stderr!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    const client = createRespClient({ port: redis.port });
+    try {
+      const deadline = Date.now() + READY_TIMEOUT_MS;
+      while (!/^groupq dev ready: /m.test(out)) {
+        if (Date.now() > deadline || dev.exitCode !== null) throw new Error(`npm run dev did not get ready; output:\n${out}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(out).toMatch(new RegExp(`^Redis: +redis://127\\.0\\.0\\.1:${redis.port} \\(already running there: using it`, 'm'));
+      expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
+
+      dev.kill('SIGHUP');
+      expect(await exit).toEqual({ code: 0, signal: null });
+      for (const p of [port, restPort, examplePort]) expect(await canListen(p)).toBe(true);
+      expect(processesMentioning([`127.0.0.1:${port}`, `--port ${port}`])).toEqual([]);
+      expect(String(await client.call(['PING']))).toBe('PONG'); // not ours to stop
+    } finally {
+      if (dev.exitCode === null && dev.signalCode === null) {
+        dev.kill('SIGTERM');
+        await exit;
+      }
+      client.close();
+      await redis.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, READY_TIMEOUT_MS + 30_000);
 });

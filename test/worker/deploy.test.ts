@@ -1,7 +1,7 @@
 // `wrangler deploy` is how users ship groupq: its dry run must build the Worker from
 // wrangler.toml with wrangler's own bundler (the tests run an esbuild bundle made the same way).
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -16,7 +16,11 @@ it('wrangler deploy --dry-run bundles the Worker, well under the 3 MiB (gzip) Fr
     env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true' },
   });
   expect(stdout).toContain('--dry-run: exiting now.');
-  const bundle = path.join(outDir, 'index.js');
-  expect(existsSync(bundle)).toBe(true);
-  expect(gzipSync(readFileSync(bundle)).byteLength).toBeLessThan(1024 * 1024);
+  try {
+    const bundle = path.join(outDir, 'index.js');
+    expect(existsSync(bundle)).toBe(true);
+    expect(gzipSync(readFileSync(bundle)).byteLength).toBeLessThan(1024 * 1024);
+  } finally {
+    rmSync(outDir, { recursive: true, force: true });
+  }
 }, 60_000);

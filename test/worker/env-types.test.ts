@@ -2,7 +2,7 @@
 // it from wrangler.toml and .dev.vars.example and fails when a binding was added to one but the
 // types were not regenerated (`npm run types`).
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -22,5 +22,9 @@ it('worker-configuration.d.ts matches wrangler.toml and .dev.vars.example', asyn
     [wrangler, 'types', out, '--env-file', '.dev.vars.example', '--include-runtime=false', '--strict-vars=false'],
     { env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true' } },
   );
-  expect(envInterface('worker-configuration.d.ts')).toBe(envInterface(out));
+  try {
+    expect(envInterface('worker-configuration.d.ts')).toBe(envInterface(out));
+  } finally {
+    rmSync(out, { force: true });
+  }
 });

@@ -34,6 +34,21 @@ describe('the Worker in workerd', () => {
     }
   });
 
+  it('a binding that does not parse is a 500 INTERNAL, not "redis down", and its value stays secret', async () => {
+    const misconfigured = await startWorker(stack, { GROUPQ_ADMIN_TOKEN: 'short-token' });
+    try {
+      for (const path of ['/health', '/v1/queues']) {
+        const res = await misconfigured.api(path);
+        expect(res.status).toBe(500);
+        const text = await res.text();
+        expect(JSON.parse(text)).toEqual({ error: { code: 'INTERNAL', message: 'internal error' } });
+        expect(text).not.toContain('short-token');
+      }
+    } finally {
+      await misconfigured.dispose();
+    }
+  });
+
   it('the cron trigger ticks every queue: a due delayed job is promoted', async () => {
     // Enqueued a minute "ago" with a 1 s delay: due now by the Worker's real clock.
     const clock = testClock(Date.now() - 60_000);
