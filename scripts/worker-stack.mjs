@@ -3,7 +3,6 @@
 // Miniflare instance listening on loopback so that endpoints can call back. Shared by the Worker
 // tests (test/helpers/worker.ts) and the end-to-end benchmark (bench/lib/e2e-*.ts).
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,35 +14,25 @@ import { startBridge } from './rest-bridge.mjs';
 /** Must stay <= 2026-05-03 for the pinned workerd (DESIGN.md, toolchain facts). */
 export const COMPATIBILITY_DATE = '2026-04-26';
 
-/** @type {Set<string>} */
-const bundleDirs = new Set();
-
 /**
- * Bundles src/index.ts into .cache/worker-<pid>/index.mjs, as wrangler would.
- * @returns {Promise<string>} the bundle's path
+ * Bundles src/index.ts as wrangler would, in memory: no files to leave behind.
+ * @returns {Promise<string>} the bundle, one ES module
  */
 export async function bundleWorker() {
-  const outDir = path.resolve('.cache', `worker-${process.pid}`);
-  if (!bundleDirs.has(outDir)) {
-    bundleDirs.add(outDir);
-    // One bundle directory per process, gone when the process ends (a test file, a bench run).
-    process.once('exit', () => rmSync(outDir, { recursive: true, force: true }));
-  }
-  mkdirSync(outDir, { recursive: true });
-  const outfile = path.join(outDir, 'index.mjs');
-  await build({
+  const result = await build({
     entryPoints: ['src/index.ts'],
-    outfile,
     bundle: true,
+    write: false,
     format: 'esm',
     // wrangler's resolution: the browser field maps cron-parser's fs imports away.
     platform: 'browser',
     target: 'es2022',
     conditions: ['workerd', 'worker', 'browser'],
     mainFields: ['browser', 'module', 'main'],
+    outfile: 'index.mjs',
     logLevel: 'error',
   });
-  return outfile;
+  return result.outputFiles[0].text;
 }
 
 /**
@@ -103,13 +92,13 @@ export async function startPrivateStack({ appendonly = false } = {}) {
  *   sends it to stderr)
  */
 export async function startMiniflareWorker(stack, bindings, { runtimeOutputTo } = {}) {
-  const scriptPath = await bundleWorker();
+  const code = await bundleWorker();
   // freePort() frees the port before workerd binds it: another process may take it meanwhile.
   // Starting again on a new port makes that race harmless.
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     try {
-      return await startOnPort(stack, bindings, scriptPath, port, runtimeOutputTo);
+      return await startOnPort(stack, bindings, code, port, runtimeOutputTo);
     } catch (error) {
       if (attempt === 3) throw error;
     }
@@ -119,15 +108,14 @@ export async function startMiniflareWorker(stack, bindings, { runtimeOutputTo } 
 /**
  * @param {{ restUrl: string, restToken: string }} stack
  * @param {Record<string, string>} bindings
- * @param {string} scriptPath
+ * @param {string} code the bundled Worker
  * @param {number} port
  * @param {NodeJS.WritableStream | undefined} runtimeOutputTo
  */
-async function startOnPort(stack, bindings, scriptPath, port, runtimeOutputTo) {
+async function startOnPort(stack, bindings, code, port, runtimeOutputTo) {
   const url = `http://127.0.0.1:${port}`;
   const mf = new Miniflare({
-    modules: true,
-    scriptPath,
+    modules: [{ type: 'ESModule', path: 'index.mjs', contents: code }],
     compatibilityDate: COMPATIBILITY_DATE,
     host: '127.0.0.1',
     port,
