@@ -48,7 +48,7 @@ local ids = {}
 for i = 1, n do ids[i] = ARGV[F + (i - 1) * 6 + 1] end
 local existing = redis.call('HMGET', K.jobs, unpack(ids))
 
-local B, created, out = newBatch(), {}, {}
+local B, created, out, records = newBatch(), {}, {}, {}
 for i = 1, n do
   local b = F + (i - 1) * 6
   local id, options = ids[i], ARGV[b + 6]
@@ -57,14 +57,40 @@ for i = 1, n do
   elseif created[id] then
     out[i] = { id, out[created[id]][2], 1 } -- the same id twice in one batch
   else
-    local state = insertJob(K, B, KEYS[7 + i], lastSeq - n + i, seed, now, id, ARGV[b + 2],
+    local state, record = insertJob(K, B, KEYS[7 + i], lastSeq - n + i, seed, now, id, ARGV[b + 2],
       tonumber(ARGV[b + 3]), tonumber(ARGV[b + 4]), ARGV[b + 5], options ~= '' and cjson.decode(options))
     created[id] = i
+    records[id] = record
     out[i] = { id, state, 0 }
   end
 end
-flushBatch(K, B)
+-- The common case of a job enqueued alone on a quiet queue: it is the only new head and no other
+-- head is due, so a reservation could only pick it. It is leased straight from the batch and
+-- never enters `ready` (no write and removal there, no reading its record back). Returns the
+-- leased jobs, or nil when the usual reservation must decide.
+local function leaseLoneHead()
+  local groupKey, entry = next(B.ready)
+  if not groupKey or next(B.ready, groupKey) ~= nil then return nil end
+  local cutoff = now - cfg.orderingWindowMs
+  if entry[1] > cutoff then return nil end
+  for _, m in ipairs(redis.call('ZRANGEBYSCORE', K.ready, '-inf', cutoff, 'LIMIT', 0, 2)) do
+    if m ~= TIMERS then return nil end
+  end
+  if redis.call('ZCARD', K.active) >= cfg.concurrency then return {} end
+  B.ready[groupKey] = nil
+  local id = idOf(entry[2])
+  local record = records[id]
+  local nl = string.find(record, '\n', 1, true)
+  local stateJson = string.sub(record, 1, nl - 1)
+  local deadline = now + leaseMsOf(cjson.decode(stateJson), cfg)
+  redis.call('ZADD', K.active, deadline, id)
+  batchTimer(B, deadline) -- the lease's deadline is a timer of the queue (see tick.lua)
+  return { { id, stateJson, string.sub(record, nl + 1), deadline } }
+end
 
-local jobs = {}
-if r > 0 and not meta[2] then jobs = reserveJobs(K, cfg, tonumber(meta[3] or '0'), r, now) end
-return { 1, out, meta[1], jobs }
+local jobs
+local reserving = r > 0 and not meta[2]
+if reserving and tonumber(meta[3] or '0') == 0 then jobs = leaseLoneHead() end
+flushBatch(K, B)
+if reserving and not jobs then jobs = reserveJobs(K, cfg, tonumber(meta[3] or '0'), r, now) end
+return { 1, out, meta[1], jobs or {} }
