@@ -2,7 +2,8 @@
 // it from wrangler.toml and .dev.vars.example and fails when a binding was added to one but the
 // types were not regenerated (`npm run types`).
 import { execFile } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -16,7 +17,8 @@ function envInterface(file: string): string {
 }
 
 it('worker-configuration.d.ts matches wrangler.toml and .dev.vars.example', async () => {
-  const out = path.resolve('.cache', `env-types-${process.pid}.d.ts`);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'groupq-env-types-'));
+  const out = path.join(dir, 'worker-configuration.d.ts');
   await promisify(execFile)(
     process.execPath,
     [wrangler, 'types', out, '--env-file', '.dev.vars.example', '--include-runtime=false', '--strict-vars=false'],
@@ -25,6 +27,6 @@ it('worker-configuration.d.ts matches wrangler.toml and .dev.vars.example', asyn
   try {
     expect(envInterface('worker-configuration.d.ts')).toBe(envInterface(out));
   } finally {
-    rmSync(out, { force: true });
+    rmSync(dir, { recursive: true, force: true });
   }
 });
