@@ -25,6 +25,32 @@ describe('tick: delayed jobs', () => {
   });
 });
 
+describe('tick: the lock of opportunistic ticks', () => {
+  // A burst of requests that each find the queue due runs one pass: the first takes a short
+  // Redis lock (a second, in Redis' own time), the others do nothing. The cron ignores it.
+  it('a second opportunistic tick while the first holds the lock does nothing; the cron tick still runs', async () => {
+    const { clock, engine, q } = await setupQueue();
+    await engine.enqueue(q, { id: 'a', group: 'g1', delayMs: 1000 });
+    await engine.enqueue(q, { id: 'b', group: 'g2', delayMs: 2000 });
+    clock.advance(1000);
+    expect(await engine.tick(q, { opportunistic: true })).toMatchObject({ locked: false, readyDue: true });
+    clock.advance(1000);
+    expect(await engine.tick(q, { opportunistic: true })).toMatchObject({ locked: true, readyDue: false });
+    expect((await engine.getJob(q, 'b')).state).toBe('delayed');
+    expect(await engine.tick(q)).toMatchObject({ locked: false, readyDue: true });
+    expect((await engine.getJob(q, 'b')).state).toBe('waiting');
+  });
+
+  it('an opportunistic tick with nothing due takes no lock', async () => {
+    const { clock, engine, q } = await setupQueue();
+    await engine.tick(q); // the new queue's first full pass
+    await engine.enqueue(q, { id: 'a', group: 'g', delayMs: 1000 });
+    expect(await engine.tick(q, { opportunistic: true })).toMatchObject({ locked: false, nextDueAt: T0 + 1000 });
+    clock.advance(1000);
+    expect(await engine.tick(q, { opportunistic: true })).toMatchObject({ locked: false, readyDue: true });
+  });
+});
+
 describe('tick: held groups', () => {
   it("releases a retrying group when its backoff ends", async () => {
     const { clock, engine, q } = await setupQueue({ backoff: { type: 'fixed', delayMs: 2000, jitter: false } });
