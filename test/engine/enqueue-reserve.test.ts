@@ -31,6 +31,21 @@ describe('enqueueAndReserve', () => {
     expect(done.next.map((job) => job.id)).toEqual(['b']);
   });
 
+  it("a new earlier head replaces its group's entry in ready and is leased; the group's old head waits its turn", async () => {
+    const { clock, engine, q } = await setupQueue({ orderingWindowMs: 1000 });
+    await engine.tick(q);
+    // 'late' heads group g in ready, not due before now + 1000 (the ordering window).
+    await engine.enqueue(q, { id: 'late', group: 'g', orderMs: clock.now() });
+    const { leased } = await engine.enqueueAndReserve(q, { id: 'early', group: 'g', orderMs: clock.now() - 2000 }, 6);
+    expect(leased.map((job) => job.id)).toEqual(['early']);
+    // The group is active: nothing of it is left in ready (only the timer), so 'late' cannot start.
+    expect((await ready(q)).filter((_, i) => i % 2 === 0)).toEqual(['~timers']);
+    clock.advance(1000);
+    expect((await engine.reserve(q, 6)).jobs).toEqual([]);
+    const done = await engine.complete(q, { id: 'early', lease: leased[0]!.lease.token }, 6);
+    expect(done.next.map((job) => job.id)).toEqual(['late']);
+  });
+
   it('an older head of another group goes first (G5)', async () => {
     const { clock, engine, q } = await setupQueue();
     await engine.enqueue(q, { id: 'old', group: 'x' });
