@@ -6,24 +6,14 @@
 import http from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN } from '../helpers/worker';
-import { expectError, pausedQueue, settledSnapshot, snapshotQueue, uniqueQueue, useHttpSuite } from './support';
+import { expectError, expectRefused as refused, quietQueue as quiet, useHttpSuite } from './support';
 
 const suite = useHttpSuite();
 const MiB = 1024 * 1024;
 
-/** Sends a request that must be refused with `status`/`code` and must not touch `queue`. */
-async function expectRefused(queue: string, status: number, code: string, send: () => Promise<Response>) {
-  const before = await settledSnapshot(suite.redis, queue);
-  const body = await expectError(await send(), status, code);
-  expect(await snapshotQueue(suite.redis, queue)).toEqual(before);
-  return body;
-}
-
-async function quietQueue(prefix: string, config: Record<string, unknown> = {}): Promise<string> {
-  const queue = uniqueQueue(prefix);
-  await pausedQueue(suite.worker, queue, config);
-  return queue;
-}
+const expectRefused = (queue: string, status: number, code: string, send: () => Promise<Response>) =>
+  refused(suite, queue, status, code, send);
+const quietQueue = (prefix: string, config: Record<string, unknown> = {}) => quiet(suite, prefix, config);
 
 /** A raw request: the body and headers exactly as given (plus the admin token). */
 function raw(path: string, method: string, body: BodyInit | null, headers: Record<string, string> = {}) {

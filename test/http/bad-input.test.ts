@@ -3,25 +3,13 @@
 // repeat specs, list queries). Each asserts the one error shape with its status and code, AND
 // that Redis holds exactly what it held before the request: a bad request writes nothing.
 import { describe, expect, it } from 'vitest';
-import { type ErrorBody, expectError, expectJson, pausedQueue, putQueue, settledSnapshot, snapshotQueue, uniqueQueue, useHttpSuite } from './support';
+import { type ErrorBody, expectError, expectJson, expectRefused, putQueue, quietQueue as quiet, snapshotQueue, uniqueQueue, useHttpSuite } from './support';
 
 const suite = useHttpSuite();
 const NOWHERE = 'http://127.0.0.1:9/jobs';
 
-/** Sends a request that must be refused with 400 VALIDATION_FAILED and must not touch `queue`. */
-async function expectInvalid(queue: string, send: () => Promise<Response>): Promise<ErrorBody> {
-  const before = await settledSnapshot(suite.redis, queue);
-  const body = await expectError(await send(), 400, 'VALIDATION_FAILED');
-  expect(await snapshotQueue(suite.redis, queue)).toEqual(before);
-  return body;
-}
-
-/** A paused queue (quiet: no background work) for bad requests to bounce off. */
-async function quietQueue(prefix: string, config: Record<string, unknown> = {}): Promise<string> {
-  const queue = uniqueQueue(prefix);
-  await pausedQueue(suite.worker, queue, config);
-  return queue;
-}
+const expectInvalid = (queue: string, send: () => Promise<Response>) => expectRefused(suite, queue, 400, 'VALIDATION_FAILED', send);
+const quietQueue = (prefix: string, config: Record<string, unknown> = {}) => quiet(suite, prefix, config);
 
 const postJob = (queue: string, job: unknown) => suite.worker.api(`/v1/queues/${queue}/jobs`, { method: 'POST', json: job });
 const postBatch = (queue: string, body: unknown) => suite.worker.api(`/v1/queues/${queue}/jobs/batch`, { method: 'POST', json: body });

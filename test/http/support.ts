@@ -142,3 +142,24 @@ export async function settledSnapshot(redis: HttpSuite['redis'], queue: string):
   }
   throw new Error(`queue ${queue} never settled`);
 }
+
+/** A paused queue (quiet: no background work) for bad requests to bounce off. */
+export async function quietQueue(suite: HttpSuite, prefix: string, config: Record<string, unknown> = {}): Promise<string> {
+  const queue = uniqueQueue(prefix);
+  await pausedQueue(suite.worker, queue, config);
+  return queue;
+}
+
+/** Sends a request that must be refused with `status`/`code` and must leave `queue` untouched. */
+export async function expectRefused(
+  suite: HttpSuite,
+  queue: string,
+  status: number,
+  code: string,
+  send: () => Promise<Response>,
+): Promise<ErrorBody> {
+  const before = await settledSnapshot(suite.redis, queue);
+  const body = await expectError(await send(), status, code);
+  expect(await snapshotQueue(suite.redis, queue)).toEqual(before);
+  return body;
+}
