@@ -234,8 +234,9 @@ async function main() {
   if (!process.env.UPSTASH_REDIS_REST_TOKEN) console.log(`UPSTASH_REDIS_REST_TOKEN not set; using the dev token: ${token}`);
   console.log(`Upstash REST bridge: ${bridge.url} -> redis ${redisHost}:${redisPort}`);
   const stop = () => void bridge.close().then(() => process.exit(0));
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  // `on`, not `once`: under npm a Ctrl-C arrives twice, and a second one unheard would kill us mid-close.
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {

@@ -5,21 +5,10 @@ import { createEngine } from '../../src/core/engine';
 import { createRedis } from '../../src/core/redis';
 import { rejectsWith, setupQueue, testEngine } from '../helpers/engine';
 import { adminClient, stack, uniqueName } from '../helpers/stack';
+import { CONFIG_DEFAULTS } from '../helpers/config-defaults';
 
 const ENDPOINT = 'http://127.0.0.1:9/jobs';
-const DEFAULTS = {
-  endpoint: ENDPOINT,
-  concurrency: 10,
-  timeoutMs: 30_000,
-  maxAttempts: 3,
-  backoff: { type: 'exponential', delayMs: 1000, maxDelayMs: 3_600_000, jitter: true },
-  orderingWindowMs: 0,
-  keepCompleted: 0,
-  keepFailed: 1000,
-  maxPayloadBytes: 262_144,
-  allowedOrigins: [],
-  publishTokens: 0,
-};
+const DEFAULTS = { endpoint: ENDPOINT, ...CONFIG_DEFAULTS };
 const NO_COUNTS = { waiting: 0, delayed: 0, active: 0, completed: 0, failed: 0, groups: 0 };
 
 const admin = adminClient();

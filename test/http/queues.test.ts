@@ -3,22 +3,10 @@
 import { describe, expect, it } from 'vitest';
 import { startEndpoint } from '../helpers/endpoint';
 import { enqueue, expectError, expectJson, putQueue, snapshotQueue, uniqueQueue, useHttpSuite } from './support';
+import { CONFIG_DEFAULTS } from '../helpers/config-defaults';
 
 const suite = useHttpSuite();
 
-/** DESIGN.md's defaults, as GET shows them (publish tokens as a count). */
-const DEFAULTS = {
-  concurrency: 10,
-  timeoutMs: 30_000,
-  maxAttempts: 3,
-  backoff: { type: 'exponential', delayMs: 1000, maxDelayMs: 3_600_000, jitter: true },
-  orderingWindowMs: 0,
-  keepCompleted: 0,
-  keepFailed: 1000,
-  maxPayloadBytes: 262_144,
-  allowedOrigins: [],
-  publishTokens: 0,
-};
 const ZERO_COUNTS = { waiting: 0, delayed: 0, active: 0, completed: 0, failed: 0, groups: 0 };
 const NOWHERE = 'http://127.0.0.1:9/jobs';
 
@@ -26,7 +14,7 @@ describe('PUT /v1/queues/{queue}', () => {
   it('creates a queue: 200 {name, config, counts} with every omitted field at its default', async () => {
     const name = uniqueQueue('put');
     const res = await suite.worker.api(`/v1/queues/${name}`, { method: 'PUT', json: { endpoint: NOWHERE } });
-    expect(await expectJson(res, 200)).toEqual({ name, config: { endpoint: NOWHERE, ...DEFAULTS }, counts: ZERO_COUNTS });
+    expect(await expectJson(res, 200)).toEqual({ name, config: { endpoint: NOWHERE, ...CONFIG_DEFAULTS }, counts: ZERO_COUNTS });
   });
 
   it('replaces the whole config: fields left out of a second PUT go back to their defaults', async () => {
@@ -47,9 +35,9 @@ describe('PUT /v1/queues/{queue}', () => {
     expect(first.config).toEqual({ ...custom, publishTokens: 0 });
 
     const second = await putQueue(suite.worker, name, { endpoint: 'https://hooks.example/jobs' });
-    expect(second.config).toEqual({ endpoint: 'https://hooks.example/jobs', ...DEFAULTS });
+    expect(second.config).toEqual({ endpoint: 'https://hooks.example/jobs', ...CONFIG_DEFAULTS });
     const shown = await expectJson(await suite.worker.api(`/v1/queues/${name}`), 200);
-    expect(shown.config).toEqual({ endpoint: 'https://hooks.example/jobs', ...DEFAULTS });
+    expect(shown.config).toEqual({ endpoint: 'https://hooks.example/jobs', ...CONFIG_DEFAULTS });
   });
 
   it('keeps the jobs and the pause of a queue whose config is replaced', async () => {
@@ -70,7 +58,7 @@ describe('GET /v1/queues/{queue} and GET /v1/queues', () => {
     await putQueue(suite.worker, name, { endpoint: NOWHERE, concurrency: 4 });
     expect(await expectJson(await suite.worker.api(`/v1/queues/${name}`), 200)).toEqual({
       name,
-      config: { endpoint: NOWHERE, ...DEFAULTS, concurrency: 4 },
+      config: { endpoint: NOWHERE, ...CONFIG_DEFAULTS, concurrency: 4 },
       paused: false,
       counts: ZERO_COUNTS,
     });
