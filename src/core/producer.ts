@@ -1,6 +1,7 @@
 // Enqueue: validation in TypeScript (a bad batch writes nothing), then one script per batch.
 import type { z } from 'zod';
 import { scripts } from '../lua/scripts.generated';
+import type { EnqueueResult } from './api-types';
 import type { StoredConfig } from './config';
 import { type EngineContext, parse } from './context';
 import { batchInputSchema, jobInputSchema } from './job-input';
@@ -10,11 +11,7 @@ import { randomId, randomSeed } from './ids';
 import { type LeasedJob, toLeasedJob } from './leases';
 import { runScript } from './scripts';
 
-export interface EnqueueResult {
-  id: string;
-  state: 'waiting' | 'delayed' | 'active' | 'completed' | 'failed';
-  duplicate?: true;
-}
+export type { EnqueueResult } from './api-types';
 
 type ParsedJob = z.output<typeof jobInputSchema>;
 

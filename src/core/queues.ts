@@ -1,31 +1,15 @@
 // Queue administration: create/replace, read, list, delete in bounded steps, pause and resume
 // the queue or one group.
 import { scripts } from '../lua/scripts.generated';
-import { type QueueConfig, type StoredConfig, queueConfigSchema, toPublicConfig, toStoredConfig } from './config';
+import type { GroupState, QueueInfo, QueueSummary } from './api-types';
+import { type StoredConfig, queueConfigSchema, toPublicConfig, toStoredConfig } from './config';
 import { type EngineContext, parse } from './context';
 import { QueueError } from './errors';
 import { groupNameSchema, queueNameSchema } from './job-input';
 import { PUBLISH_TOKENS_KEY, REGISTRY_KEY, groupKey, queueKeys } from './keys';
 import { runScript } from './scripts';
 
-export interface QueueCounts {
-  waiting: number;
-  delayed: number;
-  active: number;
-  completed: number;
-  failed: number;
-  /** Groups holding a waiting or active job. */
-  groups: number;
-}
-
-export interface QueueInfo {
-  name: string;
-  config: QueueConfig;
-  paused: boolean;
-  counts: QueueCounts;
-}
-
-export type GroupState = 'ready' | 'active' | 'held' | 'paused';
+export type { GroupState, QueueCounts, QueueInfo } from './api-types';
 
 const DELETE_STEP = 200;
 
@@ -105,7 +89,7 @@ export async function listQueueNames(ctx: EngineContext): Promise<string[]> {
   return [...(reply[1] as string[])].sort();
 }
 
-export async function listQueues(ctx: EngineContext): Promise<Omit<QueueInfo, 'config'>[]> {
+export async function listQueues(ctx: EngineContext): Promise<QueueSummary[]> {
   const names = await listQueueNames(ctx);
   const infos = await Promise.all(
     names.map((name) =>

@@ -1,10 +1,11 @@
 // Reads for the API: one job, a page of jobs by state, groups and one group.
 import { scripts } from '../lua/scripts.generated';
+import type { GroupState, GroupSummary } from './api-types';
 import { type EngineContext, parse } from './context';
 import { groupNameSchema, jobIdSchema, listJobsSchema, pageSchema } from './job-input';
 import { type Job, toJob } from './job-view';
 import { groupKey, queueKeys } from './keys';
-import { type GroupState, checkQueueName } from './queues';
+import { checkQueueName } from './queues';
 import { runScript } from './scripts';
 
 /** The most jobs GET group returns. */
@@ -27,12 +28,7 @@ export async function listJobs(ctx: EngineContext, queue: string, query: unknown
   return { jobs: tuples.map((tuple) => toJob(queue, tuple)), cursor: next === '' ? null : next };
 }
 
-export interface GroupSummary {
-  group: string;
-  waiting: number;
-  active: number;
-  state: GroupState;
-}
+export type { GroupSummary } from './api-types';
 
 export async function listGroups(ctx: EngineContext, queue: string, query: unknown = {}) {
   const k = queueKeys(checkQueueName(queue));

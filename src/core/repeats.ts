@@ -2,6 +2,7 @@
 // computed here with cron-parser; scripts store specs and commit runs with compare-and-set.
 import { CronExpressionParser } from 'cron-parser';
 import { scripts } from '../lua/scripts.generated';
+import type { Repeat } from './api-types';
 import { type EngineContext, parse } from './context';
 import { QueueError } from './errors';
 import { repeatInputSchema, repeatKeySchema } from './job-input';
@@ -27,13 +28,7 @@ export interface RepeatSpec {
   v?: number;
 }
 
-/** A repeat as the API shows it. */
-export type Repeat = Omit<RepeatSpec, 'data' | 'count' | 'nextRunAt' | 'v'> & {
-  key: string;
-  data: unknown;
-  count: number;
-  nextRunAt: number | null;
-};
+export type { Repeat } from './api-types';
 
 function invalid(path: string, message: string): QueueError {
   return new QueueError('VALIDATION_FAILED', `${path}: ${message}`, [{ path, message }]);

@@ -1,0 +1,44 @@
+// The one error the client throws: the API's error shape, or NETWORK_ERROR when no answer came.
+
+export class GroupqError extends Error {
+  override readonly name = 'GroupqError';
+
+  constructor(
+    /** The API's error code (`QUEUE_NOT_FOUND`, `LEASE_LOST`, ...), or `NETWORK_ERROR`. */
+    readonly code: string,
+    /** The HTTP status; 0 when no answer came. */
+    readonly status: number,
+    message: string,
+    readonly details?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+/** Codes for answers that carry no groupq error body (a proxy's page, an empty 503). */
+const CODE_OF_STATUS: Record<number, string> = {
+  400: 'VALIDATION_FAILED',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  409: 'INVALID_STATE',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  503: 'REDIS_UNAVAILABLE',
+};
+
+/** Reads `{"error":{code,message,details}}` from a failed answer, whatever the body holds. */
+export async function errorFromResponse(response: Response): Promise<GroupqError> {
+  const text = await response.text().catch(() => '');
+  try {
+    const { error } = JSON.parse(text) as { error?: { code?: unknown; message?: unknown; details?: unknown } };
+    if (error && typeof error.code === 'string' && typeof error.message === 'string') {
+      return new GroupqError(error.code, response.status, error.message, error.details);
+    }
+  } catch {
+    // Not JSON: fall through to a message built from the status.
+  }
+  const code = CODE_OF_STATUS[response.status] ?? (response.status >= 500 ? 'INTERNAL' : `HTTP_${response.status}`);
+  const body = text.trim().slice(0, 200);
+  return new GroupqError(code, response.status, `HTTP ${response.status}${body ? `: ${body}` : ''}`);
+}

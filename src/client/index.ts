@@ -1,0 +1,40 @@
+// groupq/client: typed calls to a groupq Worker for backends and browsers (any Fetch-API
+// runtime). Types come from the server's own zod schemas; nothing of zod runs here.
+import type { QueueSummary } from '../core/api-types';
+import { QueueClient } from './queue';
+import { type Request, type TransportOptions, createTransport } from './transport';
+
+export type ClientOptions = TransportOptions;
+
+export class GroupqClient {
+  private readonly request: Request;
+
+  constructor(options: ClientOptions) {
+    this.request = createTransport(options);
+  }
+
+  /** A handle on one queue; `T` types its jobs' `data`. Makes no request by itself. */
+  queue<T = unknown>(name: string): QueueClient<T> {
+    return new QueueClient<T>(this.request, name);
+  }
+
+  /** Every queue with its counts. */
+  async queues(): Promise<QueueSummary[]> {
+    const reply = await this.request<{ queues: QueueSummary[] }>({ method: 'GET', path: '/v1/queues', idempotent: true });
+    return reply.queues;
+  }
+
+  /** `GET /health`: whether the Worker answers and reaches Redis. A 503 throws REDIS_UNAVAILABLE. */
+  health(): Promise<{ ok: boolean; redis: string }> {
+    return this.request({ method: 'GET', path: '/health', idempotent: true });
+  }
+}
+
+export { GroupqError } from './errors';
+export { PagedList } from './pages';
+export { QueueClient } from './queue';
+export type { GroupPage, GroupView, JobInput, JobPage, JobPatch, ListJobsOptions, PageOptions, QueueConfigInput, RepeatInput } from './queue';
+export type {
+  EnqueueResult, GroupState, GroupSummary, Job, JobState, MinuteMetrics, QueueConfig, QueueCounts, QueueInfo,
+  QueueSummary, Repeat,
+} from '../core/api-types';

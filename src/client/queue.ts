@@ -1,0 +1,184 @@
+// One queue's calls: its config, jobs, groups, repeatable jobs and metrics. Paths are built
+// here with every name percent-encoded; the server validates every input with the same zod
+// schemas the types below come from.
+import type { z } from 'zod';
+import type {
+  EnqueueResult, GroupState, GroupSummary, Job, MinuteMetrics, QueueCounts, QueueInfo, Repeat,
+} from '../core/api-types';
+import type { QueueConfigInput } from '../core/config';
+import type { jobInputSchema, jobPatchSchema, listJobsSchema, pageSchema, repeatInputSchema } from '../core/job-input';
+import { PagedList } from './pages';
+import type { Request } from './transport';
+
+/** A job to enqueue; `data` is typed by the queue's `T`. */
+export type JobInput<T = unknown> = Omit<z.input<typeof jobInputSchema>, 'data'> & { data?: T };
+/** A change to a waiting or delayed job. */
+export type JobPatch<T = unknown> = Omit<z.input<typeof jobPatchSchema>, 'data'> & { data?: T };
+export type ListJobsOptions = Partial<Pick<z.output<typeof listJobsSchema>, 'state' | 'group' | 'limit' | 'cursor'>>;
+export type PageOptions = Partial<z.output<typeof pageSchema>>;
+export type RepeatInput<T = unknown> = Omit<z.input<typeof repeatInputSchema>, 'data'> & { data?: T };
+export type { QueueConfigInput };
+
+export interface JobPage<T> {
+  jobs: Job<T>[];
+  cursor: string | null;
+}
+
+export interface GroupPage {
+  groups: GroupSummary[];
+  cursor: string | null;
+}
+
+export interface GroupView<T> {
+  group: string;
+  state: GroupState;
+  jobs: Job<T>[];
+}
+
+const segment = encodeURIComponent;
+
+function query(params: Record<string, string | number | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) if (value !== undefined) search.set(name, String(value));
+  const text = search.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
+export class QueueClient<T = unknown> {
+  private readonly base: string;
+
+  constructor(
+    private readonly request: Request,
+    readonly name: string,
+  ) {
+    this.base = `/v1/queues/${segment(name)}`;
+  }
+
+  /** Creates the queue, or replaces its whole config (omitted fields take their defaults). */
+  configure(config: QueueConfigInput): Promise<QueueInfo> {
+    return this.request({ method: 'PUT', path: this.base, body: config, idempotent: true });
+  }
+
+  get(): Promise<QueueInfo> {
+    return this.request({ method: 'GET', path: this.base, idempotent: true });
+  }
+
+  async counts(): Promise<QueueCounts> {
+    return (await this.get()).counts;
+  }
+
+  /** Removes the queue and every job, group and repeat of it. */
+  async delete(): Promise<void> {
+    await this.request({ method: 'DELETE', path: this.base, idempotent: false });
+  }
+
+  pause(): Promise<{ name: string; paused: boolean }> {
+    return this.request({ method: 'POST', path: `${this.base}/pause`, idempotent: true });
+  }
+
+  resume(): Promise<{ name: string; paused: boolean }> {
+    return this.request({ method: 'POST', path: `${this.base}/resume`, idempotent: true });
+  }
+
+  /** Enqueues one job. Retried on network errors and 503 only when it has an `id` (G4). */
+  add(job: JobInput<T>): Promise<EnqueueResult> {
+    return this.request({ method: 'POST', path: `${this.base}/jobs`, body: job, idempotent: job.id !== undefined });
+  }
+
+  /** Enqueues up to 1000 jobs, validated whole before any is written. */
+  async addBatch(jobs: JobInput<T>[]): Promise<EnqueueResult[]> {
+    const idempotent = jobs.every((job) => job.id !== undefined);
+    const reply = await this.request<{ jobs: EnqueueResult[] }>({
+      method: 'POST',
+      path: `${this.base}/jobs/batch`,
+      body: { jobs },
+      idempotent,
+    });
+    return reply.jobs;
+  }
+
+  getJob(id: string): Promise<Job<T>> {
+    return this.request({ method: 'GET', path: `${this.base}/jobs/${segment(id)}`, idempotent: true });
+  }
+
+  /** `await` it for one page; `for await` it for every job, page after page. */
+  listJobs(options: ListJobsOptions = {}): PagedList<JobPage<T>, Job<T>> {
+    const { cursor, ...filters } = options;
+    return new PagedList(
+      (at) => this.request({ method: 'GET', path: `${this.base}/jobs${query({ ...filters, cursor: at })}`, idempotent: true }),
+      (page) => page.jobs,
+      cursor,
+    );
+  }
+
+  /** Removes a job that is not active. */
+  async removeJob(id: string): Promise<void> {
+    await this.request({ method: 'DELETE', path: `${this.base}/jobs/${segment(id)}`, idempotent: false });
+  }
+
+  /** A failed job back to waiting, its attempts reset. */
+  retryJob(id: string): Promise<Job<T>> {
+    return this.request({ method: 'POST', path: `${this.base}/jobs/${segment(id)}/retry`, idempotent: false });
+  }
+
+  /** A delayed job to waiting now. */
+  promoteJob(id: string): Promise<Job<T>> {
+    return this.request({ method: 'POST', path: `${this.base}/jobs/${segment(id)}/promote`, idempotent: false });
+  }
+
+  /** Changes a waiting or delayed job's data, or delays it by `delayMs` from now. */
+  updateJob(id: string, patch: JobPatch<T>): Promise<Job<T>> {
+    return this.request({ method: 'PATCH', path: `${this.base}/jobs/${segment(id)}`, body: patch, idempotent: false });
+  }
+
+  /** `await` it for one page; `for await` it for every group. */
+  groups(options: PageOptions = {}): PagedList<GroupPage, GroupSummary> {
+    const { cursor, limit } = options;
+    return new PagedList(
+      (at) => this.request({ method: 'GET', path: `${this.base}/groups${query({ limit, cursor: at })}`, idempotent: true }),
+      (page) => page.groups,
+      cursor,
+    );
+  }
+
+  /** One group's state and its jobs in the order they will run. */
+  group(name: string): Promise<GroupView<T>> {
+    return this.request({ method: 'GET', path: `${this.base}/groups/${segment(name)}`, idempotent: true });
+  }
+
+  pauseGroup(name: string): Promise<{ group: string; state: GroupState }> {
+    return this.request({ method: 'POST', path: `${this.base}/groups/${segment(name)}/pause`, idempotent: true });
+  }
+
+  resumeGroup(name: string): Promise<{ group: string; state: GroupState }> {
+    return this.request({ method: 'POST', path: `${this.base}/groups/${segment(name)}/resume`, idempotent: true });
+  }
+
+  /** Completed, failed and retried per minute over the last hour, oldest first. */
+  async metrics(): Promise<MinuteMetrics[]> {
+    const reply = await this.request<{ minutes: MinuteMetrics[] }>({
+      method: 'GET',
+      path: `${this.base}/metrics`,
+      idempotent: true,
+    });
+    return reply.minutes;
+  }
+
+  readonly repeats = {
+    /** Creates or replaces the repeatable job `key`. */
+    put: (key: string, spec: RepeatInput<T>): Promise<{ key: string; nextRunAt: number | null }> =>
+      this.request({ method: 'PUT', path: `${this.base}/repeats/${segment(key)}`, body: spec, idempotent: true }),
+    list: async (): Promise<(Repeat & { data: T })[]> => {
+      const reply = await this.request<{ repeats: (Repeat & { data: T })[] }>({
+        method: 'GET',
+        path: `${this.base}/repeats`,
+        idempotent: true,
+      });
+      return reply.repeats;
+    },
+    /** Stops the series; runs already enqueued stay. */
+    delete: async (key: string): Promise<void> => {
+      await this.request({ method: 'DELETE', path: `${this.base}/repeats/${segment(key)}`, idempotent: false });
+    },
+  };
+}

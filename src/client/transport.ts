@@ -1,0 +1,77 @@
+// HTTP for the client: JSON in and out, the bearer token, and safe retries. Only idempotent
+// calls are retried (the caller says which), and only when the answer never came or was a 503:
+// resending a call that may have happened must not do it twice.
+import { GroupqError, errorFromResponse } from './errors';
+
+export interface TransportOptions {
+  /** The Worker's origin, e.g. https://groupq.example.workers.dev. */
+  url: string;
+  /** The admin token, or a queue's publish token (enqueue only). */
+  token: string;
+  /** A fetch to use instead of the global one. */
+  fetch?: typeof fetch;
+  /** Retries of an idempotent call after a network error or a 503. @default 3 */
+  retries?: number;
+  /** Give up on one attempt after this long. @default 30000 */
+  timeoutMs?: number;
+}
+
+export interface Call {
+  method: 'GET' | 'PUT' | 'POST' | 'PATCH' | 'DELETE';
+  /** Path below the origin, already percent-encoded. */
+  path: string;
+  body?: unknown;
+  /** True when sending it twice has the effect of sending it once. */
+  idempotent: boolean;
+}
+
+const RETRY_BASE_MS = 100;
+const RETRY_MAX_MS = 2000;
+
+export function createTransport(options: TransportOptions) {
+  const origin = options.url.replace(/\/+$/, '');
+  // Calling a stored global fetch as a method throws "Illegal invocation" in browsers.
+  const send = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
+  const retries = options.retries ?? 3;
+  const timeoutMs = options.timeoutMs ?? 30_000;
+
+  async function attempt(call: Call): Promise<Response> {
+    const headers: Record<string, string> = { authorization: `Bearer ${options.token}`, accept: 'application/json' };
+    if (call.body !== undefined) headers['content-type'] = 'application/json';
+    try {
+      return await send(`${origin}${call.path}`, {
+        method: call.method,
+        headers,
+        body: call.body === undefined ? undefined : JSON.stringify(call.body),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new GroupqError('NETWORK_ERROR', 0, `${call.method} ${call.path} got no answer: ${reason}`);
+    }
+  }
+
+  return async function request<T>(call: Call): Promise<T> {
+    for (let retry = 0; ; retry++) {
+      let failure: GroupqError;
+      try {
+        const response = await attempt(call);
+        if (response.ok) {
+          const text = await response.text();
+          return (text === '' ? undefined : JSON.parse(text)) as T;
+        }
+        failure = await errorFromResponse(response);
+      } catch (error) {
+        if (!(error instanceof GroupqError)) throw error;
+        failure = error;
+      }
+      const retryable = failure.status === 0 || failure.status === 503;
+      if (!call.idempotent || !retryable || retry >= retries) throw failure;
+      // Full jitter: clients that failed together do not come back together.
+      const capped = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** retry);
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * capped));
+    }
+  };
+}
+
+export type Request = ReturnType<typeof createTransport>;

@@ -1,0 +1,72 @@
+// The shapes the HTTP API answers with, in one module without runtime code, so the engine,
+// the routes and the client (`groupq/client`) share them without pulling in Redis.
+import type { QueueConfig } from './config';
+import type { JobState } from './job-input';
+
+export type { Job } from './job-view';
+export type { JobState } from './job-input';
+export type { QueueConfig } from './config';
+
+export interface QueueCounts {
+  waiting: number;
+  delayed: number;
+  active: number;
+  completed: number;
+  failed: number;
+  /** Groups holding a waiting or active job. */
+  groups: number;
+}
+
+export interface QueueInfo {
+  name: string;
+  config: QueueConfig;
+  paused: boolean;
+  counts: QueueCounts;
+}
+
+export type QueueSummary = Omit<QueueInfo, 'config'>;
+
+export interface EnqueueResult {
+  id: string;
+  /** The state the job entered; the same call may already have leased it. */
+  state: JobState;
+  duplicate?: true;
+}
+
+/** `held`: waiting for a time (a retry's backoff or the ordering window). */
+export type GroupState = 'ready' | 'active' | 'held' | 'paused';
+
+export interface GroupSummary {
+  group: string;
+  waiting: number;
+  active: number;
+  state: GroupState;
+}
+
+export interface Repeat {
+  key: string;
+  group: string;
+  data: unknown;
+  every?: number;
+  pattern?: string;
+  tz: string;
+  startAt?: number;
+  endAt?: number;
+  limit?: number;
+  /** Runs created so far. */
+  count: number;
+  /** null once `limit` or `endAt` ended the series. */
+  nextRunAt: number | null;
+}
+
+/** One minute of a queue's activity (GET /v1/queues/{queue}/metrics). */
+export interface MinuteMetrics {
+  /** Epoch ms of the minute's start. */
+  at: number;
+  /** Jobs that finished completed. */
+  completed: number;
+  /** Jobs that moved to failed (attempts exhausted, or not retryable). */
+  failed: number;
+  /** Failed attempts that will be retried, expired leases included. */
+  retried: number;
+}

@@ -1,0 +1,142 @@
+// The client's safe retries, through a real flaky proxy in front of the real Worker: a lost
+// answer or a 503 is retried only for idempotent calls (reads, PUTs, enqueue with an id), so a
+// retry never enqueues a job twice.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GroupqClient, GroupqError } from '../../src/client';
+import { ADMIN_TOKEN } from '../helpers/worker';
+import { uniqueQueue, useHttpSuite } from '../http/support';
+
+/** What the proxy does with the next requests, in order; then it forwards normally. */
+type Fault = 'drop-answer' | '503';
+
+interface FlakyProxy {
+  url: string;
+  faults: Fault[];
+  /** Requests seen, as "METHOD path". */
+  seen: string[];
+  close(): Promise<void>;
+}
+
+async function startFlakyProxy(target: string): Promise<FlakyProxy> {
+  const proxy: FlakyProxy = { url: '', faults: [], seen: [], close: async () => {} };
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', async () => {
+      proxy.seen.push(`${req.method} ${req.url}`);
+      const fault = proxy.faults.shift();
+      if (fault === '503') {
+        res.writeHead(503, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { code: 'REDIS_UNAVAILABLE', message: 'redis is unavailable' } }));
+        return;
+      }
+      const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
+      const headers = new Headers();
+      for (const name of ['authorization', 'content-type', 'accept']) {
+        const value = req.headers[name];
+        if (typeof value === 'string') headers.set(name, value);
+      }
+      const answer = await fetch(`${target}${req.url}`, { method: req.method, headers, body });
+      const text = await answer.text();
+      // The Worker did the work; the caller never hears of it.
+      if (fault === 'drop-answer') return void req.socket.destroy();
+      res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'text/plain' });
+      res.end(text);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  proxy.url = `http://127.0.0.1:${port}`;
+  proxy.close = () => new Promise<void>((resolve) => server.close(() => resolve()));
+  return proxy;
+}
+
+const suite = useHttpSuite();
+let proxy: FlakyProxy;
+beforeAll(async () => {
+  proxy = await startFlakyProxy(suite.worker.url);
+});
+afterAll(() => proxy?.close());
+
+async function freshQueue() {
+  const name = uniqueQueue('client-retries');
+  const direct = new GroupqClient({ url: suite.worker.url, token: ADMIN_TOKEN }).queue(name);
+  await direct.configure({ endpoint: 'https://example.com/hook' });
+  await direct.pause();
+  const flaky = new GroupqClient({ url: proxy.url, token: ADMIN_TOKEN }).queue(name);
+  proxy.seen.length = 0;
+  return { direct, flaky };
+}
+
+async function caught(promise: Promise<unknown>): Promise<GroupqError> {
+  const error = await promise.then(() => null, (e: unknown) => e);
+  expect(error).toBeInstanceOf(GroupqError);
+  return error as GroupqError;
+}
+
+describe('client retries', () => {
+  it('resends an enqueue with an id whose answer was lost, and the job exists once', async () => {
+    const { direct, flaky } = await freshQueue();
+    proxy.faults = ['drop-answer'];
+    expect(await flaky.add({ group: 'g', id: 'order-7', data: 1 })).toEqual({ id: 'order-7', state: 'waiting', duplicate: true });
+    expect(proxy.seen).toHaveLength(2);
+    expect((await direct.counts()).waiting).toBe(1);
+  });
+
+  it('does not resend an enqueue without an id: the error says no answer came', async () => {
+    const { direct, flaky } = await freshQueue();
+    proxy.faults = ['drop-answer'];
+    expect(await caught(flaky.add({ group: 'g', data: 1 }))).toMatchObject({ code: 'NETWORK_ERROR', status: 0 });
+    expect(proxy.seen).toHaveLength(1);
+    expect((await direct.counts()).waiting).toBe(1);
+  });
+
+  it('resends a batch only when every job has an id', async () => {
+    const { direct, flaky } = await freshQueue();
+    proxy.faults = ['503', '503'];
+    const results = await flaky.addBatch([{ group: 'g', id: 'a' }, { group: 'g', id: 'b' }]);
+    expect(results.map((r) => r.id)).toEqual(['a', 'b']);
+    expect(proxy.seen).toHaveLength(3);
+    proxy.seen.length = 0;
+    proxy.faults = ['503'];
+    expect(await caught(flaky.addBatch([{ group: 'g', id: 'c' }, { group: 'g' }]))).toMatchObject({
+      code: 'REDIS_UNAVAILABLE',
+      status: 503,
+    });
+    expect(proxy.seen).toHaveLength(1);
+    expect((await direct.counts()).waiting).toBe(2);
+  });
+
+  it('retries reads and PUTs through 503s and lost answers', async () => {
+    const { flaky } = await freshQueue();
+    proxy.faults = ['503', 'drop-answer', '503'];
+    expect((await flaky.get()).paused).toBe(true);
+    expect(proxy.seen).toHaveLength(4);
+    proxy.faults = ['drop-answer'];
+    expect((await flaky.configure({ endpoint: 'https://example.com/other' })).config.endpoint).toBe('https://example.com/other');
+  });
+
+  it('does not retry calls that are not idempotent', async () => {
+    const { direct, flaky } = await freshQueue();
+    await direct.add({ group: 'g', id: 'x', delayMs: 3_600_000 });
+    proxy.faults = ['503'];
+    expect(await caught(flaky.promoteJob('x'))).toMatchObject({ code: 'REDIS_UNAVAILABLE', status: 503 });
+    expect(proxy.seen).toHaveLength(1);
+    expect((await direct.getJob('x')).state).toBe('delayed');
+  });
+
+  it('gives up after `retries` more attempts', async () => {
+    const { flaky } = await freshQueue();
+    proxy.faults = ['503', '503', '503', '503', '503'];
+    expect(await caught(flaky.get())).toMatchObject({ code: 'REDIS_UNAVAILABLE' });
+    expect(proxy.seen).toHaveLength(4);
+    proxy.faults = ['503'];
+    const once = new GroupqClient({ url: proxy.url, token: ADMIN_TOKEN, retries: 0 }).queue(flaky.name);
+    proxy.seen.length = 0;
+    expect(await caught(once.get())).toMatchObject({ status: 503 });
+    expect(proxy.seen).toHaveLength(1);
+    proxy.faults = [];
+  });
+});
