@@ -3,6 +3,7 @@ import type { ConfigOptions } from './config';
 import type { EngineContext } from './context';
 import * as jobOps from './job-ops';
 import * as leases from './leases';
+import * as metrics from './metrics';
 import * as producer from './producer';
 import * as queues from './queues';
 import * as reads from './reads';
@@ -59,6 +60,7 @@ export function createEngine({ redis, now = Date.now, ...options }: EngineOption
     listJobs: bind(ctx, reads.listJobs),
     listGroups: bind(ctx, reads.listGroups),
     getGroup: bind(ctx, reads.getGroup),
+    getMetrics: bind(ctx, metrics.getMetrics),
 
     removeJob: bind(ctx, jobOps.removeJob),
     retryJob: bind(ctx, jobOps.retryJob),

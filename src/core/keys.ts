@@ -22,6 +22,7 @@ export interface QueueKeys {
   repeats: string;
   repeatDue: string;
   tickLock: string;
+  metrics: string;
 }
 
 export function queueKeys(queue: string): QueueKeys {
@@ -40,6 +41,7 @@ export function queueKeys(queue: string): QueueKeys {
     repeats: `${prefix}repeats`,
     repeatDue: `${prefix}repeat-due`,
     tickLock: `${prefix}tick-lock`,
+    metrics: `${prefix}metrics`,
   };
 }
 
@@ -70,4 +72,5 @@ export const KEY_CATALOGUE: readonly KeyDescription[] = [
   { key: 'gq:{q}:repeats', type: 'hash', holds: 'repeat key -> repeat spec JSON' },
   { key: 'gq:{q}:repeat-due', type: 'zset', holds: 'repeat keys by next run' },
   { key: 'gq:{q}:tick-lock', type: 'string', holds: "a request's opportunistic tick holds it for a second" },
+  { key: 'gq:{q}:metrics', type: 'hash', holds: 'completed (c), failed (f), retried (r) per minute, a ring of 60: `<c, f or r>:<minute % 60>` -> epoch minute * 1e8 + count' },
 ];

@@ -88,7 +88,7 @@ async function runSettle(ctx: EngineContext, queue: string, outcomes: Outcome[],
   const reply = await runScript(
     ctx.redis,
     scripts.settle,
-    [k.meta, k.jobs, k.ready, k.active, k.held, k.completed, k.failed, k.pausedGroups],
+    [k.meta, k.jobs, k.ready, k.active, k.held, k.completed, k.failed, k.pausedGroups, k.metrics],
     args,
   );
   const [, results, configJson, jobs] = reply as [number, [string, Settled['results'][number]['state']][], string, unknown[]];

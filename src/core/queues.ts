@@ -107,7 +107,7 @@ export async function deleteQueue(ctx: EngineContext, name: string): Promise<voi
   const k = queueKeys(checkQueueName(name));
   const keys = [
     k.meta, k.jobs, k.ready, k.active, k.held, k.delayed, k.completed, k.failed,
-    k.pausedGroups, k.repeats, k.repeatDue, k.tickLock,
+    k.pausedGroups, k.repeats, k.repeatDue, k.tickLock, k.metrics,
   ];
   const tokens = await getStoredConfig(ctx, name).then(
     (config) => config.publishTokenHashes,

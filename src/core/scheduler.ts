@@ -38,7 +38,7 @@ export async function tick(ctx: EngineContext, queue: string, { opportunistic = 
   const reply = await runScript(
     ctx.redis,
     scripts.tick,
-    [k.meta, k.jobs, k.ready, k.active, k.held, k.delayed, k.completed, k.failed, k.repeatDue, k.repeats, k.tickLock],
+    [k.meta, k.jobs, k.ready, k.active, k.held, k.delayed, k.completed, k.failed, k.repeatDue, k.repeats, k.tickLock, k.metrics],
     [now, randomSeed(), TICK_LIMIT, opportunistic ? TICK_LOCK_MS : 0],
   );
   const [, nextDueAt, readyDue, more, dueRepeats, locked] = reply as [number, number, number, number, [string, string][], number?];

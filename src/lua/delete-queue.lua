@@ -7,6 +7,7 @@ hash goes, last.
 KEYS[1]  meta           KEYS[2]  jobs        KEYS[3]  ready       KEYS[4]  active
 KEYS[5]  held           KEYS[6]  delayed     KEYS[7]  completed   KEYS[8]  failed
 KEYS[9]  paused-groups  KEYS[10] repeats     KEYS[11] repeat-due  KEYS[12] tick-lock
+KEYS[13] metrics
 
 ARGV[1] step: at most this many groups per call
 
@@ -46,5 +47,5 @@ for _, source in ipairs({ readyKey, activeKey, heldKey }) do
 end
 if left <= 0 then return { 1, 0 } end
 -- UNLINK frees big values off the main thread, so this stays cheap however many jobs remain.
-redis.call('UNLINK', jobsKey, KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], metaKey)
+redis.call('UNLINK', jobsKey, KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], metaKey)
 return { 1, 1 }

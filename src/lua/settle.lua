@@ -11,6 +11,7 @@ KEYS[5] held           zset  group -> release time (+inf: paused)
 KEYS[6] completed      zset  kept completed ids by finishedAt
 KEYS[7] failed         zset  kept failed ids by finishedAt
 KEYS[8] paused-groups  set   paused group names
+KEYS[9] metrics        hash  per-minute counters: this call adds its outcomes once, at the end
 Group zsets are derived from the meta key's prefix and the group names found in job records.
 
 ARGV[1] now (epoch ms)
@@ -33,10 +34,11 @@ Errors  {-1} QUEUE_NOT_FOUND
 -- @include lease
 -- @include finish
 -- @include reserve
+-- @include metrics
 
 local K = {
   meta = KEYS[1], jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5],
-  completed = KEYS[6], failed = KEYS[7], pausedGroups = KEYS[8],
+  completed = KEYS[6], failed = KEYS[7], pausedGroups = KEYS[8], metrics = KEYS[9],
   prefix = string.sub(KEYS[1], 1, -5), -- 'gq:{queue}:' (KEYS[1] ends in 'meta')
 }
 local now, seed = tonumber(ARGV[1]), ARGV[2]
@@ -65,7 +67,7 @@ if m > 0 then
   if #ended > 0 then redis.call('ZREM', K.active, unpack(ended)) end
   if onlyIfLive and #ended < m then n = 0 end
 
-  local B = newBatch()
+  local B, T = newBatch(), newTally()
   for i = 1, m do
     local b = 5 + (i - 1) * 6
     local kind, payload, flag = ARGV[b + 1], ARGV[b + 4], ARGV[b + 5] == '1'
@@ -78,8 +80,10 @@ if m > 0 then
         tonumber(ARGV[b + 6]), seed, now)
     end
     results[i] = { ids[i], outcome }
+    countOutcome(T, outcome)
   end
   flushBatch(K, B)
+  writeTally(K.metrics, T, now)
 end
 
 local jobs = {}

@@ -16,6 +16,8 @@ KEYS[8]  failed         zset  kept failed ids by finishedAt
 KEYS[9]  repeat-due     zset  repeat key -> next run (epoch ms)
 KEYS[10] repeats        hash  repeat key -> repeat spec JSON
 KEYS[11] tick-lock      string held while an opportunistic tick runs (expires by itself)
+KEYS[12] metrics        hash  per-minute counters (expired leases count as retried or failed)
+Group zsets are derived from the meta key's prefix.
 
 ARGV[1] now (epoch ms)
 ARGV[2] seed (random hex, for new lease tokens and jitter)
@@ -33,10 +35,11 @@ Errors  {-1} QUEUE_NOT_FOUND
 -- @include group
 -- @include finish
 -- @include job-ops
+-- @include metrics
 
 local K = {
   meta = KEYS[1], jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5],
-  delayed = KEYS[6], completed = KEYS[7], failed = KEYS[8], repeatDue = KEYS[9], repeats = KEYS[10],
+  delayed = KEYS[6], completed = KEYS[7], failed = KEYS[8], repeatDue = KEYS[9], repeats = KEYS[10], metrics = KEYS[12],
   prefix = string.sub(KEYS[1], 1, -5), -- 'gq:{queue}:' (KEYS[1] ends in 'meta')
 }
 local now, seed, limit, lockMs = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -81,15 +84,18 @@ if #released > 0 then
 end
 
 local expired, deadlines = due(K.active)
+local T = newTally()
 if #expired > 0 then
   redis.call('ZREM', K.active, unpack(expired))
   for i, raw in ipairs(redis.call('HMGET', K.jobs, unpack(expired))) do
     local state, data = decodeJob(raw)
     local err = 'lease expired: no answer within ' .. leaseMsOf(state, cfg) .. ' ms'
-    failJob(K, B, cfg, expired[i], state, data, tonumber(deadlines[2 * i]), err, true, -1, seed, now)
+    local outcome = failJob(K, B, cfg, expired[i], state, data, tonumber(deadlines[2 * i]), err, true, -1, seed, now)
+    countOutcome(T, outcome) -- retried, or failed when it was the last attempt
   end
 end
 flushBatch(K, B)
+writeTally(K.metrics, T, now)
 
 if trimRetention(K.completed, K.jobs, cfg.keepCompleted, limit) then more = true end
 if trimRetention(K.failed, K.jobs, cfg.keepFailed, limit) then more = true end

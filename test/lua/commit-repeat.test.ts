@@ -22,7 +22,7 @@ describe('commit-repeat', () => {
     const listed = await runScript(
       redis,
       scripts.tick,
-      [k.meta, k.jobs, k.ready, k.active, k.held, k.delayed, k.completed, k.failed, k.repeatDue, k.repeats, k.tickLock],
+      [k.meta, k.jobs, k.ready, k.active, k.held, k.delayed, k.completed, k.failed, k.repeatDue, k.repeats, k.tickLock, k.metrics],
       [clock.now(), 'seed', 100, 0],
     );
     const [key, specJson] = (listed[4] as [string, string][])[0]!;
