@@ -47,7 +47,7 @@ export function createTransport(options: TransportOptions) {
       });
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      throw new GroupqError('NETWORK_ERROR', 0, `${call.method} ${call.path} got no answer: ${reason}`);
+      throw new GroupqError('NETWORK_ERROR', 0, `${call.method} ${origin}${call.path} got no answer: ${reason}`);
     }
   }
 

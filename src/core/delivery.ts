@@ -2,6 +2,7 @@
 // "Delivery protocol"): 2xx completes with the body as result, 202 leaves the lease to the
 // endpoint's callbacks, anything else (or no answer within timeoutMs) is a failed attempt.
 import { DAY_MS } from './config';
+import type { Delivery } from './delivery-body';
 import type { LeasedJob, Outcome } from './leases';
 import type { Signer } from './signing';
 
@@ -34,7 +35,7 @@ export function deliveryBody(job: LeasedJob, publicUrl: string): string {
     createdAt: job.createdAt,
     lease: job.lease,
     callbacks: callbackUrls(publicUrl, job.queue, job.id),
-  });
+  } satisfies Omit<Delivery, 'id' | 'queue' | 'group' | 'data'>);
   return `${head.slice(0, -1)},"data":${job.rawData},${tail.slice(1)}`;
 }
 

@@ -1,0 +1,168 @@
+// Turns argv into what to run: the command, its positionals and flags, and the connection
+// (flags win over GROUPQ_URL/GROUPQ_TOKEN). Global flags may stand before or after the command.
+// Every mistake is a UsageError (exit 2) before any request is made.
+import { parseArgs } from 'node:util';
+import { UsageError } from './output';
+import { COMMANDS, type CommandSpec, type FlagSpec, GLOBAL_FLAGS, findCommand } from './usage';
+
+type ParseOptions = Record<string, { type: 'string' | 'boolean'; short?: string }>;
+export type FlagValues = Record<string, string | boolean | undefined>;
+
+export type Invocation =
+  | { kind: 'help'; command?: CommandSpec }
+  | { kind: 'version' }
+  | {
+      kind: 'run';
+      command: CommandSpec;
+      /** The positionals after the command name. */
+      args: string[];
+      flags: FlagValues;
+      json: boolean;
+      url: string;
+      token: string;
+    };
+
+function toParseOptions(...groups: Record<string, FlagSpec>[]): ParseOptions {
+  const options: ParseOptions = {};
+  for (const group of groups) {
+    for (const [name, spec] of Object.entries(group)) {
+      options[name] = spec.short ? { type: spec.type, short: spec.short } : { type: spec.type };
+    }
+  }
+  return options;
+}
+
+/** Whether argv asks for JSON, read before parsing so that a usage error can be JSON too. */
+export function wantsJson(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end === -1 ? argv : argv.slice(0, end)).includes('--json');
+}
+
+/**
+ * The command's name: the first positional, found by a lenient parse that knows every flag of
+ * every command, so that a flag's value (`--group queues`) is not taken for a command.
+ */
+function commandName(argv: string[]): string | undefined {
+  const { tokens } = parseArgs({
+    args: argv,
+    options: toParseOptions(GLOBAL_FLAGS, ...COMMANDS.map((command) => command.flags)),
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+  return tokens.find((token) => token.kind === 'positional')?.value;
+}
+
+export function parseInvocation(argv: string[], env: Record<string, string | undefined>): Invocation {
+  const name = commandName(argv);
+  if (name === undefined) return parseBare(argv);
+  if (name === 'help') return helpFor(argv);
+  const command = findCommand(name);
+  if (!command) throw new UsageError(`unknown command "${name}"`);
+
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      options: toParseOptions(GLOBAL_FLAGS, command.flags),
+      strict: true,
+      allowPositionals: true,
+    });
+  } catch (error) {
+    throw new UsageError(parseArgsMessage(error), command.name);
+  }
+  const { values, positionals } = parsed as { values: FlagValues; positionals: string[] };
+  if (values.help) return { kind: 'help', command };
+  if (values.version) return { kind: 'version' };
+
+  // The first positional is the command's name (see commandName).
+  const args = positionals.slice(1);
+  checkArity(command, args);
+
+  const url = typeof values.url === 'string' ? values.url : env.GROUPQ_URL;
+  const token = typeof values.token === 'string' ? values.token : env.GROUPQ_TOKEN;
+  if (!url) throw new UsageError('no Worker URL: set GROUPQ_URL or pass --url <url>', command.name);
+  if (!token) throw new UsageError('no admin token: set GROUPQ_TOKEN or pass --token <token>', command.name);
+  checkUrl(url, command.name);
+  return { kind: 'run', command, args, flags: values, json: values.json === true, url, token };
+}
+
+/** No command: --version, --help, or nothing at all (which is a usage error). */
+function parseBare(argv: string[]): Invocation {
+  let values: FlagValues;
+  try {
+    ({ values } = parseArgs({ args: argv, options: toParseOptions(GLOBAL_FLAGS), strict: true, allowPositionals: false }));
+  } catch (error) {
+    throw new UsageError(parseArgsMessage(error));
+  }
+  if (values.version) return { kind: 'version' };
+  if (values.help) return { kind: 'help' };
+  throw new UsageError('no command given');
+}
+
+/** `groupq help [command]`. */
+function helpFor(argv: string[]): Invocation {
+  const { positionals } = parseArgs({ args: argv, options: toParseOptions(GLOBAL_FLAGS), strict: false, allowPositionals: true });
+  const topic = positionals[1];
+  if (topic === undefined) return { kind: 'help' };
+  const command = findCommand(topic);
+  if (!command) throw new UsageError(`unknown command "${topic}"`);
+  return { kind: 'help', command };
+}
+
+function checkArity(command: CommandSpec, args: string[]): void {
+  if (args.length < command.min) {
+    const wanted = command.args.split(' ')[args.length] ?? command.args;
+    throw new UsageError(`missing ${wanted}`, command.name);
+  }
+  if (args.length > command.max) {
+    throw new UsageError(`unexpected argument "${args[command.max]}"`, command.name);
+  }
+}
+
+function checkUrl(url: string, command: string): void {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new UsageError(`the Worker URL "${url}" is not an absolute URL (GROUPQ_URL or --url)`, command);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new UsageError(`the Worker URL must be http(s), not ${parsed.protocol} (GROUPQ_URL or --url)`, command);
+  }
+}
+
+/**
+ * node's parseArgs messages; for an unknown flag only the first sentence (the rest is about
+ * positionals after "--", which no command takes with a dash).
+ */
+function parseArgsMessage(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const code = (error as { code?: string }).code;
+  const text = code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? message.split(/\.\s/)[0]! : message;
+  return text.replace(/^./, (c) => c.toLowerCase());
+}
+
+/** A flag holding a whole number in [min, max]; undefined when the flag was not given. */
+export function intFlag(flags: FlagValues, name: string, command: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  const raw = flags[name];
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (typeof raw !== 'string' || !/^\d+$/.test(raw.trim()) || value < min || value > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `${min} to ${max}`;
+    throw new UsageError(`--${name} must be a whole number, ${range} (got "${String(raw)}")`, command);
+  }
+  return value;
+}
+
+/** --data's JSON, parsed here so that a typo never reaches the queue. */
+export function jsonFlag(flags: FlagValues, name: string, command: string): unknown {
+  const raw = flags[name];
+  if (typeof raw !== 'string') return undefined;
+  try {
+    return JSON.parse(raw);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new UsageError(`--${name} is not valid JSON: ${reason}`, command);
+  }
+}

@@ -1,0 +1,186 @@
+// The one-shot commands: list queues and jobs, show a job, enqueue, retry, remove, promote,
+// pause and resume. Each makes its calls through GroupqClient and prints a table or a line for
+// people, or one JSON document with --json. The monitor lives in monitor.ts.
+import type { GroupqClient, Job } from '../client';
+import { type FlagValues, intFlag, jsonFlag } from './args';
+import { EXIT_API_ERROR, EXIT_OK, type Output, UsageError } from './output';
+import { type Column, oneLine, relativeTime, table } from './table';
+
+export interface CommandContext {
+  client: GroupqClient;
+  out: Output;
+  args: string[];
+  flags: FlagValues;
+}
+
+export type CommandRun = (ctx: CommandContext) => Promise<number>;
+
+const str = (flags: FlagValues, name: string): string | undefined => {
+  const value = flags[name];
+  return typeof value === 'string' ? value : undefined;
+};
+
+async function queues({ client, out }: CommandContext): Promise<number> {
+  const list = await client.queues();
+  if (out.json) {
+    out.document(list);
+    return EXIT_OK;
+  }
+  if (list.length === 0) {
+    out.line('no queues');
+    return EXIT_OK;
+  }
+  const right = (header: string): Column => ({ header, align: 'right' });
+  const columns = [
+    { header: 'NAME' }, { header: 'PAUSED' }, right('WAITING'), right('DELAYED'), right('ACTIVE'),
+    right('COMPLETED'), right('FAILED'), right('GROUPS'),
+  ];
+  const rows = list.map(({ name, paused, counts: c }) => [
+    name, paused ? 'yes' : 'no', ...[c.waiting, c.delayed, c.active, c.completed, c.failed, c.groups].map(String),
+  ]);
+  out.lines(table(columns, rows));
+  return EXIT_OK;
+}
+
+async function enqueue({ client, out, args, flags }: CommandContext): Promise<number> {
+  const group = str(flags, 'group');
+  if (group === undefined) throw new UsageError('missing --group <name>', 'enqueue');
+  // Everything is checked before the request: a bad flag must not half-enqueue anything.
+  const data = jsonFlag(flags, 'data', 'enqueue');
+  const delayMs = intFlag(flags, 'delay', 'enqueue', 0);
+  const orderMs = intFlag(flags, 'order-ms', 'enqueue', 0);
+  const id = str(flags, 'id');
+  const result = await client.queue(args[0]!).add({
+    group,
+    ...(data === undefined ? {} : { data }),
+    ...(id === undefined ? {} : { id }),
+    ...(delayMs === undefined ? {} : { delayMs }),
+    ...(orderMs === undefined ? {} : { orderMs }),
+  });
+  if (out.json) out.document(result);
+  else out.line(`${result.id} ${result.state}${result.duplicate ? ' (duplicate: a job with this id exists)' : ''}`);
+  return EXIT_OK;
+}
+
+/** The last column of `jobs`: what matters about a job in that state. */
+function detailOf(job: Job, now: number): string {
+  if (job.error !== undefined) return oneLine(job.error);
+  if (job.runAt !== undefined) return `runs ${relativeTime(job.runAt, now)}`;
+  if (job.state === 'active' && job.leaseExpiresAt !== undefined) return `lease ends ${relativeTime(job.leaseExpiresAt, now)}`;
+  if (job.finishedAt !== undefined) return `finished ${relativeTime(job.finishedAt, now)}`;
+  return '';
+}
+
+async function jobs({ client, out, args, flags }: CommandContext): Promise<number> {
+  const limit = intFlag(flags, 'limit', 'jobs', 1, 1000);
+  const state = str(flags, 'state') as Job['state'] | undefined;
+  const group = str(flags, 'group');
+  const list = client.queue(args[0]!).listJobs({
+    ...(state === undefined ? {} : { state }),
+    ...(group === undefined ? {} : { group }),
+    ...(limit === undefined ? {} : { limit }),
+  });
+  let found: Job[];
+  let cursor: string | null = null;
+  if (flags.all) {
+    found = [];
+    for await (const job of list) found.push(job);
+  } else {
+    ({ jobs: found, cursor } = await list);
+  }
+  if (out.json) {
+    out.document({ jobs: found, cursor });
+    return EXIT_OK;
+  }
+  if (found.length === 0) {
+    out.line(`no ${state ?? 'waiting'} jobs${group === undefined ? '' : ` in group ${group}`}`);
+    return EXIT_OK;
+  }
+  const now = Date.now();
+  const columns = [{ header: 'ID' }, { header: 'GROUP' }, { header: 'STATE' }, { header: 'ATTEMPTS', align: 'right' as const }, { header: 'DETAIL' }];
+  const rows = found.map((job) => [job.id, job.group, job.state, `${job.attempts}/${job.maxAttempts}`, detailOf(job, now)]);
+  out.lines(table(columns, rows));
+  if (cursor !== null) out.line(`(more jobs: pass --all, or --limit up to 1000)`);
+  return EXIT_OK;
+}
+
+async function job({ client, out, args }: CommandContext): Promise<number> {
+  const found = await client.queue(args[0]!).getJob(args[1]!);
+  // Both ways print JSON: a job is data; people get it indented.
+  out.line(out.json ? JSON.stringify(found) : JSON.stringify(found, null, 2));
+  return EXIT_OK;
+}
+
+/**
+ * Runs `act` for each id in turn: one bad id does not stop the others, and each failure is
+ * reported with its id. Exit 1 when any failed.
+ */
+async function eachId<R>(ctx: CommandContext, act: (id: string) => Promise<R>, say: (id: string, result: R) => string) {
+  const done: R[] = [];
+  let failed = false;
+  for (const id of ctx.args.slice(1)) {
+    try {
+      const result = await act(id);
+      done.push(result);
+      if (!ctx.out.json) ctx.out.line(say(id, result));
+    } catch (error) {
+      failed = true;
+      ctx.out.apiError(error, id);
+    }
+  }
+  if (ctx.out.json) ctx.out.document(done);
+  return failed ? EXIT_API_ERROR : EXIT_OK;
+}
+
+const retry: CommandRun = (ctx) => {
+  const queue = ctx.client.queue(ctx.args[0]!);
+  return eachId(ctx, (id) => queue.retryJob(id), (id, job) => `retried ${id} (${job.state})`);
+};
+
+const remove: CommandRun = (ctx) => {
+  const queue = ctx.client.queue(ctx.args[0]!);
+  return eachId(
+    ctx,
+    async (id) => {
+      await queue.removeJob(id);
+      return { id, removed: true };
+    },
+    (id) => `removed ${id}`,
+  );
+};
+
+async function promote({ client, out, args }: CommandContext): Promise<number> {
+  const promoted = await client.queue(args[0]!).promoteJob(args[1]!);
+  if (out.json) out.document(promoted);
+  else out.line(`promoted ${promoted.id} (${promoted.state})`);
+  return EXIT_OK;
+}
+
+function pauseOrResume(pause: boolean): CommandRun {
+  return async ({ client, out, args, flags }) => {
+    const queue = client.queue(args[0]!);
+    const group = str(flags, 'group');
+    if (group === undefined) {
+      const result = pause ? await queue.pause() : await queue.resume();
+      if (out.json) out.document(result);
+      else out.line(`queue ${result.name} ${result.paused ? 'paused' : 'running'}`);
+    } else {
+      const result = pause ? await queue.pauseGroup(group) : await queue.resumeGroup(group);
+      if (out.json) out.document(result);
+      else out.line(`group ${result.group} in ${queue.name}: ${result.state}`);
+    }
+    return EXIT_OK;
+  };
+}
+
+export const RUNS: Record<string, CommandRun> = {
+  queues,
+  enqueue,
+  jobs,
+  job,
+  retry,
+  remove,
+  promote,
+  pause: pauseOrResume(true),
+  resume: pauseOrResume(false),
+};

@@ -1,0 +1,184 @@
+// What each command accepts (positionals, flags) and the help text built from it: one table, so
+// the parser and --help cannot disagree.
+
+export interface FlagSpec {
+  type: 'string' | 'boolean';
+  short?: string;
+  /** Shown in help, e.g. "--group <name>". */
+  label: string;
+  help: string;
+}
+
+export interface CommandSpec {
+  name: string;
+  /** Positionals as help shows them: '<queue> <id...>'. */
+  args: string;
+  /** How many positionals; `Infinity` for "one or more ids". */
+  min: number;
+  max: number;
+  summary: string;
+  flags: Record<string, FlagSpec>;
+  examples: string[];
+}
+
+const flag = (type: FlagSpec['type'], label: string, help: string): FlagSpec => ({ type, label, help });
+
+export const GLOBAL_FLAGS: Record<string, FlagSpec> = {
+  url: flag('string', '--url <url>', "the Worker's origin (default: $GROUPQ_URL)"),
+  token: flag('string', '--token <token>', 'admin token (default: $GROUPQ_TOKEN)'),
+  json: flag('boolean', '--json', 'machine output: one JSON document on stdout, errors as JSON on stderr'),
+  help: { ...flag('boolean', '--help, -h', 'show help'), short: 'h' },
+  version: { ...flag('boolean', '--version, -V', 'print the version'), short: 'V' },
+};
+
+export const COMMANDS: readonly CommandSpec[] = [
+  {
+    name: 'queues',
+    args: '',
+    min: 0,
+    max: 0,
+    summary: 'list queues with their counts',
+    flags: {},
+    examples: ['groupq queues', 'groupq queues --json'],
+  },
+  {
+    name: 'monitor',
+    args: '<queue>',
+    min: 1,
+    max: 1,
+    summary: 'live counts, groups and throughput, redrawn in place (Ctrl-C quits)',
+    flags: {
+      interval: flag('string', '--interval <ms>', 'time between refreshes (default 1000, at least 100)'),
+      once: flag('boolean', '--once', 'print one frame and exit'),
+    },
+    examples: ['groupq monitor orders', 'groupq monitor orders --once', 'groupq monitor orders --json --interval 5000'],
+  },
+  {
+    name: 'enqueue',
+    args: '<queue>',
+    min: 1,
+    max: 1,
+    summary: 'add one job; prints its id and state',
+    flags: {
+      group: flag('string', '--group <name>', 'the job\'s group (required)'),
+      data: flag('string', '--data <json>', 'the job\'s data as JSON (default null)'),
+      id: flag('string', '--id <id>', 'your id: enqueueing the same id twice adds one job'),
+      delay: flag('string', '--delay <ms>', 'do not run before this many ms from now'),
+      'order-ms': flag('string', '--order-ms <n>', 'order inside the group (default: now)'),
+    },
+    examples: [`groupq enqueue orders --group user:42 --data '{"sku":"A1"}'`],
+  },
+  {
+    name: 'jobs',
+    args: '<queue>',
+    min: 1,
+    max: 1,
+    summary: 'list jobs in one state',
+    flags: {
+      state: flag('string', '--state <state>', 'waiting (default), delayed, active, completed or failed'),
+      group: flag('string', '--group <name>', 'only this group\'s jobs'),
+      limit: flag('string', '--limit <n>', 'jobs per page (default 50, at most 1000)'),
+      all: flag('boolean', '--all', 'every page, not just the first'),
+    },
+    examples: ['groupq jobs orders --state failed', 'groupq jobs orders --group user:42 --all --json'],
+  },
+  {
+    name: 'job',
+    args: '<queue> <id>',
+    min: 2,
+    max: 2,
+    summary: 'show one job in full (JSON)',
+    flags: {},
+    examples: ['groupq job orders 01J2X...'],
+  },
+  {
+    name: 'retry',
+    args: '<queue> <id...>',
+    min: 2,
+    max: Infinity,
+    summary: 'run failed jobs again',
+    flags: {},
+    examples: ['groupq retry orders job-1 job-2'],
+  },
+  {
+    name: 'remove',
+    args: '<queue> <id...>',
+    min: 2,
+    max: Infinity,
+    summary: 'delete jobs (not while active)',
+    flags: {},
+    examples: ['groupq remove orders job-1'],
+  },
+  {
+    name: 'promote',
+    args: '<queue> <id>',
+    min: 2,
+    max: 2,
+    summary: 'run a delayed job now',
+    flags: {},
+    examples: ['groupq promote orders job-1'],
+  },
+  {
+    name: 'pause',
+    args: '<queue>',
+    min: 1,
+    max: 1,
+    summary: 'stop deliveries of the queue, or of one group',
+    flags: { group: flag('string', '--group <name>', 'pause only this group') },
+    examples: ['groupq pause orders', 'groupq pause orders --group user:42'],
+  },
+  {
+    name: 'resume',
+    args: '<queue>',
+    min: 1,
+    max: 1,
+    summary: 'restart deliveries of the queue, or of one group',
+    flags: { group: flag('string', '--group <name>', 'resume only this group') },
+    examples: ['groupq resume orders', 'groupq resume orders --group user:42'],
+  },
+];
+
+export function findCommand(name: string): CommandSpec | undefined {
+  return COMMANDS.find((command) => command.name === name);
+}
+
+function flagLines(flags: Record<string, FlagSpec>): string[] {
+  const specs = Object.values(flags);
+  const width = Math.max(...specs.map((spec) => spec.label.length));
+  return specs.map((spec) => `  ${spec.label.padEnd(width)}  ${spec.help}`);
+}
+
+export function generalHelp(): string {
+  const width = Math.max(...COMMANDS.map((c) => `${c.name} ${c.args}`.length));
+  return [
+    'groupq: manage groupq queues from a terminal',
+    '',
+    'Usage: groupq <command> [args] [flags]',
+    '',
+    'Commands:',
+    ...COMMANDS.map((c) => `  ${`${c.name} ${c.args}`.padEnd(width)}  ${c.summary}`),
+    '',
+    'Flags for every command:',
+    ...flagLines(GLOBAL_FLAGS),
+    '',
+    'GROUPQ_URL and GROUPQ_TOKEN (or --url/--token) say which Worker to talk to.',
+    'Exit codes: 0 ok, 1 the API refused or could not be reached, 2 wrong usage.',
+    'Run "groupq <command> --help" for a command\'s flags.',
+  ].join('\n');
+}
+
+export function commandHelp(command: CommandSpec): string {
+  const own = Object.keys(command.flags).length > 0 ? ['', 'Flags:', ...flagLines(command.flags)] : [];
+  return [
+    `groupq ${command.name}: ${command.summary}`,
+    '',
+    `Usage: groupq ${command.name}${command.args ? ` ${command.args}` : ''} [flags]`,
+    ...own,
+    '',
+    'Global flags:',
+    ...flagLines(GLOBAL_FLAGS),
+    '',
+    'Examples:',
+    ...command.examples.map((example) => `  ${example}`),
+  ].join('\n');
+}

@@ -1,0 +1,103 @@
+// The lease callbacks a receiver sends back to groupq (DESIGN.md, "Lease callbacks"): heartbeat,
+// progress, complete and fail, each a POST of JSON to the URL the delivery named, authorized by
+// the lease token in the body. 409 means the lease is gone; brief network trouble is retried.
+import type { Delivery } from '../core/delivery-body';
+import { LeaseLostError } from './errors';
+
+/** The fetch used for callbacks (a custom one for proxies or tests). */
+export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
+
+/** groupq refused a callback for a reason other than a lost lease (e.g. a result too large). */
+export class CallbackError extends Error {
+  override name = 'CallbackError';
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+  }
+}
+
+/** Waits between tries: a heartbeat must land well inside its lease, so the waits stay short. */
+const RETRY_DELAYS_MS = [250, 1_000];
+/** Answers worth another try: the Worker or its Redis was briefly unavailable. */
+const TRANSIENT = new Set([502, 503, 504]);
+/** The fail callback takes an error of at most this many characters. */
+const MAX_ERROR_CHARS = 2048;
+const DAY_MS = 86_400_000;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export type FailBody = { error: string; retry?: false; retryAfterMs?: number };
+
+export interface LeaseCalls {
+  heartbeat(extendMs?: number): Promise<{ expiresAt: number }>;
+  progress(progress: unknown): Promise<void>;
+  complete(result: unknown): Promise<{ state: string }>;
+  fail(body: FailBody): Promise<{ state: string }>;
+}
+
+/** The error body groupq answers with: {"error":{code,message}}; anything else gives undefineds. */
+async function errorOf(response: Response): Promise<{ code?: string; message?: string }> {
+  try {
+    const body = (await response.json()) as { error?: { code?: unknown; message?: unknown } };
+    const { code, message } = body?.error ?? {};
+    return { code: typeof code === 'string' ? code : undefined, message: typeof message === 'string' ? message : undefined };
+  } catch {
+    return {};
+  }
+}
+
+async function post(fetch: FetchLike, url: string, body: string): Promise<unknown> {
+  for (let attempt = 0; ; attempt++) {
+    let response: Response;
+    try {
+      response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    } catch (error) {
+      if (attempt < RETRY_DELAYS_MS.length) {
+        await sleep(RETRY_DELAYS_MS[attempt]!);
+        continue;
+      }
+      throw error;
+    }
+    if (response.ok) return response.json();
+    if (TRANSIENT.has(response.status) && attempt < RETRY_DELAYS_MS.length) {
+      await response.body?.cancel().catch(() => {});
+      await sleep(RETRY_DELAYS_MS[attempt]!);
+      continue;
+    }
+    const { code, message } = await errorOf(response);
+    // A retried complete or fail whose first try did land also gets 409: either way the lease is over.
+    if (response.status === 409) throw new LeaseLostError(message ?? 'the lease is no longer held');
+    throw new CallbackError(`${url}: HTTP ${response.status}${message ? `: ${message}` : ''}`, response.status, code);
+  }
+}
+
+/** The four callbacks of one delivery, each carrying its lease token. */
+export function leaseCalls(delivery: Delivery<unknown>, fetch: FetchLike): LeaseCalls {
+  const { callbacks } = delivery;
+  const lease = delivery.lease.token;
+  return {
+    async heartbeat(extendMs) {
+      const answer = (await post(fetch, callbacks.heartbeat, JSON.stringify({ lease, extendMs }))) as { expiresAt: number };
+      return { expiresAt: answer.expiresAt };
+    },
+    async progress(progress) {
+      await post(fetch, callbacks.progress, JSON.stringify({ lease, progress }));
+    },
+    async complete(result) {
+      // JSON.stringify drops an undefined result: groupq stores null then, as for an empty 200.
+      return (await post(fetch, callbacks.complete, JSON.stringify({ lease, result }))) as { state: string };
+    },
+    async fail({ error, retry, retryAfterMs }) {
+      const body = {
+        lease,
+        error: error.slice(0, MAX_ERROR_CHARS) || 'failed',
+        retry,
+        retryAfterMs: retryAfterMs === undefined ? undefined : Math.min(retryAfterMs, DAY_MS),
+      };
+      return (await post(fetch, callbacks.fail, JSON.stringify(body))) as { state: string };
+    },
+  };
+}

@@ -1,0 +1,49 @@
+// The errors a receiver uses: the two a job function throws to steer groupq's retries, the one
+// verifyDelivery throws for a delivery it refuses, and the one that says the lease is gone.
+
+/** Thrown by a job function: fail the job now, without further attempts. */
+export class NonRetryableError extends Error {
+  override name = 'NonRetryableError';
+}
+
+/** Thrown by a job function: this attempt failed, try again after `retryAfterMs` (not the backoff). */
+export class RetryAfterError extends Error {
+  override name = 'RetryAfterError';
+  readonly retryAfterMs: number;
+
+  constructor(retryAfterMs: number, message = `retry after ${retryAfterMs} ms`) {
+    super(message);
+    if (!Number.isFinite(retryAfterMs) || retryAfterMs < 0) {
+      throw new RangeError(`retryAfterMs must be a finite number >= 0, got ${retryAfterMs}`);
+    }
+    this.retryAfterMs = Math.ceil(retryAfterMs);
+  }
+}
+
+/** Why a delivery was refused; the handler answers 401 for all of them. */
+export type VerificationFailure =
+  | 'missing_headers'
+  | 'bad_timestamp'
+  | 'timestamp_out_of_tolerance'
+  | 'bad_signature'
+  | 'bad_body';
+
+/** A request that is not a genuine, fresh groupq delivery. The message says why. */
+export class DeliveryVerificationError extends Error {
+  override name = 'DeliveryVerificationError';
+  readonly reason: VerificationFailure;
+
+  constructor(reason: VerificationFailure, message: string) {
+    super(message);
+    this.reason = reason;
+  }
+}
+
+/**
+ * The lease of the job being run is no longer this receiver's (it expired and the job went back
+ * to the queue, the job was completed elsewhere, or its queue was deleted): the work's result
+ * will not be recorded. It is the reason of `ctx.signal` when that aborts.
+ */
+export class LeaseLostError extends Error {
+  override name = 'LeaseLostError';
+}

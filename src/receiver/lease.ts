@@ -1,0 +1,183 @@
+// Holds one delivery's lease on the receiver's side: the job function's context (signal,
+// progress, heartbeat), heartbeats in the background once the job runs asynchronously (at a third
+// of the lease that remains, rescheduled from each answer), and the final complete or fail. A
+// callback answered 409 means the lease is gone: the signal aborts and nothing more is sent.
+import { type Delivery, LEASE_GRACE_MS } from '../core/delivery-body';
+import { CallbackError, type FailBody, type LeaseCalls } from './callbacks';
+import { LeaseLostError } from './errors';
+
+/** What a job function gets besides the job. */
+export interface JobContext {
+  /** Aborts (reason: LeaseLostError) when the lease is lost: the result would not be recorded. */
+  signal: AbortSignal;
+  /** 1-based number of this attempt. */
+  attempt: number;
+  maxAttempts: number;
+  /** True when a failure now fails the job for good. */
+  isLastAttempt: boolean;
+  /** When the lease ends unless heartbeated (epoch ms); heartbeats move it. */
+  readonly leaseExpiresAt: number;
+  /** Reports progress, shown on the job: a number 0-100 or a small JSON object. */
+  progress(value: unknown): Promise<void>;
+  /**
+   * Extends the lease to now + `extendMs` (default: the job's timeoutMs). Asynchronous jobs are
+   * heartbeated automatically; call this to extend further ahead.
+   */
+  heartbeat(extendMs?: number): Promise<{ expiresAt: number }>;
+}
+
+/** How a job's run ended, as the complete or fail callback reports it. */
+export type Outcome = { kind: 'complete'; result: unknown } | ({ kind: 'fail' } & FailBody);
+
+export interface LeaseOptions {
+  now: () => number;
+  /** Where background trouble goes (a heartbeat that kept failing, a complete that could not land). */
+  onError: (error: unknown) => void;
+  /** The delivery's webhook-timestamp in seconds: bounds the lease's length against clock skew. */
+  sentAtSec: number;
+}
+
+/** A heartbeat never waits less than this, so a lease near its end is not hammered. */
+const MIN_HEARTBEAT_DELAY_MS = 100;
+
+export class Lease {
+  readonly signal: AbortSignal;
+  private readonly controller = new AbortController();
+  private expiresAt: number;
+  /** The longest the lease can now run: caps `expiresAt - now` when our clock is behind. */
+  private maxLengthMs: number;
+  /** The job's timeoutMs, about: what a heartbeat without extendMs extends by. */
+  private readonly timeoutMs: number;
+  /** The extension the job function last asked for; background heartbeats keep asking for it. */
+  private extendMs: number | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  /** Heartbeats on their way: finish() lets them land first. */
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private keeping = false;
+  private finished = false;
+
+  constructor(
+    private readonly delivery: Delivery<unknown>,
+    private readonly calls: LeaseCalls,
+    private readonly options: LeaseOptions,
+  ) {
+    this.signal = this.controller.signal;
+    this.expiresAt = delivery.lease.expiresAt;
+    // Measured on the sender's clock alone (its timestamp, truncated to seconds, and its
+    // expiresAt), so this is an upper bound of the lease's length whatever our clock says.
+    this.maxLengthMs = Math.max(0, delivery.lease.expiresAt - options.sentAtSec * 1000);
+    this.timeoutMs = Math.max(0, this.maxLengthMs - LEASE_GRACE_MS);
+  }
+
+  get lost(): boolean {
+    return this.signal.aborted;
+  }
+
+  /** Milliseconds of lease left, by our clock, never more than the lease can be long. */
+  remainingMs(): number {
+    return Math.min(this.expiresAt - this.options.now(), this.maxLengthMs);
+  }
+
+  context(): JobContext {
+    const { attempt, maxAttempts } = this.delivery;
+    const lease = this;
+    return {
+      signal: this.signal,
+      attempt,
+      maxAttempts,
+      isLastAttempt: attempt >= maxAttempts,
+      get leaseExpiresAt() {
+        return lease.expiresAt;
+      },
+      progress: (value) => this.guard(this.calls.progress(value)),
+      heartbeat: (extendMs) => {
+        if (extendMs !== undefined) this.extendMs = extendMs;
+        return this.heartbeat();
+      },
+    };
+  }
+
+  /** Starts heartbeating in the background until finish(); for jobs answered with 202. */
+  keepAlive(): void {
+    if (this.keeping || this.finished) return;
+    this.keeping = true;
+    this.schedule();
+  }
+
+  /** Stops the heartbeats, then reports the outcome unless the lease is gone. */
+  async finish(outcome: Outcome): Promise<void> {
+    this.finished = true;
+    clearTimeout(this.timer);
+    // A heartbeat still on its way could land after complete and read as a lost lease.
+    await Promise.allSettled([...this.inFlight]);
+    if (this.lost) return;
+    try {
+      if (outcome.kind === 'complete') await this.completeOrExplain(outcome.result);
+      else await this.calls.fail(outcome);
+    } catch (error) {
+      if (error instanceof LeaseLostError) this.lose(error);
+      else this.options.onError(error);
+    }
+  }
+
+  private async completeOrExplain(result: unknown): Promise<void> {
+    // A result groupq cannot take (not JSON, too large) will not fit on the next attempt either:
+    // fail the job for good, saying why, rather than let the lease run out and retry.
+    try {
+      JSON.stringify(result);
+    } catch (error) {
+      await this.calls.fail({ error: `the result is not JSON: ${(error as Error).message}`, retry: false });
+      return;
+    }
+    try {
+      await this.calls.complete(result);
+    } catch (error) {
+      if (!(error instanceof CallbackError) || error.status >= 500) throw error;
+      await this.calls.fail({ error: `the result was not accepted: ${error.message}`, retry: false });
+    }
+  }
+
+  private heartbeat(): Promise<{ expiresAt: number }> {
+    const extendMs = this.extendMs;
+    const call = this.guard(this.calls.heartbeat(extendMs)).then(({ expiresAt }) => {
+      // groupq's answer is the lease now, even when it is shorter than before.
+      this.expiresAt = expiresAt;
+      this.maxLengthMs = extendMs ?? this.timeoutMs;
+      if (this.keeping && !this.finished) this.schedule();
+      return { expiresAt };
+    });
+    this.inFlight.add(call);
+    const settle = () => this.inFlight.delete(call);
+    call.then(settle, settle);
+    return call;
+  }
+
+  private schedule(): void {
+    clearTimeout(this.timer);
+    if (this.lost || this.finished) return;
+    const delay = Math.max(MIN_HEARTBEAT_DELAY_MS, this.remainingMs() / 3);
+    this.timer = setTimeout(() => {
+      this.heartbeat().catch((error: unknown) => {
+        if (this.lost || this.finished) return;
+        // Not a lost lease (that aborted already): say so, and try again while time is left.
+        this.options.onError(error);
+        this.schedule();
+      });
+    }, delay);
+  }
+
+  /** Passes a callback's answer through; a 409 marks the lease lost on the way. */
+  private async guard<T>(call: Promise<T>): Promise<T> {
+    try {
+      return await call;
+    } catch (error) {
+      if (error instanceof LeaseLostError) this.lose(error);
+      throw error;
+    }
+  }
+
+  private lose(error: LeaseLostError): void {
+    clearTimeout(this.timer);
+    if (!this.lost) this.controller.abort(error);
+  }
+}

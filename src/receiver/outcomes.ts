@@ -1,0 +1,71 @@
+// What a job function's return or throw tells groupq, in the two ways it can be told: as the HTTP
+// answer to the delivery (synchronous) or as the complete/fail callback (after a 202).
+// NonRetryableError → no more attempts; RetryAfterError → the next attempt after its delay.
+import { NonRetryableError, RetryAfterError } from './errors';
+import type { Outcome } from './lease';
+
+/** A function's run, settled: its value, or what it threw. */
+export type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** Runs `fn` to a Settled; a synchronous throw counts like a rejection. */
+export async function settle(fn: () => unknown): Promise<Settled> {
+  try {
+    return { ok: true, value: await fn() };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
+/** The text groupq stores as the job's error. */
+export function errorText(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  return typeof error === 'string' ? error : String(error);
+}
+
+/** What a data parser threw: a zod-style error as "path: message" per issue, else its message. */
+export function parseErrorText(error: unknown): string {
+  const issues = (error as { issues?: unknown } | null)?.issues;
+  if (!Array.isArray(issues) || issues.length === 0) return errorText(error);
+  const shown = issues.slice(0, 5).map((issue: { path?: unknown[]; message?: unknown }) => {
+    const where = Array.isArray(issue.path) && issue.path.length > 0 ? issue.path.join('.') : 'data';
+    return `${where}: ${String(issue.message)}`;
+  });
+  return issues.length > shown.length ? `${shown.join('; ')}; and ${issues.length - shown.length} more` : shown.join('; ');
+}
+
+/** The complete or fail callback a settled run makes. */
+export function outcomeOf(run: Settled): Outcome {
+  if (run.ok) return { kind: 'complete', result: run.value };
+  const error = errorText(run.error);
+  if (run.error instanceof NonRetryableError) return { kind: 'fail', error, retry: false };
+  if (run.error instanceof RetryAfterError) return { kind: 'fail', error, retryAfterMs: run.error.retryAfterMs };
+  return { kind: 'fail', error };
+}
+
+/** A plain-text answer. */
+export function textResponse(status: number, text: string, headers: Record<string, string> = {}): Response {
+  return new Response(text, { status, headers: { 'content-type': 'text/plain; charset=utf-8', ...headers } });
+}
+
+/**
+ * The synchronous answer: 200 with the result as JSON (no body for undefined, which groupq
+ * stores as null), or 500 with the error's message, marked with groupq-retry: false or
+ * Retry-After (whole seconds, rounded up) as the error asks.
+ */
+export function responseOf(run: Settled): Response {
+  if (run.ok) {
+    if (run.value === undefined) return new Response(null, { status: 200 });
+    let json: string;
+    try {
+      json = JSON.stringify(run.value);
+    } catch (error) {
+      // Not JSON (a BigInt, a cycle): the same result would fail every attempt.
+      return textResponse(500, `the result is not JSON: ${errorText(error)}`, { 'groupq-retry': 'false' });
+    }
+    return new Response(json, { status: 200, headers: { 'content-type': 'application/json' } });
+  }
+  const headers: Record<string, string> = {};
+  if (run.error instanceof NonRetryableError) headers['groupq-retry'] = 'false';
+  if (run.error instanceof RetryAfterError) headers['retry-after'] = String(Math.ceil(run.error.retryAfterMs / 1000));
+  return textResponse(500, errorText(run.error), headers);
+}

@@ -1,0 +1,160 @@
+// Checks that a request is a genuine, fresh groupq delivery (Standard Webhooks): an HMAC-SHA256
+// signature over "<webhook-id>.<webhook-timestamp>.<raw body>" keyed by the `whsec_` secret, a
+// timestamp within the tolerance, then the body parsed against the shared delivery schema.
+// Web Crypto only, so it runs on Workers, Node 20, Deno and Bun alike.
+import { type Delivery, deliveryBodySchema } from '../core/delivery-body';
+import { DeliveryVerificationError } from './errors';
+
+export interface VerifyOptions {
+  /** The queue's signing secret, `whsec_<base64>` (GROUPQ_SIGNING_SECRET). */
+  secret: string;
+  /** The next secret while rotating (GROUPQ_SIGNING_SECRET_NEXT): either one verifies. */
+  nextSecret?: string;
+  /** Largest distance, either way, between webhook-timestamp and now. @default 300 */
+  toleranceSec?: number;
+  /** The clock, epoch ms. @default Date.now */
+  now?: () => number;
+}
+
+/** Reads and checks a delivery (the same checks as verifyDelivery, keys imported once). */
+export type Verifier = <T = unknown>(request: Request) => Promise<Delivery<T>>;
+
+const SECRET_PREFIX = 'whsec_';
+const DEFAULT_TOLERANCE_SEC = 300;
+
+/** The key bytes of a secret; the `whsec_` prefix is optional, as in other Standard Webhooks libraries. */
+function secretBytes(secret: string): Uint8Array<ArrayBuffer> {
+  const encoded = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
+  let binary: string;
+  try {
+    binary = atob(encoded);
+  } catch {
+    throw new TypeError('a signing secret is "whsec_" followed by base64');
+  }
+  // A short key is a configuration mistake (an empty env var, a truncated paste): say so early.
+  if (binary.length < 16) throw new TypeError('a signing secret holds at least 16 bytes of base64 key material');
+  return Uint8Array.from(binary, (c) => c.charCodeAt(0));
+}
+
+/** The bytes of a base64 signature, or null when it is not base64 (such a signature never matches). */
+function signatureBytes(value: string): Uint8Array<ArrayBuffer> | null {
+  try {
+    return Uint8Array.from(atob(value), (c) => c.charCodeAt(0));
+  } catch {
+    return null;
+  }
+}
+
+/** The "v1,<base64>" entries of a webhook-signature header; other versions are skipped. */
+function v1Signatures(header: string): Uint8Array<ArrayBuffer>[] {
+  const found: Uint8Array<ArrayBuffer>[] = [];
+  for (const entry of header.split(' ')) {
+    const comma = entry.indexOf(',');
+    if (comma < 0 || entry.slice(0, comma) !== 'v1') continue;
+    const bytes = signatureBytes(entry.slice(comma + 1));
+    if (bytes) found.push(bytes);
+  }
+  return found;
+}
+
+function concat(head: Uint8Array, tail: Uint8Array): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(head.byteLength + tail.byteLength);
+  out.set(head, 0);
+  out.set(tail, head.byteLength);
+  return out;
+}
+
+/** Throws unless the secrets are well formed; returns them in the order they are tried. */
+function secretsOf(options: VerifyOptions): string[] {
+  if (typeof options?.secret !== 'string' || options.secret === '') {
+    throw new TypeError('verifying deliveries needs the signing secret (options.secret)');
+  }
+  return options.nextSecret ? [options.secret, options.nextSecret] : [options.secret];
+}
+
+/**
+ * A verifier for the given secrets. The secrets are checked here (a TypeError for a malformed
+ * one) and their HMAC keys imported once, for every request it then verifies.
+ */
+export function createVerifier(options: VerifyOptions): Verifier {
+  const secrets = secretsOf(options);
+  const raw = secrets.map(secretBytes);
+  const keys = Promise.all(
+    raw.map((bytes) => crypto.subtle.importKey('raw', bytes, { name: 'HMAC', hash: 'SHA-256' }, false, ['verify'])),
+  );
+  const toleranceSec = options.toleranceSec ?? DEFAULT_TOLERANCE_SEC;
+  if (!(toleranceSec >= 0)) throw new TypeError('toleranceSec must be a number >= 0');
+  const now = options.now ?? Date.now;
+
+  return async function verify<T>(request: Request): Promise<Delivery<T>> {
+    const id = request.headers.get('webhook-id');
+    const timestamp = request.headers.get('webhook-timestamp');
+    const signature = request.headers.get('webhook-signature');
+    const missing = [
+      ['webhook-id', id],
+      ['webhook-timestamp', timestamp],
+      ['webhook-signature', signature],
+    ].filter(([, value]) => !value);
+    if (missing.length > 0) {
+      const names = missing.map(([name]) => name).join(', ');
+      throw new DeliveryVerificationError('missing_headers', `missing header${missing.length > 1 ? 's' : ''}: ${names}`);
+    }
+    if (!/^\d{1,15}$/.test(timestamp!)) {
+      throw new DeliveryVerificationError('bad_timestamp', 'webhook-timestamp is not a number of unix seconds');
+    }
+    const offsetSec = Math.floor(now() / 1000) - Number(timestamp);
+    if (Math.abs(offsetSec) > toleranceSec) {
+      const direction = offsetSec > 0 ? 'in the past' : 'in the future';
+      throw new DeliveryVerificationError(
+        'timestamp_out_of_tolerance',
+        `webhook-timestamp is ${Math.abs(offsetSec)} s ${direction}, more than the ${toleranceSec} s tolerated`,
+      );
+    }
+
+    // The signature covers the body's exact bytes: read them as sent, never a re-encoded parse.
+    const body = new Uint8Array(await request.arrayBuffer());
+    const signed = concat(new TextEncoder().encode(`${id}.${timestamp}.`), body);
+    const given = v1Signatures(signature!);
+    if (given.length === 0) {
+      throw new DeliveryVerificationError('bad_signature', 'webhook-signature holds no "v1,<base64>" signature');
+    }
+    // crypto.subtle.verify compares in constant time. Every pair is tried, even after a match,
+    // so the time taken says nothing about which secret or which entry matched.
+    const checks = await Promise.all(
+      (await keys).flatMap((key) => given.map((sig) => crypto.subtle.verify('HMAC', key, sig, signed))),
+    );
+    if (!checks.includes(true)) {
+      throw new DeliveryVerificationError(
+        'bad_signature',
+        `no signature matches the ${secrets.length > 1 ? 'signing secrets' : 'signing secret'} (wrong secret, or the body was changed)`,
+      );
+    }
+
+    let json: unknown;
+    try {
+      json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body));
+    } catch {
+      throw new DeliveryVerificationError('bad_body', 'the delivery body is not JSON');
+    }
+    const parsed = deliveryBodySchema.safeParse(json);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      const where = issue.path.length > 0 ? issue.path.join('.') : 'body';
+      throw new DeliveryVerificationError('bad_body', `the delivery body is not a groupq delivery: ${where}: ${issue.message}`);
+    }
+    if (parsed.data.id !== id) {
+      throw new DeliveryVerificationError('bad_body', 'webhook-id does not match the id in the body');
+    }
+    return parsed.data as Delivery<T>;
+  };
+}
+
+/**
+ * Reads a delivery request and checks it: the three webhook headers, a timestamp within
+ * `toleranceSec` of now (either way), a v1 signature made with `secret` or `nextSecret`, and the
+ * body's shape. Returns the parsed delivery; throws DeliveryVerificationError saying why not.
+ * Consumes the request's body.
+ */
+export async function verifyDelivery<T = unknown>(request: Request, options: VerifyOptions): Promise<Delivery<T>> {
+  return createVerifier(options)<T>(request);
+}

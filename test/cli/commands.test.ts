@@ -1,0 +1,277 @@
+// Every one-shot command of the CLI against the real Worker (Miniflare, private Redis stack),
+// in-process through main(argv, io): its human output, its --json document, and what it changed
+// as the HTTP API sees it. Deliveries go to a real loopback endpoint where they matter (failed
+// jobs, retry). API errors exit 1 with a one-line message, leave stdout empty and never show
+// the token; a refused enqueue writes nothing.
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type Endpoint, startEndpoint } from '../helpers/endpoint';
+import { ADMIN_TOKEN } from '../helpers/worker';
+import {
+  enqueue, expectJson, pausedQueue, putQueue, settledSnapshot, snapshotQueue, uniqueQueue, useHttpSuite, waitForState,
+} from '../http/support';
+import { cli, envFor, json, rowsByFirstCell } from './support';
+
+const suite = useHttpSuite();
+let endpoint: Endpoint;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  endpoint = await startEndpoint();
+  env = envFor(suite.worker);
+});
+afterAll(() => endpoint?.close());
+
+const getJob = async (queue: string, id: string) => expectJson(await suite.worker.api(`/v1/queues/${queue}/jobs/${encodeURIComponent(id)}`), 200);
+
+describe('queues', () => {
+  test('a table of every queue with its counts, or the same as JSON', async () => {
+    const busy = uniqueQueue('cli-queues');
+    await pausedQueue(suite.worker, busy);
+    await enqueue(suite.worker, busy, { group: 'a', data: 1 });
+    await enqueue(suite.worker, busy, { group: 'b', data: 2 });
+    await enqueue(suite.worker, busy, { group: 'b', data: 3, delayMs: 600_000 });
+    const idle = uniqueQueue('cli-queues');
+    await putQueue(suite.worker, idle, { endpoint: endpoint.url });
+
+    const human = await cli(['queues'], env);
+    expect(human).toMatchObject({ code: 0, stderr: '' });
+    const rows = rowsByFirstCell(human.stdout);
+    expect(rows.get('NAME')).toEqual(['NAME', 'PAUSED', 'WAITING', 'DELAYED', 'ACTIVE', 'COMPLETED', 'FAILED', 'GROUPS']);
+    expect(rows.get(busy)).toEqual([busy, 'yes', '2', '1', '0', '0', '0', '2']);
+    expect(rows.get(idle)).toEqual([idle, 'no', '0', '0', '0', '0', '0', '0']);
+
+    const machine = await cli(['queues', '--json'], env);
+    expect(machine).toMatchObject({ code: 0, stderr: '' });
+    const list = json<{ name: string; paused: boolean; counts: Record<string, number> }[]>(machine);
+    expect(list.find((q) => q.name === busy)).toEqual({
+      name: busy,
+      paused: true,
+      counts: { waiting: 2, delayed: 1, active: 0, completed: 0, failed: 0, groups: 2 },
+    });
+  });
+});
+
+describe('enqueue', () => {
+  test('prints the id and state; --id makes it idempotent; --delay and --order-ms reach the job', async () => {
+    const queue = uniqueQueue('cli-enqueue');
+    await pausedQueue(suite.worker, queue);
+
+    const plain = await cli(['enqueue', queue, '--group', 'user:42', '--data', '{"sku":"A1","n":[1,2]}'], env);
+    expect(plain).toMatchObject({ code: 0, stderr: '' });
+    const [id, state] = plain.stdout.trim().split(' ');
+    expect(state).toBe('waiting');
+    expect(await getJob(queue, id!)).toMatchObject({ group: 'user:42', data: { sku: 'A1', n: [1, 2] }, state: 'waiting' });
+
+    const first = await cli(['enqueue', queue, '--group', 'g', '--id', 'order-7', '--data', '"x"', '--json'], env);
+    expect(json(first)).toEqual({ id: 'order-7', state: 'waiting' });
+    const again = await cli(['enqueue', queue, '--group', 'g', '--id', 'order-7', '--data', '"y"'], env);
+    expect(again.stdout).toBe('order-7 waiting (duplicate: a job with this id exists)\n');
+    expect(json(await cli(['enqueue', queue, '--group', 'g', '--id', 'order-7', '--json'], env))).toEqual({
+      id: 'order-7', state: 'waiting', duplicate: true,
+    });
+    expect((await getJob(queue, 'order-7')).data).toBe('x');
+
+    const delayed = await cli(['enqueue', queue, '--group', 'g', '--delay', '600000', '--order-ms', '5', '--id', 'later'], env);
+    expect(delayed.stdout).toBe('later delayed\n');
+    const job = await getJob(queue, 'later');
+    expect(job).toMatchObject({ state: 'delayed', orderMs: 5, data: null });
+    expect(job.runAt).toBeGreaterThan(Date.now() + 500_000);
+  });
+
+  test('bad --data JSON is refused before any request: exit 2, nothing written', async () => {
+    const queue = uniqueQueue('cli-enqueue-bad');
+    await pausedQueue(suite.worker, queue);
+    const before = await settledSnapshot(suite.redis, queue);
+    for (const data of ['{sku: 1}', "{'a':1}", '', 'undefined']) {
+      const result = await cli(['enqueue', queue, '--group', 'g', '--data', data], env);
+      expect(result).toMatchObject({ code: 2, stdout: '' });
+      expect(result.stderr).toMatch(/^groupq: --data is not valid JSON: /);
+    }
+    expect(await snapshotQueue(suite.redis, queue)).toEqual(before);
+  });
+
+  test('a job the Worker refuses: exit 1 with its code and reason, nothing written', async () => {
+    const queue = uniqueQueue('cli-enqueue-refused');
+    await pausedQueue(suite.worker, queue, { maxPayloadBytes: 16 });
+    const before = await settledSnapshot(suite.redis, queue);
+
+    const emptyGroup = await cli(['enqueue', queue, '--group', '', '--data', '1'], env);
+    expect(emptyGroup).toMatchObject({ code: 1, stdout: '' });
+    expect(emptyGroup.stderr).toMatch(/^groupq: VALIDATION_FAILED: group: groups are 1-256 characters\n/);
+
+    const big = await cli(['enqueue', queue, '--group', 'g', '--data', JSON.stringify('x'.repeat(100)), '--json'], env);
+    expect(big).toMatchObject({ code: 1, stdout: '' });
+    expect(JSON.parse(big.stderr)).toEqual({
+      error: { code: 'PAYLOAD_TOO_LARGE', message: 'job data is larger than the queue allows', details: { index: 0, maxPayloadBytes: 16 } },
+    });
+    const bigHuman = await cli(['enqueue', queue, '--group', 'g', '--data', JSON.stringify('x'.repeat(100))], env);
+    expect(bigHuman.stderr).toBe('groupq: PAYLOAD_TOO_LARGE: job data is larger than the queue allows\n  index=0 maxPayloadBytes=16\n');
+    expect(await snapshotQueue(suite.redis, queue)).toEqual(before);
+  });
+});
+
+describe('jobs, job, retry, remove, promote', () => {
+  test('jobs lists one state as a table; --group, --limit and --all page through; --json has the cursor', async () => {
+    const queue = uniqueQueue('cli-jobs');
+    await pausedQueue(suite.worker, queue);
+    for (const [id, group] of [['j1', 'a'], ['j2', 'b'], ['j3', 'a']]) await enqueue(suite.worker, queue, { id, group });
+    await enqueue(suite.worker, queue, { id: 'd1', group: 'c', delayMs: 3_600_000 });
+
+    const all = await cli(['jobs', queue], env);
+    expect(all).toMatchObject({ code: 0, stderr: '' });
+    const rows = rowsByFirstCell(all.stdout);
+    expect(rows.get('ID')).toEqual(['ID', 'GROUP', 'STATE', 'ATTEMPTS', 'DETAIL']);
+    expect([...rows.keys()].slice(1).sort()).toEqual(['j1', 'j2', 'j3']);
+    expect(rows.get('j2')).toEqual(['j2', 'b', 'waiting', '0/3']);
+
+    const groupA = rowsByFirstCell((await cli(['jobs', queue, '--group', 'a'], env)).stdout);
+    expect([...groupA.keys()].slice(1).sort()).toEqual(['j1', 'j3']);
+
+    const firstPage = await cli(['jobs', queue, '--limit', '2'], env);
+    expect(firstPage.stdout.trim().split('\n')).toHaveLength(4);
+    expect(firstPage.stdout).toMatch(/\(more jobs: pass --all, or --limit up to 1000\)\n$/);
+    const pageJson = json<{ jobs: { id: string }[]; cursor: string | null }>(await cli(['jobs', queue, '--limit', '2', '--json'], env));
+    expect(pageJson.jobs).toHaveLength(2);
+    expect(pageJson.cursor).toEqual(expect.any(String));
+
+    const everything = json<{ jobs: { id: string; data: unknown }[]; cursor: null }>(
+      await cli(['jobs', queue, '--limit', '2', '--all', '--json'], env),
+    );
+    expect(everything.cursor).toBeNull();
+    expect(everything.jobs.map((j) => j.id).sort()).toEqual(['j1', 'j2', 'j3']);
+    const everyRow = rowsByFirstCell((await cli(['jobs', queue, '--limit', '1', '--all'], env)).stdout);
+    expect(everyRow.size).toBe(4);
+
+    const delayed = rowsByFirstCell((await cli(['jobs', queue, '--state', 'delayed'], env)).stdout).get('d1');
+    expect(delayed?.slice(0, 4)).toEqual(['d1', 'c', 'delayed', '0/3']);
+    expect(delayed?.[4]).toMatch(/^runs in (59|60)m$/);
+
+    expect(await cli(['jobs', queue, '--state', 'failed'], env)).toEqual({ code: 0, stdout: 'no failed jobs\n', stderr: '' });
+    const badState = await cli(['jobs', queue, '--state', 'broken'], env);
+    expect(badState).toMatchObject({ code: 1, stdout: '' });
+    expect(badState.stderr).toMatch(/^groupq: VALIDATION_FAILED: state: /);
+  });
+
+  test('a failed delivery shows in jobs --state failed with its error; retry delivers it again', async () => {
+    const queue = uniqueQueue('cli-retry');
+    await putQueue(suite.worker, queue, { endpoint: endpoint.url, maxAttempts: 1, keepCompleted: 10 });
+    endpoint.handle((received) => (received.job.queue === queue ? { status: 500, body: 'boom\nat line 2' } : {}));
+    const { stdout } = await cli(['enqueue', queue, '--group', 'g', '--id', 'f1', '--data', '{"n":1}'], env);
+    expect(stdout).toMatch(/^f1 (waiting|active)\n$/);
+    await waitForState(suite.worker, queue, 'f1', 'failed');
+
+    const failed = await cli(['jobs', queue, '--state', 'failed'], env);
+    expect(rowsByFirstCell(failed.stdout).get('f1')).toEqual(['f1', 'g', 'failed', '1/1', 'HTTP 500: boom at line 2']);
+    const failedJson = json(await cli(['jobs', queue, '--state', 'failed', '--json'], env));
+    expect(failedJson.jobs[0]).toMatchObject({ id: 'f1', state: 'failed', attempts: 1, error: 'HTTP 500: boom\nat line 2' });
+
+    const shown = await cli(['job', queue, 'f1'], env);
+    expect(shown.stdout).toContain('\n  "id": "f1",\n');
+    expect(JSON.parse(shown.stdout)).toEqual(await getJob(queue, 'f1'));
+    expect(json(await cli(['job', queue, 'f1', '--json'], env))).toEqual(await getJob(queue, 'f1'));
+
+    endpoint.handle(() => ({ body: '{"ok":true}', headers: { 'content-type': 'application/json' } }));
+    const retried = await cli(['retry', queue, 'f1'], env);
+    expect(retried.code).toBe(0);
+    expect(retried.stdout).toMatch(/^retried f1 \((waiting|active|completed)\)\n$/);
+    const done = await waitForState(suite.worker, queue, 'f1', 'completed');
+    expect(done.result).toEqual({ ok: true });
+    expect(endpoint.received.filter((r) => r.job.queue === queue && r.job.id === 'f1')).toHaveLength(2);
+  });
+
+  test('retry and remove take several ids; an unknown id is reported and the rest still happen', async () => {
+    const queue = uniqueQueue('cli-remove');
+    await pausedQueue(suite.worker, queue);
+    for (const id of ['r1', 'r2', 'r3']) await enqueue(suite.worker, queue, { id, group: 'g' });
+
+    const removed = await cli(['remove', queue, 'r1', 'nope', 'r2'], env);
+    expect(removed.code).toBe(1);
+    expect(removed.stdout).toBe('removed r1\nremoved r2\n');
+    expect(removed.stderr).toBe('groupq: nope: JOB_NOT_FOUND: job not found\n');
+    for (const id of ['r1', 'r2']) expect((await suite.worker.api(`/v1/queues/${queue}/jobs/${id}`)).status).toBe(404);
+
+    const removedJson = await cli(['remove', queue, 'r3', '--json'], env);
+    expect(removedJson.code).toBe(0);
+    expect(json(removedJson)).toEqual([{ id: 'r3', removed: true }]);
+
+    const retryJson = await cli(['retry', queue, 'r3', '--json'], env);
+    expect(retryJson).toMatchObject({ code: 1 });
+    expect(json(retryJson)).toEqual([]);
+    expect(JSON.parse(retryJson.stderr)).toEqual({ error: { code: 'JOB_NOT_FOUND', message: 'job not found' }, id: 'r3' });
+  });
+
+  test('promote runs a delayed job now; promoting a waiting one is INVALID_STATE', async () => {
+    const queue = uniqueQueue('cli-promote');
+    await pausedQueue(suite.worker, queue);
+    await enqueue(suite.worker, queue, { id: 'p1', group: 'g', delayMs: 3_600_000 });
+    await enqueue(suite.worker, queue, { id: 'p2', group: 'g', delayMs: 3_600_000 });
+
+    expect(await cli(['promote', queue, 'p1'], env)).toEqual({ code: 0, stdout: 'promoted p1 (waiting)\n', stderr: '' });
+    expect((await getJob(queue, 'p1')).state).toBe('waiting');
+    expect(json(await cli(['promote', queue, 'p2', '--json'], env))).toMatchObject({ id: 'p2', state: 'waiting', group: 'g' });
+
+    const again = await cli(['promote', queue, 'p1'], env);
+    expect(again).toMatchObject({ code: 1, stdout: '' });
+    expect(again.stderr).toMatch(/^groupq: INVALID_STATE: /);
+  });
+});
+
+describe('pause and resume', () => {
+  test('the queue, or one group with --group', async () => {
+    const queue = uniqueQueue('cli-pause');
+    await putQueue(suite.worker, queue, { endpoint: endpoint.url, keepCompleted: 10 });
+
+    expect(await cli(['pause', queue], env)).toEqual({ code: 0, stdout: `queue ${queue} paused\n`, stderr: '' });
+    expect((await expectJson(await suite.worker.api(`/v1/queues/${queue}`), 200)).paused).toBe(true);
+    expect(json(await cli(['resume', queue, '--json'], env))).toEqual({ name: queue, paused: false });
+    expect((await expectJson(await suite.worker.api(`/v1/queues/${queue}`), 200)).paused).toBe(false);
+
+    expect(await cli(['pause', queue, '--group', 'user:1'], env)).toEqual({
+      code: 0, stdout: `group user:1 in ${queue}: paused\n`, stderr: '',
+    });
+    // A job for the paused group waits: nothing is delivered until the group resumes.
+    await enqueue(suite.worker, queue, { id: 'held', group: 'user:1' });
+    expect((await getJob(queue, 'held')).state).toBe('waiting');
+    expect(json(await cli(['resume', queue, '--group', 'user:1', '--json'], env))).toMatchObject({ group: 'user:1' });
+    await waitForState(suite.worker, queue, 'held', 'completed');
+    expect(endpoint.received.some((r) => r.job.queue === queue && r.job.id === 'held')).toBe(true);
+  });
+});
+
+describe('API errors, connection and token', () => {
+  test('an unknown queue: exit 1, one line on stderr (JSON with --json), nothing on stdout', async () => {
+    const human = await cli(['jobs', 'no-such-queue'], env);
+    expect(human).toEqual({ code: 1, stdout: '', stderr: 'groupq: QUEUE_NOT_FOUND: queue not found\n' });
+    const machine = await cli(['pause', 'no-such-queue', '--json'], env);
+    expect(machine).toMatchObject({ code: 1, stdout: '' });
+    expect(JSON.parse(machine.stderr)).toEqual({ error: { code: 'QUEUE_NOT_FOUND', message: 'queue not found' } });
+  });
+
+  test('--url and --token win over GROUPQ_URL and GROUPQ_TOKEN; the token is never printed', async () => {
+    const wrongToken = 'wrong-token-do-not-print-1234';
+    const flagsWin = await cli(['queues', '--json', '--url', suite.worker.url, '--token', ADMIN_TOKEN], {
+      GROUPQ_URL: 'http://127.0.0.1:9',
+      GROUPQ_TOKEN: wrongToken,
+    });
+    expect(flagsWin.code).toBe(0);
+    expect(Array.isArray(json(flagsWin))).toBe(true);
+
+    const badFlag = await cli(['queues', '--token', wrongToken], env);
+    expect(badFlag.code).toBe(1);
+    expect(badFlag.stderr).toMatch(/^groupq: UNAUTHORIZED: .+ \(check GROUPQ_TOKEN or --token\)\n$/);
+    const badEnv = await cli(['queues', '--json'], { ...env, GROUPQ_TOKEN: wrongToken });
+    expect(badEnv.code).toBe(1);
+    expect(JSON.parse(badEnv.stderr).error.code).toBe('UNAUTHORIZED');
+    for (const result of [flagsWin, badFlag, badEnv]) {
+      expect(result.stdout + result.stderr).not.toContain(wrongToken);
+      expect(result.stdout + result.stderr).not.toContain(ADMIN_TOKEN);
+    }
+  });
+
+  test('no Worker at the URL: NETWORK_ERROR, exit 1', async () => {
+    // Port 9 (discard) on loopback has no listener; the client retries reads, then gives up.
+    const result = await cli(['queues'], { GROUPQ_URL: 'http://127.0.0.1:9', GROUPQ_TOKEN: ADMIN_TOKEN });
+    expect(result).toMatchObject({ code: 1, stdout: '' });
+    expect(result.stderr).toMatch(/^groupq: NETWORK_ERROR: GET http:\/\/127\.0\.0\.1:9\/v1\/queues got no answer: .+ \(check GROUPQ_URL or --url, and that the Worker runs\)\n$/);
+  });
+});

@@ -1,0 +1,97 @@
+// The CLI's usage errors and help, which never reach a Worker: exit code 2, a one-line reason on
+// stderr (JSON with --json) pointing at the right --help, nothing on stdout; the missing
+// connection names GROUPQ_URL/GROUPQ_TOKEN. No Worker runs here: the URL points at a closed
+// port, so a request made by mistake would fail with exit 1, not 2.
+import { describe, expect, test } from 'vitest';
+import { version } from '../../package.json';
+import { cli } from './support';
+
+const env = { GROUPQ_URL: 'http://127.0.0.1:9', GROUPQ_TOKEN: 'secret-token-never-printed' };
+
+describe('usage errors exit 2 before any request', () => {
+  test.each([
+    [['frobnicate'], /^groupq: unknown command "frobnicate"\n\(see "groupq --help"\)\n$/],
+    [[], /^groupq: no command given\n/],
+    [['jobs', 'orders', '--colour'], /^groupq: unknown option '--colour'\n\(see "groupq jobs --help"\)\n$/],
+    [['queues', '--group', 'g'], /^groupq: unknown option '--group'\n/],
+    [['jobs'], /^groupq: missing <queue>\n\(see "groupq jobs --help"\)\n$/],
+    [['retry', 'orders'], /^groupq: missing <id\.\.\.>\n/],
+    [['promote', 'orders', 'a', 'b'], /^groupq: unexpected argument "b"\n/],
+    [['jobs', 'orders', '--limit'], /^groupq: option '--limit <value>' argument missing\n/],
+    [['jobs', 'orders', '--limit', '0'], /^groupq: --limit must be a whole number, 1 to 1000 \(got "0"\)\n/],
+    [['jobs', 'orders', '--limit', '2.5'], /--limit must be a whole number/],
+    [['monitor', 'orders', '--interval', '10'], /^groupq: --interval must be a whole number, at least 100 \(got "10"\)\n/],
+    [['enqueue', 'orders', '--data', '{}'], /^groupq: missing --group <name>\n\(see "groupq enqueue --help"\)\n$/],
+    [['enqueue', 'orders', '--group', 'g', '--delay', 'soon'], /^groupq: --delay must be a whole number, at least 0 \(got "soon"\)\n/],
+    [['enqueue', 'orders', '--group', 'g', '--data', '{sku: 1}'], /^groupq: --data is not valid JSON: .+\n/],
+    [['help', 'nope'], /^groupq: unknown command "nope"\n/],
+  ])('groupq %j', async (argv, stderr) => {
+    const result = await cli(argv, env);
+    expect(result).toMatchObject({ code: 2, stdout: '' });
+    expect(result.stderr).toMatch(stderr);
+  });
+
+  test('with --json the usage error is one JSON object on stderr', async () => {
+    const result = await cli(['jobs', 'orders', '--colour', '--json'], env);
+    expect(result).toMatchObject({ code: 2, stdout: '' });
+    expect(JSON.parse(result.stderr)).toEqual({ error: { code: 'USAGE', message: "unknown option '--colour'" } });
+  });
+
+  test('a missing URL or token names the variable and the flag', async () => {
+    const noUrl = await cli(['queues'], { GROUPQ_TOKEN: env.GROUPQ_TOKEN });
+    expect(noUrl).toMatchObject({ code: 2, stdout: '' });
+    expect(noUrl.stderr).toMatch(/^groupq: no Worker URL: set GROUPQ_URL or pass --url <url>\n/);
+
+    const noToken = await cli(['queues', '--url', env.GROUPQ_URL], {});
+    expect(noToken).toMatchObject({ code: 2, stdout: '' });
+    expect(noToken.stderr).toMatch(/^groupq: no admin token: set GROUPQ_TOKEN or pass --token <token>\n/);
+
+    // An empty variable is as good as none.
+    const empty = await cli(['queues'], { GROUPQ_URL: '', GROUPQ_TOKEN: env.GROUPQ_TOKEN });
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain('GROUPQ_URL');
+
+    const notUrl = await cli(['queues'], { ...env, GROUPQ_URL: 'localhost:8787' });
+    expect(notUrl.code).toBe(2);
+    expect(notUrl.stderr).toMatch(/the Worker URL must be http\(s\)|not an absolute URL/);
+    expect(noUrl.stderr + noToken.stderr + notUrl.stderr).not.toContain(env.GROUPQ_TOKEN);
+  });
+
+  test('flags may come before the command, and a flag value is never taken for the command', async () => {
+    const result = await cli(['--json', 'jobs', '--group', 'queues']);
+    // "jobs" is the command (missing <queue>), not "queues" (which takes no --group).
+    expect(result.code).toBe(2);
+    expect(JSON.parse(result.stderr)).toEqual({ error: { code: 'USAGE', message: 'missing <queue>' } });
+  });
+});
+
+describe('help and version', () => {
+  test('--help lists every command and the connection variables, exit 0 without a connection', async () => {
+    for (const argv of [['--help'], ['-h'], ['help']]) {
+      const result = await cli(argv, {});
+      expect(result).toMatchObject({ code: 0, stderr: '' });
+      for (const command of ['queues', 'monitor <queue>', 'enqueue <queue>', 'jobs <queue>', 'retry <queue> <id...>', 'remove', 'promote', 'pause', 'resume']) {
+        expect(result.stdout).toContain(`  ${command}`);
+      }
+      expect(result.stdout).toContain('GROUPQ_URL and GROUPQ_TOKEN');
+    }
+  });
+
+  test('a command\'s --help shows its own flags and examples', async () => {
+    const viaFlag = await cli(['enqueue', '--help'], {});
+    const viaHelp = await cli(['help', 'enqueue'], {});
+    expect(viaFlag).toEqual(viaHelp);
+    expect(viaFlag.code).toBe(0);
+    expect(viaFlag.stdout).toMatch(/^groupq enqueue: add one job/);
+    expect(viaFlag.stdout).toContain('Usage: groupq enqueue <queue> [flags]');
+    for (const flag of ['--group <name>', '--data <json>', '--id <id>', '--delay <ms>', '--order-ms <n>', '--url <url>', '--json']) {
+      expect(viaFlag.stdout).toContain(flag);
+    }
+    expect((await cli(['monitor', '-h'], {})).stdout).toContain('--interval <ms>');
+  });
+
+  test('--version prints the package version', async () => {
+    expect(await cli(['--version'], {})).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+    expect((await cli(['-V'], {})).stdout).toBe(`${version}\n`);
+  });
+});

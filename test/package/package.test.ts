@@ -1,0 +1,59 @@
+// The package as users install it: `exports` resolve by name (self-reference) to the dist/
+// that test/global-setup.ts built with `npm run build`'s code, types included; the client
+// loads with no imports (browsers); the bin runs; `npm pack` ships dist, not the sources.
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const root = path.resolve(import.meta.dirname, '../..');
+
+async function node(code: string): Promise<string> {
+  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', code], { cwd: root });
+  return stdout.trim();
+}
+
+describe('the groupq package', () => {
+  it('resolves groupq/client and groupq/receiver by name from the project root', async () => {
+    expect(await node("const m = await import('groupq/client'); console.log(Object.keys(m).sort().join())")).toBe(
+      'GroupqClient,GroupqError,PagedList,QueueClient',
+    );
+    const receiver = (await node("console.log(Object.keys(await import('groupq/receiver')).sort().join())")).split(',');
+    expect(receiver).toEqual(expect.arrayContaining(['createHandler', 'verifyDelivery', 'NonRetryableError', 'RetryAfterError']));
+  });
+
+  it('builds a client with no imports, so a browser can load dist/client.js as it is', async () => {
+    const source = await readFile(path.join(root, 'dist/client.js'), 'utf8');
+    expect(source).not.toMatch(/^\s*import\b|\bimport\s*\(|\brequire\s*\(/m);
+  });
+
+  it('types user code through the exports map (the data generic and the zod input types)', async () => {
+    const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+    const project = path.join(root, 'test/package/fixtures/tsconfig.json');
+    const result = await run(process.execPath, [tsc, '-p', project], { cwd: root }).then(
+      ({ stdout }) => stdout,
+      (error: { stdout: string }) => error.stdout,
+    );
+    expect(result).toBe('');
+  });
+
+  it('runs the groupq bin', async () => {
+    const { version } = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8')) as { version: string };
+    const { stdout } = await run(process.execPath, [path.join(root, 'dist/cli.js'), '--version'], { cwd: root });
+    expect(stdout.trim()).toContain(version);
+  });
+
+  it('packs dist/ and the README, not the sources', async () => {
+    const { stdout } = await run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root });
+    const [{ files }] = JSON.parse(stdout) as [{ files: { path: string }[] }];
+    const paths = files.map((f) => f.path);
+    expect(paths).toEqual(expect.arrayContaining([
+      'dist/client.js', 'dist/receiver.js', 'dist/cli.js', 'dist/types/client/index.d.ts',
+      'dist/types/receiver/index.d.ts', 'README.md', 'package.json',
+    ]));
+    expect(paths.filter((p) => p.startsWith('src/') || p.startsWith('test/'))).toEqual([]);
+  });
+});
