@@ -237,6 +237,7 @@ function curlLine(method, url, token, body) {
 function printSummary(config, context) {
   const api = `${context.workerUrl}/v1/queues/${EXAMPLE_QUEUE}`;
   console.log(`Worker:              ${context.workerUrl} (API v1; GET /health)`);
+  console.log(`Dashboard:           ${context.workerUrl}/dashboard (sign in with the admin token)`);
   if (config.upstash) console.log(`Upstash REST:        ${context.rest.url} (from UPSTASH_REDIS_REST_URL)`);
   else console.log(`UPSTASH_REDIS_REST_URL=${context.rest.url} UPSTASH_REDIS_REST_TOKEN=${context.rest.token}`);
   console.log(`GROUPQ_ADMIN_TOKEN=${config.adminToken}${config.adminToken === DEV_ADMIN_TOKEN ? '  (dev default)' : ''}`);

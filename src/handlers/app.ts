@@ -3,10 +3,12 @@
 // lease token) share their paths' prefix but not their auth.
 import { Hono } from 'hono';
 import { callbackRoutes } from './callbacks';
+import { dashboardRoutes } from './dashboard';
 import { onError, onNotFound } from './errors';
 import { groupRoutes } from './groups';
 import { healthRoutes } from './health';
 import { jobRoutes } from './jobs';
+import { metricsRoutes } from './metrics';
 import { publishingRoutes } from './publishing';
 import { queueRoutes } from './queues';
 import { repeatRoutes } from './repeats';
@@ -14,11 +16,13 @@ import type { AppEnv } from './scope';
 
 export const app = new Hono<AppEnv>()
   .route('/', healthRoutes)
+  .route('/', dashboardRoutes)
   .route('/v1/queues', publishingRoutes)
   .route('/v1/queues', callbackRoutes)
   .route('/v1/queues', jobRoutes)
   .route('/v1/queues', groupRoutes)
   .route('/v1/queues', repeatRoutes)
+  .route('/v1/queues', metricsRoutes)
   .route('/v1/queues', queueRoutes);
 
 app.onError(onError);

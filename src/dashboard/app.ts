@@ -1,0 +1,150 @@
+// The dashboard's entry point: sign-in and sign-out, the hash router (#/ lists the queues,
+// #/queue/<name> shows one), and the refresh every few seconds while the tab is visible. A 401
+// from any call signs out with a message: the token was rotated or mistyped.
+import type { GroupqClient } from '../client';
+import { byId, showOnly } from './dom';
+import { formatInstant } from './format';
+import { QueueView } from './queue-view';
+import { refreshQueues } from './queues-view';
+import { clientFor, describeError, forgetToken, isAuthFailure, keepToken, storedToken } from './session';
+import { announce, announceError, clearStatus } from './status';
+
+const REFRESH_MS = 5000;
+
+const signInView = byId('sign-in-view');
+const queuesView = byId('queues-view');
+const queueView = byId('queue-view');
+const views = [signInView, queuesView, queueView];
+const sessionBar = byId('session-bar');
+const updated = byId('updated');
+const form = byId<HTMLFormElement>('sign-in-form');
+const tokenInput = byId<HTMLInputElement>('token');
+const signInError = byId('sign-in-error');
+
+let client: GroupqClient | null = null;
+let openQueue: QueueView | null = null;
+let refreshing: Promise<void> | null = null;
+
+function fail(error: unknown): void {
+  if (isAuthFailure(error)) signOut('The API refused the token (it may have been rotated). Sign in again.');
+  else announceError(describeError(error));
+}
+
+function signOut(message = ''): void {
+  forgetToken();
+  client = null;
+  openQueue = null;
+  sessionBar.hidden = true;
+  queueView.replaceChildren();
+  clearStatus();
+  signInError.textContent = message;
+  tokenInput.value = '';
+  document.title = 'Sign in · groupq dashboard';
+  showOnly(signInView, views);
+  tokenInput.focus();
+}
+
+async function signIn(event: SubmitEvent): Promise<void> {
+  event.preventDefault();
+  const token = tokenInput.value.trim();
+  if (token === '') {
+    signInError.textContent = 'Enter the admin token.';
+    tokenInput.focus();
+    return;
+  }
+  signInError.textContent = '';
+  const candidate = clientFor(token);
+  try {
+    // Any admin read proves the token; this one is needed for the first view anyway.
+    await candidate.queues();
+  } catch (error) {
+    signInError.textContent = isAuthFailure(error)
+      ? (error as { status: number }).status === 403
+        ? 'That is a publish token: the dashboard needs the admin token (GROUPQ_ADMIN_TOKEN).'
+        : 'Wrong token: the API answered 401. Use the Worker\'s admin token (GROUPQ_ADMIN_TOKEN).'
+      : describeError(error);
+    tokenInput.select();
+    return;
+  }
+  keepToken(token);
+  tokenInput.value = '';
+  start(candidate);
+  announce('Signed in.');
+}
+
+function start(signedIn: GroupqClient): void {
+  client = signedIn;
+  sessionBar.hidden = false;
+  void route(false);
+}
+
+/** The view the hash names; `moveFocus` when the user navigated (not on page load). */
+async function route(moveFocus: boolean): Promise<void> {
+  if (!client) return;
+  const match = /^#\/queue\/(.+)$/.exec(window.location.hash);
+  const name = match ? safeDecode(match[1]!) : null;
+  if (name === null) {
+    openQueue = null;
+    queueView.replaceChildren();
+    document.title = 'Queues · groupq dashboard';
+    showOnly(queuesView, views);
+  } else {
+    byId('queues').replaceChildren();
+    openQueue = new QueueView(client, name, fail);
+    queueView.replaceChildren(openQueue.element);
+    document.title = `${name} · groupq dashboard`;
+    showOnly(queueView, views);
+  }
+  await refresh();
+  if (!moveFocus) return;
+  // Tell screen reader and keyboard users that the view changed: focus its heading.
+  const heading = document.querySelector<HTMLElement>('main section:not([hidden]) h1');
+  heading?.setAttribute('tabindex', '-1');
+  heading?.focus();
+}
+
+function safeDecode(text: string): string | null {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return null;
+  }
+}
+
+/** Re-reads the visible view; calls while one runs share it. */
+function refresh(): Promise<void> {
+  refreshing ??= (async () => {
+    try {
+      let ok: boolean;
+      if (openQueue) ok = await openQueue.refresh();
+      else if (client) ok = await refreshQueues(client, byId('queues')).then(() => true, (error: unknown) => (fail(error), false));
+      else return;
+      if (ok && client) updated.textContent = `Updated ${formatInstant(Date.now())}`;
+    } finally {
+      refreshing = null;
+    }
+  })();
+  return refreshing;
+}
+
+form.addEventListener('submit', (event) => void signIn(event));
+byId('sign-out').addEventListener('click', () => signOut('Signed out.'));
+byId('refresh').addEventListener('click', () => void refresh().then(() => client && announce('Refreshed.')));
+// Only hashes of the router (#/...): the skip link's #main is not a route.
+window.addEventListener('hashchange', () => {
+  if (window.location.hash === '' || window.location.hash.startsWith('#/')) void route(true);
+});
+byId('skip-link').addEventListener('click', (event) => {
+  event.preventDefault();
+  byId('main').focus();
+});
+document.addEventListener('visibilitychange', () => {
+  if (document.visibilityState === 'visible') void refresh();
+});
+window.setInterval(() => {
+  if (document.visibilityState === 'visible') void refresh();
+}, REFRESH_MS);
+
+const token = storedToken();
+if (token) start(clientFor(token));
+else signOut();

@@ -1,0 +1,75 @@
+// DOM building for the dashboard: elements from tag, properties and children, text only (job data
+// and error messages are user input: nothing here ever parses a string as HTML), and a re-render
+// that keeps keyboard focus where it was, so the refresh every few seconds never yanks it away.
+
+type Child = Node | string | number | null | undefined | false;
+
+/** Properties of `h()`: attributes (strings, numbers, booleans), `on<event>` listeners, dataset. */
+export type Props = Record<string, string | number | boolean | null | undefined | EventListener>;
+
+/**
+ * An element with attributes and children. `false`/`null`/`undefined` attributes and children
+ * are left out; `true` sets an empty attribute; strings become text nodes, never markup.
+ */
+export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props: Props = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  setProps(el, props);
+  append(el, children);
+  return el;
+}
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+/** An SVG element (the chart), built the same way. */
+export function svg<K extends keyof SVGElementTagNameMap>(tag: K, props: Props = {}, ...children: Child[]): SVGElementTagNameMap[K] {
+  const el = document.createElementNS(SVG_NS, tag);
+  setProps(el, props);
+  append(el, children);
+  return el;
+}
+
+function setProps(el: Element, props: Props): void {
+  for (const [name, value] of Object.entries(props)) {
+    if (typeof value === 'function') el.addEventListener(name.slice(2).toLowerCase(), value);
+    else if (value === true) el.setAttribute(name, '');
+    else if (value !== false && value !== null && value !== undefined) el.setAttribute(name, String(value));
+  }
+}
+
+function append(el: Element, children: Child[]): void {
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+}
+
+/**
+ * Replaces the children of `container`, keeping what the user did to the old ones: if focus was
+ * on an element carrying `data-focus-key`, the new element with the same key gets it back (same
+ * button, new node), and `<details data-open-key>` that were open stay open.
+ */
+export function render(container: Element, ...children: Child[]): void {
+  const active = document.activeElement;
+  const focusKey = active instanceof HTMLElement && container.contains(active) ? active.dataset.focusKey : undefined;
+  const open = new Set([...container.querySelectorAll<HTMLDetailsElement>('details[open][data-open-key]')].map((d) => d.dataset.openKey));
+  container.replaceChildren();
+  append(container, children);
+  for (const details of container.querySelectorAll<HTMLDetailsElement>('details[data-open-key]')) {
+    if (open.has(details.dataset.openKey)) details.open = true;
+  }
+  if (focusKey === undefined) return;
+  const again = container.querySelector<HTMLElement>(`[data-focus-key="${CSS.escape(focusKey)}"]`);
+  again?.focus({ preventScroll: true });
+}
+
+/** Shows exactly one of the views (the others get `hidden`). */
+export function showOnly(visible: HTMLElement, all: HTMLElement[]): void {
+  for (const view of all) view.hidden = view !== visible;
+}
+
+/** An element the page's HTML must have; a missing one is a bug in index.html. */
+export function byId<T extends HTMLElement = HTMLElement>(id: string): T {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`dashboard: #${id} missing from index.html`);
+  return el as T;
+}

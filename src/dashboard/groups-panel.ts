@@ -1,0 +1,122 @@
+// A queue's groups: each with its state (ready, active, held = waiting for a backoff or the
+// ordering window, paused), its waiting and active jobs, and pause/resume for that group alone
+// (stop a poison group without stopping the queue). Paged with the API's cursor.
+import type { GroupPage, GroupState, GroupSummary } from '../client';
+import { type QueueContext, act } from './actions';
+import { h, render } from './dom';
+import { formatCount } from './format';
+
+const PAGE = 25;
+const MAX_PAGE = 1000;
+
+const STATE_HINTS: Record<GroupState, string> = {
+  ready: 'ready',
+  active: 'active',
+  held: 'held (waiting for a time)',
+  paused: 'paused',
+};
+
+export function stateBadge(state: string): HTMLElement {
+  return h('span', { class: `badge badge-${state}` }, state);
+}
+
+export class GroupsPanel {
+  readonly element: HTMLElement;
+  private readonly body = h('div', { class: 'panel-body', tabindex: '-1' });
+  private groups: GroupSummary[] = [];
+  private cursor: string | null = null;
+
+  constructor(private readonly ctx: QueueContext) {
+    this.element = h(
+      'section',
+      { class: 'card', 'aria-labelledby': 'groups-heading' },
+      h('h2', { id: 'groups-heading' }, 'Groups'),
+      h('p', { class: 'muted hint' }, 'Groups holding a waiting or active job. One job per group runs at a time, in order.'),
+      this.body,
+    );
+  }
+
+  request(): PromiseLike<GroupPage> {
+    return this.ctx.queue.groups({ limit: Math.min(MAX_PAGE, Math.max(PAGE, this.groups.length)) });
+  }
+
+  show(page: GroupPage): void {
+    this.groups = page.groups;
+    this.cursor = page.cursor;
+    this.draw();
+  }
+
+  private async loadMore(button: HTMLButtonElement): Promise<void> {
+    if (this.cursor === null) return;
+    button.setAttribute('aria-disabled', 'true');
+    try {
+      const page = await this.ctx.queue.groups({ limit: PAGE, cursor: this.cursor });
+      this.groups = [...this.groups, ...page.groups];
+      this.cursor = page.cursor;
+      this.draw();
+    } catch (error) {
+      this.ctx.fail(error);
+    } finally {
+      button.removeAttribute('aria-disabled');
+    }
+  }
+
+  private draw(): void {
+    if (this.groups.length === 0) {
+      render(this.body, h('p', { class: 'muted empty-row' }, 'No group has a waiting or active job.'));
+      return;
+    }
+    render(
+      this.body,
+      h(
+        'div',
+        { class: 'table-box' },
+        h(
+          'table',
+          { class: 'stack groups-table' },
+          h('caption', { class: 'visually-hidden' }, 'Groups'),
+          h('thead', {}, h('tr', {}, ...['Group', 'State', 'Waiting', 'Active', 'Actions'].map((name) => h('th', { scope: 'col' }, name)))),
+          h('tbody', {}, ...this.groups.map((group) => this.row(group))),
+        ),
+      ),
+      this.cursor === null
+        ? null
+        : h('button', { type: 'button', class: 'load-more', 'data-focus-key': 'groups:more', onclick: (e: Event) => void this.loadMore(e.currentTarget as HTMLButtonElement) }, 'Load more groups'),
+    );
+  }
+
+  private row(group: GroupSummary): HTMLTableRowElement {
+    const { queue } = this.ctx;
+    const paused = group.state === 'paused';
+    const label = paused ? 'Resume' : 'Pause';
+    return h(
+      'tr',
+      { 'data-group': group.group },
+      h('td', { 'data-label': 'Group' }, h('span', { class: 'group-name' }, group.group)),
+      h('td', { 'data-label': 'State', title: STATE_HINTS[group.state] }, stateBadge(group.state)),
+      h('td', { 'data-label': 'Waiting' }, formatCount(group.waiting)),
+      h('td', { 'data-label': 'Active' }, formatCount(group.active)),
+      h(
+        'td',
+        { 'data-label': 'Actions', class: 'actions' },
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'small',
+            'data-action': paused ? 'resume-group' : 'pause-group',
+            'data-focus-key': `group:${group.group}`,
+            'aria-label': `${label} group ${group.group}`,
+            onclick: (e: Event) =>
+              void act(this.ctx, e.currentTarget as HTMLButtonElement, async () => {
+                if (paused) await queue.resumeGroup(group.group);
+                else await queue.pauseGroup(group.group);
+                return `Group ${group.group} ${paused ? 'resumed' : 'paused'}.`;
+              }),
+          },
+          label,
+        ),
+      ),
+    );
+  }
+}

@@ -1,0 +1,118 @@
+// One queue: its name, paused state and pause/resume, its config in one line, counts and the
+// chart of its last hour, then its jobs by state, groups and repeatable jobs. A refresh reads
+// everything in parallel and draws once all answered, so the parts never disagree.
+import type { GroupqClient, MinuteMetrics, QueueInfo } from '../client';
+import { GroupqError } from '../client';
+import { type QueueContext, act } from './actions';
+import { chartUnavailable, throughputChart } from './chart';
+import { h, render } from './dom';
+import { formatDuration } from './format';
+import { GroupsPanel } from './groups-panel';
+import { JobsPanel } from './jobs-panel';
+import { countsList, pausedBadge } from './queues-view';
+import { RepeatsPanel } from './repeats-panel';
+import { describeError } from './session';
+
+function configLine({ config }: QueueInfo): HTMLElement {
+  const parts: [string, string][] = [
+    ['Endpoint', config.endpoint],
+    ['Concurrency', String(config.concurrency)],
+    ['Timeout', formatDuration(config.timeoutMs)],
+    ['Attempts', String(config.maxAttempts)],
+    ['Backoff', `${config.backoff.type}, from ${formatDuration(config.backoff.delayMs)}`],
+  ];
+  return h('dl', { class: 'config' }, ...parts.map(([name, value]) => h('div', {}, h('dt', {}, name), h('dd', {}, value))));
+}
+
+export class QueueView {
+  readonly element: HTMLElement;
+  private readonly head = h('div', { class: 'view-head' });
+  private readonly overview = h('div', { class: 'overview' });
+  private readonly parts: HTMLElement;
+  private readonly jobs: JobsPanel;
+  private readonly groups: GroupsPanel;
+  private readonly repeats = new RepeatsPanel();
+  private readonly ctx: QueueContext;
+  /** Answers of an older refresh that arrive after a newer one started are dropped. */
+  private generation = 0;
+
+  constructor(
+    client: GroupqClient,
+    readonly name: string,
+    fail: (error: unknown) => void,
+  ) {
+    this.ctx = { client, queue: client.queue(name), refresh: () => this.refresh().then(() => undefined), fail };
+    this.jobs = new JobsPanel(this.ctx);
+    this.groups = new GroupsPanel(this.ctx);
+    this.parts = h(
+      'div',
+      { class: 'queue-parts' },
+      h('section', { class: 'card', 'aria-labelledby': 'overview-heading' }, h('h2', { id: 'overview-heading' }, 'Overview'), this.overview),
+      this.jobs.element,
+      h('div', { class: 'side-by-side' }, this.groups.element, this.repeats.element),
+    );
+    this.element = h('div', { class: 'queue-view' }, this.head, this.parts);
+    render(this.head, h('a', { class: 'back', href: '#/', 'data-focus-key': 'back' }, '← All queues'), h('h1', { tabindex: '-1', 'data-focus-key': 'title' }, name));
+  }
+
+  /** Re-reads the queue; false when that failed (the error went to `fail`). */
+  async refresh(): Promise<boolean> {
+    const generation = ++this.generation;
+    const { queue } = this.ctx;
+    try {
+      const [info, metrics, jobs, groups, repeats] = await Promise.all([
+        queue.get(),
+        queue.metrics().then(
+          (minutes): { ok: true; minutes: MinuteMetrics[] } => ({ ok: true, minutes }),
+          (error: unknown) => ({ ok: false as const, reason: describeError(error) }),
+        ),
+        this.jobs.request(),
+        this.groups.request(),
+        queue.repeats.list(),
+      ]);
+      if (generation !== this.generation) return true;
+      this.drawHead(info);
+      render(this.overview, configLine(info), countsList(info.counts), metrics.ok ? throughputChart(metrics.minutes, 'queue') : chartUnavailable(metrics.reason));
+      this.jobs.show(jobs, info.counts);
+      this.groups.show(groups);
+      this.repeats.show(repeats);
+      this.parts.hidden = false;
+      return true;
+    } catch (error) {
+      if (generation !== this.generation) return true;
+      if (error instanceof GroupqError && error.code === 'QUEUE_NOT_FOUND') {
+        this.parts.hidden = true;
+        render(this.head, h('a', { class: 'back', href: '#/', 'data-focus-key': 'back' }, '← All queues'), h('h1', { tabindex: '-1', 'data-focus-key': 'title' }, this.name), h('p', { class: 'notice' }, 'This queue does not exist (any more).'));
+        return true;
+      }
+      this.ctx.fail(error);
+      return false;
+    }
+  }
+
+  private drawHead(info: QueueInfo): void {
+    const { queue } = this.ctx;
+    const label = info.paused ? 'Resume queue' : 'Pause queue';
+    render(
+      this.head,
+      h('a', { class: 'back', href: '#/', 'data-focus-key': 'back' }, '← All queues'),
+      h('div', { class: 'title-row' }, h('h1', { tabindex: '-1', 'data-focus-key': 'title' }, info.name), pausedBadge(info.paused)),
+      h(
+        'button',
+        {
+          type: 'button',
+          class: info.paused ? 'primary' : '',
+          'data-action': info.paused ? 'resume-queue' : 'pause-queue',
+          'data-focus-key': 'queue:pause',
+          onclick: (e: Event) =>
+            void act(this.ctx, e.currentTarget as HTMLButtonElement, async () => {
+              if (info.paused) await queue.resume();
+              else await queue.pause();
+              return `Queue ${info.name} ${info.paused ? 'resumed' : 'paused'}.`;
+            }),
+        },
+        label,
+      ),
+    );
+  }
+}

@@ -1,0 +1,86 @@
+// The first view: every queue as a card with its counts, a paused badge and the chart of its
+// last hour. One GET /v1/queues, then each queue's metrics in parallel (a failed metrics read
+// costs that card its chart, not the page).
+import type { GroupqClient, MinuteMetrics, QueueCounts, QueueSummary } from '../client';
+import { chartUnavailable, throughputChart } from './chart';
+import { h, render } from './dom';
+import { formatCount } from './format';
+import { describeError } from './session';
+
+const COUNT_LABELS: [keyof QueueCounts, string][] = [
+  ['waiting', 'Waiting'],
+  ['delayed', 'Delayed'],
+  ['active', 'Active'],
+  ['completed', 'Completed'],
+  ['failed', 'Failed'],
+  ['groups', 'Groups'],
+];
+
+/** The six counts as a description list (label, number), shared with the queue's own view. */
+export function countsList(counts: QueueCounts): HTMLElement {
+  return h(
+    'dl',
+    { class: 'counts' },
+    ...COUNT_LABELS.map(([key, label]) =>
+      h('div', { class: `count count-${key}${counts[key] > 0 ? ' nonzero' : ''}`, 'data-count': key }, h('dt', {}, label), h('dd', {}, formatCount(counts[key]))),
+    ),
+  );
+}
+
+export function pausedBadge(paused: boolean): HTMLElement | null {
+  return paused ? h('span', { class: 'badge badge-paused' }, 'Paused') : null;
+}
+
+export function queueHref(name: string): string {
+  return `#/queue/${encodeURIComponent(name)}`;
+}
+
+interface Loaded {
+  queue: QueueSummary;
+  metrics: { ok: true; minutes: MinuteMetrics[] } | { ok: false; reason: string };
+}
+
+async function load(client: GroupqClient): Promise<Loaded[]> {
+  const queues = await client.queues();
+  queues.sort((a, b) => a.name.localeCompare(b.name));
+  const metrics = await Promise.allSettled(queues.map((q) => client.queue(q.name).metrics()));
+  return queues.map((queue, i) => {
+    const result = metrics[i]!;
+    return {
+      queue,
+      metrics: result.status === 'fulfilled' ? { ok: true, minutes: result.value } : { ok: false, reason: describeError(result.reason) },
+    };
+  });
+}
+
+function card({ queue, metrics }: Loaded, index: number): HTMLElement {
+  const headingId = `queue-${index}-name`;
+  return h(
+    'article',
+    { class: 'card queue-card', 'aria-labelledby': headingId, 'data-queue': queue.name },
+    h(
+      'div',
+      { class: 'card-head' },
+      h('h2', { id: headingId }, h('a', { href: queueHref(queue.name), 'data-focus-key': `open:${queue.name}` }, queue.name)),
+      pausedBadge(queue.paused),
+    ),
+    countsList(queue.counts),
+    metrics.ok ? throughputChart(metrics.minutes, `queue-${index}`) : chartUnavailable(metrics.reason),
+  );
+}
+
+function empty(): HTMLElement {
+  return h(
+    'div',
+    { class: 'card empty' },
+    h('h2', {}, 'No queues yet'),
+    h('p', {}, 'Create one with the API, for example:'),
+    h('pre', {}, h('code', {}, `curl -X PUT ${window.location.origin}/v1/queues/emails \\\n  -H "authorization: Bearer $GROUPQ_TOKEN" \\\n  -H "content-type: application/json" \\\n  -d '{"endpoint":"https://example.com/jobs"}'`)),
+  );
+}
+
+/** Loads every queue and renders the cards into `container`. Throws what the API threw. */
+export async function refreshQueues(client: GroupqClient, container: HTMLElement): Promise<void> {
+  const loaded = await load(client);
+  render(container, loaded.length === 0 ? empty() : h('div', { class: 'queue-grid' }, ...loaded.map(card)));
+}

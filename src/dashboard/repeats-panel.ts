@@ -1,0 +1,57 @@
+// A queue's repeatable jobs: key, group, schedule (every N or a cron pattern), time zone, the
+// next run and how many runs were created (of the limit, if any). Read-only: repeats are
+// created and deleted through the API.
+import type { Repeat } from '../client';
+import { h, render } from './dom';
+import { formatCount, formatDuration, formatWhen } from './format';
+
+function schedule(repeat: Repeat): HTMLElement | string {
+  if (repeat.every !== undefined) return `every ${formatDuration(repeat.every)}`;
+  return h('code', {}, repeat.pattern ?? '?');
+}
+
+export class RepeatsPanel {
+  readonly element: HTMLElement;
+  private readonly body = h('div', { class: 'panel-body' });
+
+  constructor() {
+    this.element = h('section', { class: 'card', 'aria-labelledby': 'repeats-heading' }, h('h2', { id: 'repeats-heading' }, 'Repeatable jobs'), this.body);
+  }
+
+  show(repeats: Repeat[]): void {
+    if (repeats.length === 0) {
+      render(this.body, h('p', { class: 'muted empty-row' }, 'No repeatable jobs.'));
+      return;
+    }
+    const sorted = [...repeats].sort((a, b) => (a.nextRunAt ?? Infinity) - (b.nextRunAt ?? Infinity));
+    render(
+      this.body,
+      h(
+        'div',
+        { class: 'table-box' },
+        h(
+          'table',
+          { class: 'stack repeats-table' },
+          h('caption', { class: 'visually-hidden' }, 'Repeatable jobs'),
+          h('thead', {}, h('tr', {}, ...['Key', 'Group', 'Schedule', 'Time zone', 'Next run', 'Runs'].map((name) => h('th', { scope: 'col' }, name)))),
+          h(
+            'tbody',
+            {},
+            ...sorted.map((repeat) =>
+              h(
+                'tr',
+                { 'data-repeat': repeat.key },
+                h('td', { 'data-label': 'Key' }, h('code', { class: 'id' }, repeat.key)),
+                h('td', { 'data-label': 'Group' }, h('span', { class: 'group-name' }, repeat.group)),
+                h('td', { 'data-label': 'Schedule' }, schedule(repeat)),
+                h('td', { 'data-label': 'Time zone' }, repeat.tz),
+                h('td', { 'data-label': 'Next run' }, repeat.nextRunAt === null ? h('span', { class: 'muted' }, 'ended') : formatWhen(repeat.nextRunAt)),
+                h('td', { 'data-label': 'Runs' }, repeat.limit === undefined ? formatCount(repeat.count) : `${formatCount(repeat.count)} of ${formatCount(repeat.limit)}`),
+              ),
+            ),
+          ),
+        ),
+      ),
+    );
+  }
+}

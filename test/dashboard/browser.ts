@@ -1,0 +1,82 @@
+// Real Chromium for the browser tests (Debian's chromium, driven by playwright-core): one browser
+// per test file, a watcher that records every console error, page error and request to another
+// origin, and screenshots written under the OS temp dir (and to GROUPQ_SCREENSHOT_DIR when set,
+// which is how docs/dashboard.png is made).
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
+
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    // The network is closed in CI: without the background-networking flags Chromium keeps
+    // trying to reach Google's services and floods the log with refused connections.
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
+
+export interface Watch {
+  /** Console errors and warnings, uncaught page errors, failed requests. */
+  problems: string[];
+  /** Requests that left the allowed origins (data: URLs are not requests to anyone). */
+  foreign: string[];
+}
+
+/**
+ * Records what a context's pages do wrong. `expectedConsole` lists console messages a scenario
+ * causes on purpose (Chromium logs every 401 answer as "Failed to load resource").
+ */
+export function watch(context: BrowserContext, origins: string[], expectedConsole: RegExp[] = []): Watch {
+  const result: Watch = { problems: [], foreign: [] };
+  context.on('request', (request) => {
+    const url = new URL(request.url());
+    if (url.protocol === 'data:') return;
+    if (!origins.includes(url.origin)) result.foreign.push(request.url());
+  });
+  context.on('requestfailed', (request) => result.problems.push(`request failed: ${request.url()} ${request.failure()?.errorText ?? ''}`));
+  context.on('console', (message) => {
+    if (message.type() !== 'error' && message.type() !== 'warning') return;
+    if (expectedConsole.some((pattern) => pattern.test(message.text()))) return;
+    result.problems.push(`console ${message.type()}: ${message.text()} (${message.location().url})`);
+  });
+  context.on('weberror', (error) => result.problems.push(`page error: ${error.error().message}`));
+  return result;
+}
+
+/**
+ * A screenshot (the whole page, or the viewport with `fullPage: false`) under the OS temp dir
+ * (returned), and `<name>.png` in GROUPQ_SCREENSHOT_DIR when that is set.
+ */
+export async function screenshot(page: Page, name: string, { fullPage = true } = {}): Promise<string> {
+  const file = path.join(os.tmpdir(), `groupq-${name}-${process.pid}.png`);
+  const image = await page.screenshot({ path: file, fullPage });
+  const dir = process.env.GROUPQ_SCREENSHOT_DIR;
+  if (dir) {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, `${name}.png`), image);
+  }
+  return file;
+}
+
+/** Polls `read` until `accept` holds (the dashboard refreshes on its own; so does the queue). */
+export async function until<T>(read: () => Promise<T>, accept: (value: T) => boolean, what: string, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T | undefined;
+  for (;;) {
+    last = await read();
+    if (accept(last)) return last;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last value: ${JSON.stringify(last)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

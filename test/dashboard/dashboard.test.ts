@@ -1,0 +1,277 @@
+// The dashboard at /dashboard, in real Chromium against the real Worker (workerd), a real Redis
+// and a real endpoint: how it is served (open, strict CSP, ETag), sign-in (token kept in
+// sessionStorage only; a wrong token, and a token refused later, send you to the form with a
+// message), the queue list matching the API's counts, a failed job with its error and the Retry
+// button delivering it again, pause/resume through the button, the chart matching the metrics
+// route, 375 px without horizontal scroll, and no console error or request to another origin.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { type Endpoint, type Reply, startEndpoint } from '../helpers/endpoint';
+import { ADMIN_TOKEN, type PrivateStack, type RunningWorker, startPrivateStack, startWorker } from '../helpers/worker';
+import { enqueue, expectJson, putQueue, waitForState } from '../http/support';
+import { type Watch, launchChromium, screenshot, until, watch } from './browser';
+
+let stack: PrivateStack;
+let worker: RunningWorker;
+let endpoint: Endpoint;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let seen: Watch;
+
+// Plain names: the stack is this file's own (and they read well in docs/dashboard.png).
+const shop = 'shop';
+const reports = 'reports';
+const FAILING = 'charge-7';
+/** Job data a browser must show as text: the page never parses data as HTML. */
+const MARKUP = '<img src=x onerror=document.body.dataset.pwned=1>';
+let failingSucceeds = false;
+
+const TOKEN_KEY = 'groupq.adminToken';
+// Chromium logs each 4xx answer to fetch as a console error; only the 401 scenarios cause them.
+const EXPECTED_401 = /Failed to load resource: the server responded with a status of 401/;
+
+beforeAll(async () => {
+  stack = await startPrivateStack();
+  [worker, endpoint, browser] = await Promise.all([
+    startWorker(stack),
+    startEndpoint((r): Reply => {
+      const data = r.job.data as { fail?: boolean } | null;
+      if (data?.fail && !failingSucceeds) return { status: 500, headers: { 'groupq-retry': 'false' }, body: 'card declined' };
+      return { status: 200, headers: { 'content-type': 'application/json' }, body: '{"ok":true}' };
+    }),
+    launchChromium(),
+  ]);
+
+  await putQueue(worker, shop, { endpoint: endpoint.url, keepCompleted: 100 });
+  // A paused group keeps its jobs waiting; a delayed job waits an hour; a repeat runs hourly.
+  await expectJson(await worker.api(`/v1/queues/${shop}/groups/tenant:slow/pause`, { method: 'POST' }), 200);
+  for (const order of ['1001', '1002']) await enqueue(worker, shop, { group: `order:${order}`, data: { order, total: 42.5 } });
+  await enqueue(worker, shop, { id: 'order-1003', group: 'order:1003', data: { order: '1003', note: MARKUP } });
+  await enqueue(worker, shop, { id: FAILING, group: 'order:1004', data: { fail: true, card: 'visa-4242', total: 19.9 } });
+  await enqueue(worker, shop, { group: 'tenant:slow', data: { report: 'monthly' } });
+  await enqueue(worker, shop, { group: 'tenant:slow', data: { report: 'weekly' } });
+  await enqueue(worker, shop, { id: 'reminder-42', group: 'reminder:42', data: { remind: 'renewal' }, delayMs: 3_600_000 });
+  await expectJson(await worker.api(`/v1/queues/${shop}/repeats/nightly-digest`, { method: 'PUT', json: { group: 'digest', every: 3_600_000 } }), 200);
+  await putQueue(worker, reports, { endpoint: 'http://127.0.0.1:9/jobs' });
+  await expectJson(await worker.api(`/v1/queues/${reports}/pause`, { method: 'POST' }), 200);
+  await enqueue(worker, reports, { group: 'team:a', data: { rows: 10 } });
+
+  await waitForState(worker, shop, FAILING, 'failed');
+  await until(() => apiJson(`/v1/queues/${shop}`), (q) => q.counts.completed === 3 && q.counts.active === 0, 'the three good jobs to complete');
+
+  context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  seen = watch(context, [worker.url], [EXPECTED_401]);
+  page = await context.newPage();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await endpoint?.close();
+  await worker?.dispose();
+  await stack?.close();
+});
+
+async function apiJson(path: string): Promise<any> {
+  return expectJson(await worker.api(path), 200);
+}
+
+const text = (page: Page, selector: string) => page.locator(selector).first().innerText();
+
+/** Clicks Refresh and waits for the redraw it announces. */
+async function refreshNow(page: Page): Promise<void> {
+  await page.evaluate(`document.getElementById('status').textContent = ''`);
+  await page.locator('#refresh').click();
+  await page.locator('#status', { hasText: 'Refreshed' }).waitFor();
+}
+
+/** Opens the dashboard and signs in from the keyboard (the field has focus; Enter submits). */
+async function signIn(page: Page, token = ADMIN_TOKEN): Promise<void> {
+  await page.goto(`${worker.url}/dashboard`);
+  await page.locator('#token:focus').waitFor();
+  await page.keyboard.type(token);
+  await page.keyboard.press('Enter');
+}
+
+describe('served by the Worker', () => {
+  it('GET /dashboard, /dashboard/, app.js and app.css: open, strict CSP, nosniff, no referrer, ETag', async () => {
+    for (const [path, type] of [
+      ['/dashboard', 'text/html'],
+      ['/dashboard/', 'text/html'],
+      ['/dashboard/app.js', 'text/javascript'],
+      ['/dashboard/app.css', 'text/css'],
+    ] as const) {
+      const res = await fetch(`${worker.url}${path}`);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('content-type')).toContain(type);
+      expect(res.headers.get('content-security-policy')).toBe(
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+      );
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+      expect(res.headers.get('cache-control')).toBe('no-cache');
+      const etag = res.headers.get('etag');
+      expect(etag).toMatch(/^"[0-9a-f]{32}"$/);
+      expect((await res.text()).length).toBeGreaterThan(100);
+      // Revalidation: the same ETag (also weak, also in a list) is a 304 without a body.
+      const again = await fetch(`${worker.url}${path}`, { headers: { 'if-none-match': `"other", W/${etag}` } });
+      expect(again.status).toBe(304);
+      expect(await again.text()).toBe('');
+    }
+    const html = await (await fetch(`${worker.url}/dashboard`)).text();
+    // No inline script or style (the CSP would block them), nothing from another origin.
+    expect(html).not.toMatch(/<script>|<style|style=|https?:\/\//);
+  });
+});
+
+describe('in Chromium', () => {
+  it('a wrong token shows an error and keeps nothing', async () => {
+    await signIn(page, 'not-the-admin-token-000');
+    await page.locator('#sign-in-error', { hasText: 'Wrong token' }).waitFor();
+    expect(await page.evaluate(`sessionStorage.getItem('${TOKEN_KEY}')`)).toBeNull();
+    expect(await page.locator('#sign-in-view').isVisible()).toBe(true);
+    expect(await page.locator('#session-bar').isVisible()).toBe(false);
+  });
+
+  it('signs in with the admin token (kept in sessionStorage, not in the URL) and lists the queues with the counts the API reports', async () => {
+    await signIn(page);
+    await page.locator(`article[data-queue="${shop}"]`).waitFor();
+    expect(await page.evaluate(`sessionStorage.getItem('${TOKEN_KEY}')`)).toBe(ADMIN_TOKEN);
+    expect(await page.evaluate('localStorage.length')).toBe(0);
+    expect(page.url()).not.toContain(ADMIN_TOKEN);
+
+    const { queues } = await apiJson('/v1/queues');
+    expect(queues.map((q: { name: string }) => q.name).sort()).toEqual([reports, shop].sort());
+    await refreshNow(page);
+    for (const queue of queues) {
+      const card = `article[data-queue="${queue.name}"]`;
+      for (const [name, value] of Object.entries(queue.counts)) {
+        expect(await text(page, `${card} [data-count="${name}"] dd`), `${queue.name} ${name}`).toBe(String(value));
+      }
+      expect(await page.locator(`${card} .badge-paused`).count()).toBe(queue.paused ? 1 : 0);
+    }
+    expect(await page.locator(`article[data-queue="${shop}"] svg[role="img"]`).count()).toBe(1);
+  });
+
+  it("a queue's view: the failed job with its error (data shown as text); Retry delivers it again", async () => {
+    await page.locator(`article[data-queue="${shop}"] h2 a`).click();
+    await page.locator('h1', { hasText: shop }).waitFor();
+    expect(page.url()).toBe(`${worker.url}/dashboard#/queue/${shop}`);
+
+    // Groups with their states; the repeat with its schedule.
+    await page.locator('tr[data-group="tenant:slow"] .badge-paused').waitFor();
+    expect(await text(page, 'tr[data-repeat="nightly-digest"]')).toContain('every 1 h');
+
+    // The tabs work from the keyboard: End selects the last one (Failed) and keeps focus on it.
+    await page.locator('[role="tab"][aria-selected="true"]').focus();
+    await page.keyboard.press('End');
+    await page.locator('[role="tab"][data-state="failed"][aria-selected="true"]:focus').waitFor();
+    const row = page.locator(`tr[data-job="${FAILING}"]`);
+    await row.waitFor();
+    await page.locator('[role="tab"][data-state="failed"]').blur();
+    await screenshot(page, 'dashboard');
+    const rowText = await row.innerText();
+    expect(rowText).toContain('HTTP 500: card declined');
+    expect(rowText).toContain('"card":"visa-4242"');
+
+    const deliveries = () => endpoint.received.filter((r) => r.job.id === FAILING).length;
+    const before = deliveries();
+    failingSucceeds = true;
+    await row.locator('button[data-action="retry"]').click();
+    await page.locator('#status', { hasText: `Job ${FAILING} queued to run again` }).waitFor();
+    await until(async () => deliveries(), (n) => n === before + 1, 'the retried job to be delivered again');
+    const job = await waitForState(worker, shop, FAILING, 'completed');
+    expect(job.attempts).toBe(1);
+    await refreshNow(page);
+    expect(await page.locator(`tr[data-job="${FAILING}"]`).count()).toBe(0);
+  });
+
+  it('shows job data as text, never as markup', async () => {
+    await page.locator('[role="tab"][data-state="completed"]').click();
+    const row = page.locator('tr[data-job="order-1003"]');
+    await row.waitFor();
+    expect(await row.innerText()).toContain(MARKUP);
+    expect(await row.locator('img').count()).toBe(0);
+    expect(await page.evaluate('document.body.dataset.pwned ?? null')).toBeNull();
+  });
+
+  it('Promote runs a delayed job now; Remove asks once more, then removes a waiting job', async () => {
+    await page.locator('[role="tab"][data-state="delayed"]').click();
+    await page.locator('tr[data-job="reminder-42"] button[data-action="promote"]').click();
+    await page.locator('#status', { hasText: 'Job reminder-42 promoted' }).waitFor();
+    await waitForState(worker, shop, 'reminder-42', 'completed');
+
+    await page.locator('[role="tab"][data-state="waiting"]').click();
+    const [first] = (await apiJson(`/v1/queues/${shop}/jobs?state=waiting&group=tenant:slow`)).jobs;
+    const remove = page.locator(`tr[data-job="${first.id}"] button[data-action="remove"]`);
+    await remove.click();
+    await page.locator('#status', { hasText: 'Confirm remove' }).waitFor();
+    expect((await worker.api(`/v1/queues/${shop}/jobs/${first.id}`)).status).toBe(200);
+    await remove.filter({ hasText: 'Confirm remove' }).click();
+    await page.locator('#status', { hasText: `Job ${first.id} removed` }).waitFor();
+    expect((await worker.api(`/v1/queues/${shop}/jobs/${first.id}`)).status).toBe(404);
+  });
+
+  it("the chart's totals are the metrics route's sums", async () => {
+    const { minutes } = await apiJson(`/v1/queues/${shop}/metrics`);
+    expect(minutes).toHaveLength(60);
+    const sum = (key: string) => minutes.reduce((total: number, m: Record<string, number>) => total + m[key]!, 0);
+    expect(sum('completed')).toBe(5);
+    expect(sum('failed')).toBe(1);
+    await refreshNow(page);
+    const legend = await page.locator('#queue-view .chart .legend').innerText();
+    expect(legend).toMatch(new RegExp(`Completed\\s+${sum('completed')}`));
+    expect(legend).toMatch(new RegExp(`Retried\\s+${sum('retried')}`));
+    expect(legend).toMatch(new RegExp(`Failed\\s+${sum('failed')}`));
+    // The screen reader's version: the SVG's title, and the table behind "Per-minute table".
+    expect(await page.locator('#queue-view .chart svg title').first().textContent()).toContain(`${sum('completed')} completed`);
+    await page.locator('#queue-view .chart-table summary').click();
+    expect(await page.locator('#queue-view .chart-table tbody tr').count()).toBeGreaterThan(0);
+  });
+
+  it('pauses and resumes the queue through its button', async () => {
+    await page.locator('button[data-action="pause-queue"]').click();
+    await until(() => apiJson(`/v1/queues/${shop}`), (q) => q.paused === true, 'the queue to be paused');
+    await page.locator('button[data-action="resume-queue"]', { hasText: 'Resume queue' }).waitFor();
+    await page.locator('.title-row .badge-paused').waitFor();
+    await page.locator('button[data-action="resume-queue"]').click();
+    await until(() => apiJson(`/v1/queues/${shop}`), (q) => q.paused === false, 'the queue to be resumed');
+    await page.locator('button[data-action="pause-queue"]').waitFor();
+  });
+
+  it('375 px wide: no horizontal scroll on the list or on a queue', async () => {
+    const mobile = await context.newPage();
+    await mobile.setViewportSize({ width: 375, height: 800 });
+    await signIn(mobile);
+    await mobile.locator(`article[data-queue="${shop}"]`).waitFor();
+    expect(await mobile.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
+    await mobile.locator(`article[data-queue="${shop}"] h2 a`).click();
+    for (const state of ['waiting', 'completed']) {
+      await mobile.locator(`[role="tab"][data-state="${state}"]`).click();
+      await mobile.locator('#jobs-panel tr[data-job]').first().waitFor();
+      expect(await mobile.evaluate('document.documentElement.scrollWidth'), state).toBeLessThanOrEqual(375);
+    }
+    // One phone screen of the queue: header, counts and chart.
+    await mobile.evaluate('window.scrollTo(0, 0)');
+    await screenshot(mobile, 'dashboard-mobile', { fullPage: false });
+    await mobile.close();
+  });
+
+  it('a token refused later (rotated) sends you back to sign-in with a message', async () => {
+    await page.evaluate(`sessionStorage.setItem('${TOKEN_KEY}', 'a-token-rotated-away-0000')`);
+    await page.reload();
+    await page.locator('#sign-in-error', { hasText: 'refused the token' }).waitFor();
+    expect(await page.evaluate(`sessionStorage.getItem('${TOKEN_KEY}')`)).toBeNull();
+    // Sign out forgets the token too.
+    await signIn(page);
+    await page.locator('#session-bar').waitFor();
+    await page.locator('#sign-out').click();
+    await page.locator('#sign-in-view').waitFor();
+    expect(await page.evaluate(`sessionStorage.getItem('${TOKEN_KEY}')`)).toBeNull();
+  });
+
+  it('no console errors, page errors or failed requests, and no request to another origin', () => {
+    expect(seen.problems).toEqual([]);
+    expect(seen.foreign).toEqual([]);
+  });
+});

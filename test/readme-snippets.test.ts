@@ -1,0 +1,152 @@
+// The README's code runs as written: each block marked `<!-- snippet: name -->` is compiled
+// with esbuild (TypeScript as a user's build would) from inside the project, so `groupq/client`
+// and `groupq/receiver` resolve to the built package. The client snippet runs with Node; the
+// receiver snippets are Workers, run in workerd as the endpoints of real queues. Only the dev
+// stack's addresses and tokens are swapped for this test's Worker and endpoint.
+import { execFile } from 'node:child_process';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { build, transform } from 'esbuild';
+import { Miniflare } from 'miniflare';
+import { COMPATIBILITY_DATE } from '../scripts/worker-stack.mjs';
+import { freePort } from '../scripts/redis-server.mjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Endpoint, startEndpoint } from './helpers/endpoint';
+import { ADMIN_TOKEN, type PrivateStack, type RunningWorker, SIGNING_SECRET, startPrivateStack, startWorker } from './helpers/worker';
+import { jobInState } from './delivery/support';
+
+const root = path.resolve(import.meta.dirname, '..');
+const run = promisify(execFile);
+
+async function snippet(name: string): Promise<string> {
+  const readme = await readFile(path.join(root, 'README.md'), 'utf8');
+  const match = new RegExp(`<!-- snippet: ${name} -->\\s*\`\`\`(?:ts|js)\\n([\\s\\S]*?)\`\`\``).exec(readme);
+  if (!match) throw new Error(`README has no snippet "${name}"`);
+  return match[1]!;
+}
+
+/** Writes the snippet as an .mjs file inside the project (for self-reference) and returns its path. */
+async function compile(name: string, source: string): Promise<string> {
+  const dir = path.join(root, '.cache', 'readme-snippets');
+  await mkdir(dir, { recursive: true });
+  const { code } = await transform(source, { loader: 'ts', format: 'esm', target: 'node20' });
+  const file = path.join(dir, `${name}.mjs`);
+  await writeFile(file, code);
+  return file;
+}
+
+/** Bundles a Worker snippet as wrangler would and runs it in workerd on a loopback port. */
+async function startSnippetWorker(name: string): Promise<{ url: string; dispose(): Promise<void> }> {
+  const entry = path.join(root, '.cache', 'readme-snippets', `${name}.ts`);
+  await mkdir(path.dirname(entry), { recursive: true });
+  await writeFile(entry, await snippet(name));
+  const bundled = await build({
+    entryPoints: [entry],
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'neutral',
+    conditions: ['workerd', 'worker', 'browser'],
+    target: 'es2022',
+    logLevel: 'error',
+  });
+  const port = await freePort();
+  const mf = new Miniflare({
+    modules: [{ type: 'ESModule', path: 'index.js', contents: bundled.outputFiles[0]!.text }],
+    compatibilityDate: COMPATIBILITY_DATE,
+    host: '127.0.0.1',
+    port,
+    bindings: { GROUPQ_SIGNING_SECRET: SIGNING_SECRET },
+  });
+  await mf.ready;
+  return { url: `http://127.0.0.1:${port}`, dispose: () => mf.dispose() };
+}
+
+/** Pages for the link checker: /page answers 200 with 5 bytes, anything else 404. */
+async function startPages(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    res.writeHead(req.url === '/page' ? 200 : 404).end(req.url === '/page' ? 'hello' : '');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+let stack: PrivateStack;
+let worker: RunningWorker;
+let endpoint: Endpoint;
+beforeAll(async () => {
+  stack = await startPrivateStack();
+  worker = await startWorker(stack);
+  endpoint = await startEndpoint(() => ({ status: 200, body: '{"sent":true}', headers: { 'content-type': 'application/json' } }));
+});
+afterAll(async () => {
+  await endpoint?.close();
+  await worker?.dispose();
+  await stack?.close();
+});
+
+async function queueTo(url: string): Promise<string> {
+  const name = `readme-${Math.random().toString(36).slice(2, 10)}`;
+  const answer = await worker.api(`/v1/queues/${name}`, { method: 'PUT', json: { endpoint: url, keepCompleted: 10, maxAttempts: 3 } });
+  expect(answer.status).toBe(200);
+  return name;
+}
+
+async function enqueue(queue: string, data: unknown): Promise<string> {
+  const answer = await worker.api(`/v1/queues/${queue}/jobs`, { method: 'POST', json: { group: 'links', data } });
+  return ((await answer.json()) as { id: string }).id;
+}
+
+function forThisStack(source: string): string {
+  return source
+    .replaceAll('http://127.0.0.1:8787', worker.url)
+    .replaceAll('gq_dev_admin_token', ADMIN_TOKEN)
+    .replaceAll('http://127.0.0.1:8788/jobs', `${endpoint.url}/jobs`);
+}
+
+describe('README snippets', () => {
+  it('client: configures, enqueues, reads, pages and catches a GroupqError', async () => {
+    const file = await compile('client', forThisStack(await snippet('client')));
+    const { stdout } = await run(process.execPath, [file], { cwd: root });
+    expect(stdout).toContain('404 JOB_NOT_FOUND job not found');
+    await endpoint.waitFor(2);
+    expect(endpoint.received.map((r) => r.job.group).sort()).toEqual(['user:42', 'user:7']);
+  });
+
+  it('receiver-handler: a link checker Worker completes, and fails a gone page at once', async () => {
+    const pages = await startPages();
+    const snippetWorker = await startSnippetWorker('receiver-handler');
+    try {
+      const queue = await queueTo(snippetWorker.url);
+      const ok = await enqueue(queue, { url: `${pages.url}/page` });
+      expect(await jobInState(worker, queue, ok, 'completed')).toMatchObject({ attempts: 1, result: { status: 200, bytes: 5 } });
+      const gone = await enqueue(queue, { url: `${pages.url}/gone` });
+      const failed = await jobInState(worker, queue, gone, 'failed');
+      expect(failed).toMatchObject({ attempts: 1, error: `HTTP 500: ${pages.url}/gone is gone` });
+      const bad = await enqueue(queue, { url: 'not a url' });
+      expect(await jobInState(worker, queue, bad, 'failed')).toMatchObject({ attempts: 1 });
+    } finally {
+      await snippetWorker.dispose();
+      await pages.close();
+    }
+  });
+
+  it('receiver-verify: answers what it verified', async () => {
+    const snippetWorker = await startSnippetWorker('receiver-verify');
+    try {
+      const queue = await queueTo(snippetWorker.url);
+      const id = await enqueue(queue, { url: 'https://example.com/' });
+      expect(await jobInState(worker, queue, id, 'completed')).toMatchObject({
+        result: { checked: 'https://example.com/', attempt: 1 },
+      });
+      const unsigned = await fetch(snippetWorker.url, { method: 'POST', body: '{}' });
+      expect(unsigned.status).toBe(401);
+    } finally {
+      await snippetWorker.dispose();
+    }
+  });
+});
