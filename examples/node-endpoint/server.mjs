@@ -2,7 +2,7 @@
 // createHandler, which verifies groupq's signature, runs `countWords` and answers with its result
 // (groupq stores it as the job's result). Work that outlives groupq's wait (the queue's
 // timeoutMs) is answered 202 and finished in the background; on SIGTERM or SIGINT the server
-// stops taking jobs and lets that work finish first.
+// stops taking jobs and lets the answers in progress and that work finish first.
 //   GROUPQ_SIGNING_SECRET=whsec_... PORT=8790 node examples/node-endpoint/server.mjs
 import http from 'node:http';
 import { createHandler, NonRetryableError } from 'groupq/receiver';
@@ -74,8 +74,9 @@ server.listen(port, process.env.HOST, () => {
 
 for (const signal of ['SIGTERM', 'SIGINT']) {
   process.once(signal, async () => {
-    server.close();
-    await Promise.allSettled(background);
+    // Answers still being worked out finish too: cut off, each would cost its job an attempt.
+    const closed = new Promise((resolve) => server.close(resolve));
+    await Promise.allSettled([closed, ...background]);
     process.exit(0);
   });
 }

@@ -1,6 +1,7 @@
 // Turns argv into what to run: the command, its positionals and flags, and the connection
 // (flags win over GROUPQ_URL/GROUPQ_TOKEN). Global flags may stand before or after the command.
-// Every mistake is a UsageError (exit 2) before any request is made.
+// Every mistake seen here is a UsageError (exit 2) before any request is made; values only the
+// server checks (a job state, a queue name) come back from it as API errors (exit 1).
 import { parseArgs } from 'node:util';
 import { UsageError } from './output';
 import { COMMANDS, type CommandSpec, type FlagSpec, GLOBAL_FLAGS, findCommand } from './usage';

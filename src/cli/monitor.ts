@@ -20,6 +20,8 @@ const HIDE_CURSOR = `${CSI}?25l`;
 const SHOW_CURSOR = `${CSI}?25h`;
 
 export const DEFAULT_INTERVAL_MS = 1000;
+/** An hour. Also keeps the wait below 2^31 ms, past which Node's timers fire after 1 ms. */
+const MAX_INTERVAL_MS = 3_600_000;
 
 /** Redraws frames over each other on a terminal. */
 class Screen {
@@ -47,7 +49,7 @@ class Screen {
 }
 
 export async function monitor({ client, out, args, flags }: CommandContext): Promise<number> {
-  const intervalMs = intFlag(flags, 'interval', 'monitor', 100) ?? DEFAULT_INTERVAL_MS;
+  const intervalMs = intFlag(flags, 'interval', 'monitor', 100, MAX_INTERVAL_MS) ?? DEFAULT_INTERVAL_MS;
   const queue = client.queue(args[0]!);
   const { io } = out;
   const signal = io.signal;

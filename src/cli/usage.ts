@@ -48,7 +48,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     max: 1,
     summary: 'live counts, groups and throughput, redrawn in place (Ctrl-C quits)',
     flags: {
-      interval: flag('string', '--interval <ms>', 'time between refreshes (default 1000, at least 100)'),
+      interval: flag('string', '--interval <ms>', 'time between refreshes (default 1000, 100 to 3600000)'),
       once: flag('boolean', '--once', 'print one frame and exit'),
     },
     examples: ['groupq monitor orders', 'groupq monitor orders --once', 'groupq monitor orders --json --interval 5000'],

@@ -1,10 +1,11 @@
-// The one error the client throws: the API's error shape, or NETWORK_ERROR when no answer came.
+// The one error the client throws: the API's error shape, NETWORK_ERROR when no answer came, or
+// BAD_RESPONSE when a 2xx answer was not JSON (something other than groupq answered).
 
 export class GroupqError extends Error {
   override readonly name = 'GroupqError';
 
   constructor(
-    /** The API's error code (`QUEUE_NOT_FOUND`, `LEASE_LOST`, ...), or `NETWORK_ERROR`. */
+    /** The API's error code (`QUEUE_NOT_FOUND`, `LEASE_LOST`, ...), `NETWORK_ERROR` or `BAD_RESPONSE`. */
     readonly code: string,
     /** The HTTP status; 0 when no answer came. */
     readonly status: number,

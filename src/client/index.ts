@@ -2,12 +2,12 @@
 // runtime). Types come from the server's own zod schemas; nothing of zod runs here.
 import type { QueueSummary } from '../core/api-types';
 import { QueueClient } from './queue';
-import { type Request, type TransportOptions, createTransport } from './transport';
+import { type Transport, type TransportOptions, createTransport } from './transport';
 
 export type ClientOptions = TransportOptions;
 
 export class GroupqClient {
-  private readonly request: Request;
+  private readonly request: Transport;
 
   constructor(options: ClientOptions) {
     this.request = createTransport(options);

@@ -8,7 +8,7 @@ import type {
 import type { QueueConfigInput } from '../core/config';
 import type { jobInputSchema, jobPatchSchema, listJobsSchema, pageSchema, repeatInputSchema } from '../core/job-input';
 import { PagedList } from './pages';
-import type { Request } from './transport';
+import type { Transport } from './transport';
 
 /** A job to enqueue; `data` is typed by the queue's `T`. */
 export type JobInput<T = unknown> = Omit<z.input<typeof jobInputSchema>, 'data'> & { data?: T };
@@ -48,7 +48,7 @@ export class QueueClient<T = unknown> {
   private readonly base: string;
 
   constructor(
-    private readonly request: Request,
+    private readonly request: Transport,
     readonly name: string,
   ) {
     this.base = `/v1/queues/${segment(name)}`;

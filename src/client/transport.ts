@@ -35,6 +35,11 @@ export function createTransport(options: TransportOptions) {
   const retries = options.retries ?? 3;
   const timeoutMs = options.timeoutMs ?? 30_000;
 
+  function noAnswer(call: Call, error: unknown): GroupqError {
+    const reason = error instanceof Error ? error.message : String(error);
+    return new GroupqError('NETWORK_ERROR', 0, `${call.method} ${origin}${call.path} got no answer: ${reason}`);
+  }
+
   async function attempt(call: Call): Promise<Response> {
     const headers: Record<string, string> = { authorization: `Bearer ${options.token}`, accept: 'application/json' };
     if (call.body !== undefined) headers['content-type'] = 'application/json';
@@ -46,8 +51,26 @@ export function createTransport(options: TransportOptions) {
         signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      throw new GroupqError('NETWORK_ERROR', 0, `${call.method} ${origin}${call.path} got no answer: ${reason}`);
+      throw noAnswer(call, error);
+    }
+  }
+
+  /** A 2xx answer's JSON. A body cut short (or past timeoutMs) is no answer at all; one that
+   * is not JSON came from something other than groupq (a proxy's or a portal's page). */
+  async function readJson<T>(call: Call, response: Response): Promise<T> {
+    let text: string;
+    try {
+      text = await response.text();
+    } catch (error) {
+      throw noAnswer(call, error);
+    }
+    if (text === '') return undefined as T;
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      const start = text.trim().slice(0, 200);
+      const message = `${call.method} ${origin}${call.path}: HTTP ${response.status} with a body that is not JSON: ${start}`;
+      throw new GroupqError('BAD_RESPONSE', response.status, message);
     }
   }
 
@@ -56,10 +79,7 @@ export function createTransport(options: TransportOptions) {
       let failure: GroupqError;
       try {
         const response = await attempt(call);
-        if (response.ok) {
-          const text = await response.text();
-          return (text === '' ? undefined : JSON.parse(text)) as T;
-        }
+        if (response.ok) return await readJson<T>(call, response);
         failure = await errorFromResponse(response);
       } catch (error) {
         if (!(error instanceof GroupqError)) throw error;
@@ -74,4 +94,5 @@ export function createTransport(options: TransportOptions) {
   };
 }
 
-export type Request = ReturnType<typeof createTransport>;
+/** Sends one call and answers its JSON (a function, not a fetch `Request`). */
+export type Transport = ReturnType<typeof createTransport>;

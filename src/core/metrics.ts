@@ -2,21 +2,13 @@
 // and retried attempts in each of the last 60 minutes. settle.lua and tick.lua write them once
 // per call (src/lua/includes/metrics.lua); this reads the ring and lays it out minute by minute.
 import { scripts } from '../lua/scripts.generated';
+import type { MinuteMetrics } from './api-types';
 import type { EngineContext } from './context';
 import { queueKeys } from './keys';
 import { checkQueueName } from './queues';
 import { runScript } from './scripts';
 
-export interface MinuteMetrics {
-  /** Start of the minute, epoch ms. */
-  at: number;
-  /** Jobs that finished completed. */
-  completed: number;
-  /** Jobs that moved to failed: attempts exhausted, or not retryable. */
-  failed: number;
-  /** Failed attempts that will be retried, expired leases included. */
-  retried: number;
-}
+export type { MinuteMetrics } from './api-types';
 
 const MINUTE_MS = 60_000;
 /** The minutes the ring holds, and the minutes returned. */

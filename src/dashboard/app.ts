@@ -23,7 +23,8 @@ const signInError = byId('sign-in-error');
 
 let client: GroupqClient | null = null;
 let openQueue: QueueView | null = null;
-let refreshing: Promise<void> | null = null;
+/** The refresh in flight and the view it reads (null: the queue list). */
+let refreshing: { view: QueueView | null; done: Promise<void> } | null = null;
 
 function fail(error: unknown): void {
   if (isAuthFailure(error)) signOut('The API refused the token (it may have been rotated). Sign in again.');
@@ -68,14 +69,15 @@ async function signIn(event: SubmitEvent): Promise<void> {
   }
   keepToken(token);
   tokenInput.value = '';
-  start(candidate);
+  // The form goes away with the focus in it: move focus to the view's heading.
+  start(candidate, true);
   announce('Signed in.');
 }
 
-function start(signedIn: GroupqClient): void {
+function start(signedIn: GroupqClient, moveFocus = false): void {
   client = signedIn;
   sessionBar.hidden = false;
-  void route(false);
+  void route(moveFocus);
 }
 
 /** The view the hash names; `moveFocus` when the user navigated (not on page load). */
@@ -111,20 +113,25 @@ function safeDecode(text: string): string | null {
   }
 }
 
-/** Re-reads the visible view; calls while one runs share it. */
+/**
+ * Re-reads the visible view; calls while a refresh of the same view runs share it. A view opened
+ * while another one loads gets a read of its own: waiting for the other would leave it empty
+ * until the next timed refresh.
+ */
 function refresh(): Promise<void> {
-  refreshing ??= (async () => {
-    try {
-      let ok: boolean;
-      if (openQueue) ok = await openQueue.refresh();
-      else if (client) ok = await refreshQueues(client, byId('queues')).then(() => true, (error: unknown) => (fail(error), false));
-      else return;
-      if (ok && client) updated.textContent = `Updated ${formatInstant(Date.now())}`;
-    } finally {
-      refreshing = null;
-    }
-  })();
-  return refreshing;
+  const view = openQueue;
+  if (refreshing?.view === view) return refreshing.done;
+  const done = (async () => {
+    let ok: boolean;
+    if (view) ok = await view.refresh();
+    else if (client) ok = await refreshQueues(client, byId('queues')).then(() => true, (error: unknown) => (fail(error), false));
+    else return;
+    if (ok && client && view === openQueue) updated.textContent = `Updated ${formatInstant(Date.now())}`;
+  })().finally(() => {
+    if (refreshing?.done === done) refreshing = null;
+  });
+  refreshing = { view, done };
+  return done;
 }
 
 form.addEventListener('submit', (event) => void signIn(event));

@@ -82,8 +82,12 @@ function table(minutes: MinuteMetrics[]): HTMLElement {
   );
 }
 
-/** The chart, its totals and its table; `idPrefix` keeps ids unique when several queues show. */
-export function throughputChart(minutes: MinuteMetrics[], idPrefix: string): HTMLElement {
+/**
+ * The chart, its totals and its table; `idPrefix` keeps ids unique when several queues show.
+ * `stateKey` names the chart across redraws, so render() keeps its table open and its toggle
+ * focused.
+ */
+export function throughputChart(minutes: MinuteMetrics[], idPrefix: string, stateKey: string): HTMLElement {
   const sums = { completed: 0, retried: 0, failed: 0 };
   for (const m of minutes) for (const { key } of SERIES) sums[key] += m[key];
   const top = niceMax(Math.max(0, ...minutes.map(total)));
@@ -120,7 +124,12 @@ export function throughputChart(minutes: MinuteMetrics[], idPrefix: string): HTM
         ...SERIES.map((s) => h('li', {}, h('span', { class: `swatch ${s.key}`, 'aria-hidden': 'true' }), `${s.label} `, h('strong', {}, formatCount(sums[s.key])))),
       ),
     ),
-    h('details', { class: 'chart-table' }, h('summary', {}, 'Per-minute table'), table(minutes)),
+    h(
+      'details',
+      { class: 'chart-table', 'data-open-key': `chart:${stateKey}` },
+      h('summary', { 'data-focus-key': `chart:${stateKey}` }, 'Per-minute table'),
+      table(minutes),
+    ),
   );
 }
 

@@ -46,20 +46,25 @@ function append(el: Element, children: Child[]): void {
 /**
  * Replaces the children of `container`, keeping what the user did to the old ones: if focus was
  * on an element carrying `data-focus-key`, the new element with the same key gets it back (same
- * button, new node), and `<details data-open-key>` that were open stay open.
+ * button, new node), or else the container itself when it is focusable; and
+ * `<details data-open-key>` that were open stay open.
  */
 export function render(container: Element, ...children: Child[]): void {
   const active = document.activeElement;
-  const focusKey = active instanceof HTMLElement && container.contains(active) ? active.dataset.focusKey : undefined;
+  const hadFocus = active instanceof HTMLElement && container.contains(active) && active !== container;
+  const focusKey = hadFocus ? active.dataset.focusKey : undefined;
   const open = new Set([...container.querySelectorAll<HTMLDetailsElement>('details[open][data-open-key]')].map((d) => d.dataset.openKey));
   container.replaceChildren();
   append(container, children);
   for (const details of container.querySelectorAll<HTMLDetailsElement>('details[data-open-key]')) {
     if (open.has(details.dataset.openKey)) details.open = true;
   }
-  if (focusKey === undefined) return;
-  const again = container.querySelector<HTMLElement>(`[data-focus-key="${CSS.escape(focusKey)}"]`);
-  again?.focus({ preventScroll: true });
+  if (!hadFocus) return;
+  const again = focusKey === undefined ? null : container.querySelector<HTMLElement>(`[data-focus-key="${CSS.escape(focusKey)}"]`);
+  if (again) again.focus({ preventScroll: true });
+  // The focused element is gone (a retried job left its tab): a container that can take focus
+  // (tabindex -1) keeps it nearby instead of letting it fall to the page's start.
+  else if (container instanceof HTMLElement && container.hasAttribute('tabindex')) container.focus({ preventScroll: true });
 }
 
 /** Shows exactly one of the views (the others get `hidden`). */

@@ -72,7 +72,7 @@ export class QueueView {
       ]);
       if (generation !== this.generation) return true;
       this.drawHead(info);
-      render(this.overview, configLine(info), countsList(info.counts), metrics.ok ? throughputChart(metrics.minutes, 'queue') : chartUnavailable(metrics.reason));
+      render(this.overview, configLine(info), countsList(info.counts), metrics.ok ? throughputChart(metrics.minutes, 'queue', this.name) : chartUnavailable(metrics.reason));
       this.jobs.show(jobs, info.counts);
       this.groups.show(groups);
       this.repeats.show(repeats);

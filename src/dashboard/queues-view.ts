@@ -65,7 +65,7 @@ function card({ queue, metrics }: Loaded, index: number): HTMLElement {
       pausedBadge(queue.paused),
     ),
     countsList(queue.counts),
-    metrics.ok ? throughputChart(metrics.minutes, `queue-${index}`) : chartUnavailable(metrics.reason),
+    metrics.ok ? throughputChart(metrics.minutes, `queue-${index}`, queue.name) : chartUnavailable(metrics.reason),
   );
 }
 

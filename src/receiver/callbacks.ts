@@ -25,7 +25,8 @@ const RETRY_DELAYS_MS = [250, 1_000];
 const TRANSIENT = new Set([502, 503, 504]);
 /** The fail callback takes an error of at most this many characters. */
 const MAX_ERROR_CHARS = 2048;
-const DAY_MS = 86_400_000;
+/** groupq caps a retryAfterMs, and a heartbeat's extendMs, at one day. */
+export const DAY_MS = 86_400_000;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 

@@ -3,7 +3,7 @@
 // of the lease that remains, rescheduled from each answer), and the final complete or fail. A
 // callback answered 409 means the lease is gone: the signal aborts and nothing more is sent.
 import { type Delivery, LEASE_GRACE_MS } from '../core/delivery-body';
-import { CallbackError, type FailBody, type LeaseCalls } from './callbacks';
+import { CallbackError, DAY_MS, type FailBody, type LeaseCalls } from './callbacks';
 import { LeaseLostError } from './errors';
 
 /** What a job function gets besides the job. */
@@ -44,10 +44,16 @@ export class Lease {
   readonly signal: AbortSignal;
   private readonly controller = new AbortController();
   private expiresAt: number;
-  /** The longest the lease can now run: caps `expiresAt - now` when our clock is behind. */
-  private maxLengthMs: number;
-  /** The job's timeoutMs, about: what a heartbeat without extendMs extends by. */
+  /** The longest the delivered lease can run: caps `expiresAt - now` when our clock is behind. */
+  private readonly maxLengthMs: number;
+  /** At most the job's timeoutMs, which a heartbeat without extendMs extends by. */
   private readonly timeoutMs: number;
+  /**
+   * Once a heartbeat answered: when the lease ends by our own clock (the heartbeat's send time
+   * plus its extension), so a clock ahead of groupq's cannot make it look over (and heartbeats
+   * then go out every 100 ms) and one behind cannot make it look longer.
+   */
+  private endsAt: number | undefined;
   /** The extension the job function last asked for; background heartbeats keep asking for it. */
   private extendMs: number | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -66,7 +72,8 @@ export class Lease {
     // Measured on the sender's clock alone (its timestamp, truncated to seconds, and its
     // expiresAt), so this is an upper bound of the lease's length whatever our clock says.
     this.maxLengthMs = Math.max(0, delivery.lease.expiresAt - options.sentAtSec * 1000);
-    this.timeoutMs = Math.max(0, this.maxLengthMs - LEASE_GRACE_MS);
+    // The lease began before the delivery was signed, at most 999 ms after the truncated timestamp.
+    this.timeoutMs = Math.max(0, this.maxLengthMs - 999 - LEASE_GRACE_MS);
   }
 
   get lost(): boolean {
@@ -75,7 +82,9 @@ export class Lease {
 
   /** Milliseconds of lease left, by our clock, never more than the lease can be long. */
   remainingMs(): number {
-    return Math.min(this.expiresAt - this.options.now(), this.maxLengthMs);
+    const now = this.options.now();
+    if (this.endsAt !== undefined) return this.endsAt - now;
+    return Math.min(this.expiresAt - now, this.maxLengthMs);
   }
 
   context(): JobContext {
@@ -89,7 +98,13 @@ export class Lease {
       get leaseExpiresAt() {
         return lease.expiresAt;
       },
-      progress: (value) => this.guard(this.calls.progress(value)),
+      progress: (value) => {
+        const sent = this.guard(this.calls.progress(value));
+        // Progress is often sent without await: a refusal must not surface as an unhandled
+        // rejection (that ends a Node process); whoever awaits it still gets the error.
+        sent.catch(() => {});
+        return sent;
+      },
       heartbeat: (extendMs) => {
         if (extendMs !== undefined) this.extendMs = extendMs;
         return this.heartbeat();
@@ -139,10 +154,11 @@ export class Lease {
 
   private heartbeat(): Promise<{ expiresAt: number }> {
     const extendMs = this.extendMs;
+    const sentAt = this.options.now();
     const call = this.guard(this.calls.heartbeat(extendMs)).then(({ expiresAt }) => {
       // groupq's answer is the lease now, even when it is shorter than before.
       this.expiresAt = expiresAt;
-      this.maxLengthMs = extendMs ?? this.timeoutMs;
+      this.endsAt = sentAt + Math.min(extendMs ?? this.timeoutMs, DAY_MS);
       if (this.keeping && !this.finished) this.schedule();
       return { expiresAt };
     });

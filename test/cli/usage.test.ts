@@ -20,7 +20,9 @@ describe('usage errors exit 2 before any request', () => {
     [['jobs', 'orders', '--limit'], /^groupq: option '--limit <value>' argument missing\n/],
     [['jobs', 'orders', '--limit', '0'], /^groupq: --limit must be a whole number, 1 to 1000 \(got "0"\)\n/],
     [['jobs', 'orders', '--limit', '2.5'], /--limit must be a whole number/],
-    [['monitor', 'orders', '--interval', '10'], /^groupq: --interval must be a whole number, at least 100 \(got "10"\)\n/],
+    [['monitor', 'orders', '--interval', '10'], /^groupq: --interval must be a whole number, 100 to 3600000 \(got "10"\)\n/],
+    // Beyond 2^31 - 1 ms Node's timers fire after 1 ms: the monitor would poll the API nonstop.
+    [['monitor', 'orders', '--interval', '3000000000'], /^groupq: --interval must be a whole number, 100 to 3600000 \(got "3000000000"\)\n/],
     [['enqueue', 'orders', '--data', '{}'], /^groupq: missing --group <name>\n\(see "groupq enqueue --help"\)\n$/],
     [['enqueue', 'orders', '--group', 'g', '--delay', 'soon'], /^groupq: --delay must be a whole number, at least 0 \(got "soon"\)\n/],
     [['enqueue', 'orders', '--group', 'g', '--data', '{sku: 1}'], /^groupq: --data is not valid JSON: .+\n/],

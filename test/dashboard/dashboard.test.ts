@@ -136,6 +136,8 @@ describe('in Chromium', () => {
   it('signs in with the admin token (kept in sessionStorage, not in the URL) and lists the queues with the counts the API reports', async () => {
     await signIn(page);
     await page.locator(`article[data-queue="${shop}"]`).waitFor();
+    // The form went away with the focus in it: focus moves to the list's heading, not to nowhere.
+    await page.locator('#queues-heading:focus').waitFor({ timeout: 5000 });
     expect(await page.evaluate(`sessionStorage.getItem('${TOKEN_KEY}')`)).toBe(ADMIN_TOKEN);
     expect(await page.evaluate('localStorage.length')).toBe(0);
     expect(page.url()).not.toContain(ADMIN_TOKEN);
@@ -179,6 +181,9 @@ describe('in Chromium', () => {
     failingSucceeds = true;
     await row.locator('button[data-action="retry"]').click();
     await page.locator('#status', { hasText: `Job ${FAILING} queued to run again` }).waitFor();
+    // Its row left the Failed tab with the focused button: focus falls back to the tab panel, not
+    // to the page's start.
+    await page.locator('#jobs-panel:focus').waitFor({ timeout: 5000 });
     await until(async () => deliveries(), (n) => n === before + 1, 'the retried job to be delivered again');
     const job = await waitForState(worker, shop, FAILING, 'completed');
     expect(job.attempts).toBe(1);
@@ -227,6 +232,12 @@ describe('in Chromium', () => {
     expect(await page.locator('#queue-view .chart svg title').first().textContent()).toContain(`${sum('completed')} completed`);
     await page.locator('#queue-view .chart-table summary').click();
     expect(await page.locator('#queue-view .chart-table tbody tr').count()).toBeGreaterThan(0);
+    // A refresh redraws the chart: the table stays open and its toggle keeps the keyboard focus.
+    // (A script click on Refresh, so that the focus stays where the user left it.)
+    await page.evaluate(`document.getElementById('status').textContent = ''; document.getElementById('refresh').click()`);
+    await page.locator('#status', { hasText: 'Refreshed' }).waitFor();
+    expect(await page.locator('#queue-view details.chart-table[open] tbody tr').count()).toBeGreaterThan(0);
+    expect(await page.evaluate(`document.activeElement?.matches('#queue-view .chart-table summary') ?? false`)).toBe(true);
   });
 
   it('pauses and resumes the queue through its button', async () => {
@@ -268,6 +279,22 @@ describe('in Chromium', () => {
     await page.locator('#sign-out').click();
     await page.locator('#sign-in-view').waitFor();
     expect(await page.evaluate(`sessionStorage.getItem('${TOKEN_KEY}')`)).toBeNull();
+  });
+
+  it('a view opened while another view is still loading loads itself (not only at the next 5 s refresh)', async () => {
+    const paused = await context.newPage();
+    // The page's timers stand still, so the 5 s refresh never comes: only route() can fill a view.
+    await paused.clock.install();
+    await signIn(paused);
+    await paused.locator(`article[data-queue="${shop}"]`).waitFor();
+    await paused.clock.pauseAt(Date.now() + 1000);
+    // Refresh starts a read of the list; the hash changes while it is in flight.
+    await paused.evaluate(`document.getElementById('refresh').click(); location.hash = '#/queue/${shop}'`);
+    await paused.locator('#queue-view [data-count="waiting"]').waitFor({ timeout: 10_000 });
+    // And back: the list is read again although the queue's own refresh is still in flight.
+    await paused.evaluate(`document.getElementById('refresh').click(); location.hash = '#/'`);
+    await paused.locator(`#queues article[data-queue="${shop}"]`).waitFor({ timeout: 10_000 });
+    await paused.close();
   });
 
   it('no console errors, page errors or failed requests, and no request to another origin', () => {
