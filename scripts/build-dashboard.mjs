@@ -5,10 +5,11 @@
 // revalidate with a 304 instead of downloading again. `--check` fails when the generated file is
 // stale (npm test runs it).
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, transform } from 'esbuild';
+import { writeOrCheck } from './generated-file.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dir = join(root, 'src', 'dashboard');
@@ -54,17 +55,4 @@ ${asset('js', 'text/javascript; charset=utf-8', js)}
 `;
 
 const sizes = `html ${html.length} B, css ${css.length} B, js ${js.length} B`;
-if (process.argv.includes('--check')) {
-  let current = '';
-  try {
-    current = readFileSync(outFile, 'utf8');
-  } catch {}
-  if (current !== output) {
-    console.error('src/dashboard/assets.generated.ts is stale: run `npm run build:dashboard` and commit it.');
-    process.exit(1);
-  }
-  console.log(`dashboard assets up to date (${sizes})`);
-} else {
-  writeFileSync(outFile, output);
-  console.log(`wrote ${outFile} (${sizes})`);
-}
+writeOrCheck(outFile, output, { what: 'dashboard assets', rebuild: 'npm run build:dashboard', summary: sizes });

@@ -4,9 +4,10 @@
 // source. Each script gets its SHA-1 precomputed: the client calls EVALSHA first and falls back to
 // EVAL on NOSCRIPT. `--check` fails when the generated file is stale (CI runs it).
 import { createHash } from 'node:crypto';
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { writeOrCheck } from './generated-file.mjs';
 
 const luaDir = join(dirname(fileURLToPath(import.meta.url)), '..', 'src', 'lua');
 const outFile = join(luaDir, 'scripts.generated.ts');
@@ -42,17 +43,4 @@ ${entries.join('\n')}
 } satisfies Record<string, LuaScript>;
 `;
 
-if (process.argv.includes('--check')) {
-  let current = '';
-  try {
-    current = readFileSync(outFile, 'utf8');
-  } catch {}
-  if (current !== output) {
-    console.error('src/lua/scripts.generated.ts is stale: run `npm run build:lua` and commit it.');
-    process.exit(1);
-  }
-  console.log(`lua bundle up to date (${entries.length} scripts)`);
-} else {
-  writeFileSync(outFile, output);
-  console.log(`wrote ${outFile} (${entries.length} scripts)`);
-}
+writeOrCheck(outFile, output, { what: 'lua bundle', rebuild: 'npm run build:lua', summary: `${entries.length} scripts` });

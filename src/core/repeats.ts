@@ -14,19 +14,12 @@ import { runScript } from './scripts';
 const MAX_REPEATS = 1000;
 
 /** A repeat as stored (data as JSON text); count, nextRunAt and version v are kept by the scripts. */
-export interface RepeatSpec {
-  group: string;
+export type RepeatSpec = Omit<Repeat, 'key' | 'data' | 'count' | 'nextRunAt'> & {
   data: string;
-  every?: number;
-  pattern?: string;
-  tz: string;
-  startAt?: number;
-  endAt?: number;
-  limit?: number;
   count?: number;
   nextRunAt?: number;
   v?: number;
-}
+};
 
 export type { Repeat } from './api-types';
 

@@ -78,3 +78,21 @@ export function byId<T extends HTMLElement = HTMLElement>(id: string): T {
   if (!el) throw new Error(`dashboard: #${id} missing from index.html`);
   return el as T;
 }
+
+/**
+ * A table that scrolls inside its own box (or stacks its rows on a phone, with `stack`), with a
+ * caption for screen readers and a header row of column names.
+ */
+export function dataTable(className: string, caption: string, columns: string[], rows: Node[]): HTMLDivElement {
+  return h(
+    'div',
+    { class: 'table-box' },
+    h(
+      'table',
+      { class: className },
+      h('caption', { class: 'visually-hidden' }, caption),
+      h('thead', {}, h('tr', {}, ...columns.map((name) => h('th', { scope: 'col' }, name)))),
+      h('tbody', {}, ...rows),
+    ),
+  );
+}

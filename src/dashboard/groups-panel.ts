@@ -3,7 +3,7 @@
 // (stop a poison group without stopping the queue). Paged with the API's cursor.
 import type { GroupPage, GroupState, GroupSummary } from '../client';
 import { type QueueContext, act } from './actions';
-import { h, render } from './dom';
+import { dataTable, h, render } from './dom';
 import { formatCount } from './format';
 
 const PAGE = 25;
@@ -68,17 +68,7 @@ export class GroupsPanel {
     }
     render(
       this.body,
-      h(
-        'div',
-        { class: 'table-box' },
-        h(
-          'table',
-          { class: 'stack groups-table' },
-          h('caption', { class: 'visually-hidden' }, 'Groups'),
-          h('thead', {}, h('tr', {}, ...['Group', 'State', 'Waiting', 'Active', 'Actions'].map((name) => h('th', { scope: 'col' }, name)))),
-          h('tbody', {}, ...this.groups.map((group) => this.row(group))),
-        ),
-      ),
+      dataTable('stack groups-table', 'Groups', ['Group', 'State', 'Waiting', 'Active', 'Actions'], this.groups.map((group) => this.row(group))),
       this.cursor === null
         ? null
         : h('button', { type: 'button', class: 'load-more', 'data-focus-key': 'groups:more', onclick: (e: Event) => void this.loadMore(e.currentTarget as HTMLButtonElement) }, 'Load more groups'),

@@ -4,7 +4,7 @@
 // "Load more" following the API's cursor. A refresh re-reads as many jobs as are shown.
 import type { Job, JobPage, JobState, QueueCounts } from '../client';
 import { type QueueContext, act } from './actions';
-import { h, render } from './dom';
+import { dataTable, h, render } from './dom';
 import { formatCount, formatWhen, previewJson } from './format';
 
 const STATES: { state: JobState; label: string; when: string }[] = [
@@ -118,20 +118,11 @@ export class JobsPanel {
     }
     render(
       this.body,
-      h(
-        'div',
-        { class: 'table-box' },
-        h(
-          'table',
-          { class: 'stack jobs-table' },
-          h('caption', { class: 'visually-hidden' }, `${stateInfo.label} jobs`),
-          h(
-            'thead',
-            {},
-            h('tr', {}, ...['Job', 'Group', 'Attempts', 'Data', 'Error', stateInfo.when, 'Actions'].map((name) => h('th', { scope: 'col' }, name))),
-          ),
-          h('tbody', {}, ...this.jobs.map((job) => this.row(job, stateInfo.when))),
-        ),
+      dataTable(
+        'stack jobs-table',
+        `${stateInfo.label} jobs`,
+        ['Job', 'Group', 'Attempts', 'Data', 'Error', stateInfo.when, 'Actions'],
+        this.jobs.map((job) => this.row(job, stateInfo.when)),
       ),
       this.cursor === null
         ? null

@@ -2,7 +2,7 @@
 // next run and how many runs were created (of the limit, if any). Read-only: repeats are
 // created and deleted through the API.
 import type { Repeat } from '../client';
-import { h, render } from './dom';
+import { dataTable, h, render } from './dom';
 import { formatCount, formatDuration, formatWhen } from './format';
 
 function schedule(repeat: Repeat): HTMLElement | string {
@@ -26,29 +26,20 @@ export class RepeatsPanel {
     const sorted = [...repeats].sort((a, b) => (a.nextRunAt ?? Infinity) - (b.nextRunAt ?? Infinity));
     render(
       this.body,
-      h(
-        'div',
-        { class: 'table-box' },
-        h(
-          'table',
-          { class: 'stack repeats-table' },
-          h('caption', { class: 'visually-hidden' }, 'Repeatable jobs'),
-          h('thead', {}, h('tr', {}, ...['Key', 'Group', 'Schedule', 'Time zone', 'Next run', 'Runs'].map((name) => h('th', { scope: 'col' }, name)))),
+      dataTable(
+        'stack repeats-table',
+        'Repeatable jobs',
+        ['Key', 'Group', 'Schedule', 'Time zone', 'Next run', 'Runs'],
+        sorted.map((repeat) =>
           h(
-            'tbody',
-            {},
-            ...sorted.map((repeat) =>
-              h(
-                'tr',
-                { 'data-repeat': repeat.key },
-                h('td', { 'data-label': 'Key' }, h('code', { class: 'id' }, repeat.key)),
-                h('td', { 'data-label': 'Group' }, h('span', { class: 'group-name' }, repeat.group)),
-                h('td', { 'data-label': 'Schedule' }, schedule(repeat)),
-                h('td', { 'data-label': 'Time zone' }, repeat.tz),
-                h('td', { 'data-label': 'Next run' }, repeat.nextRunAt === null ? h('span', { class: 'muted' }, 'ended') : formatWhen(repeat.nextRunAt)),
-                h('td', { 'data-label': 'Runs' }, repeat.limit === undefined ? formatCount(repeat.count) : `${formatCount(repeat.count)} of ${formatCount(repeat.limit)}`),
-              ),
-            ),
+            'tr',
+            { 'data-repeat': repeat.key },
+            h('td', { 'data-label': 'Key' }, h('code', { class: 'id' }, repeat.key)),
+            h('td', { 'data-label': 'Group' }, h('span', { class: 'group-name' }, repeat.group)),
+            h('td', { 'data-label': 'Schedule' }, schedule(repeat)),
+            h('td', { 'data-label': 'Time zone' }, repeat.tz),
+            h('td', { 'data-label': 'Next run' }, repeat.nextRunAt === null ? h('span', { class: 'muted' }, 'ended') : formatWhen(repeat.nextRunAt)),
+            h('td', { 'data-label': 'Runs' }, repeat.limit === undefined ? formatCount(repeat.count) : `${formatCount(repeat.count)} of ${formatCount(repeat.limit)}`),
           ),
         ),
       ),

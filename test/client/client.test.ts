@@ -1,9 +1,10 @@
 // groupq/client against the real Worker: every method, typed data round trips, the error type,
 // and paging by `await` (one page) and `for await` (every item).
 import { describe, expect, it } from 'vitest';
-import { GroupqClient, GroupqError } from '../../src/client';
+import { GroupqClient } from '../../src/client';
 import { startEndpoint } from '../helpers/endpoint';
 import { ADMIN_TOKEN } from '../helpers/worker';
+import { caught } from './support';
 import { uniqueQueue, useHttpSuite } from '../http/support';
 
 const suite = useHttpSuite();
@@ -12,12 +13,6 @@ const client = () => new GroupqClient({ url: suite.worker.url, token: ADMIN_TOKE
 interface Email {
   to: string;
   n: number;
-}
-
-async function caught(promise: Promise<unknown>): Promise<GroupqError> {
-  const error = await promise.then(() => null, (e: unknown) => e);
-  expect(error).toBeInstanceOf(GroupqError);
-  return error as GroupqError;
 }
 
 describe('groupq/client', () => {

@@ -4,8 +4,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GroupqClient, GroupqError } from '../../src/client';
+import { GroupqClient } from '../../src/client';
 import { ADMIN_TOKEN } from '../helpers/worker';
+import { caught } from './support';
 import { uniqueQueue, useHttpSuite } from '../http/support';
 
 /** What the proxy does with the next requests, in order; then it forwards normally. */
@@ -68,12 +69,6 @@ async function freshQueue() {
   const flaky = new GroupqClient({ url: proxy.url, token: ADMIN_TOKEN }).queue(name);
   proxy.seen.length = 0;
   return { direct, flaky };
-}
-
-async function caught(promise: Promise<unknown>): Promise<GroupqError> {
-  const error = await promise.then(() => null, (e: unknown) => e);
-  expect(error).toBeInstanceOf(GroupqError);
-  return error as GroupqError;
 }
 
 describe('client retries', () => {
