@@ -142,6 +142,8 @@ async function startOnPort(stack, bindings, code, port, runtimeOutputTo) {
     await mf.dispose().catch(() => {});
     throw error;
   }
+  /** @type {Promise<void> | undefined} */
+  let disposed;
   return {
     mf,
     /** The Worker's origin on loopback, e.g. http://127.0.0.1:41234 (also its GROUPQ_PUBLIC_URL). */
@@ -150,6 +152,7 @@ async function startOnPort(stack, bindings, code, port, runtimeOutputTo) {
     async scheduled() {
       await (await mf.getWorker()).scheduled({ cron: '* * * * *' });
     },
-    dispose: () => mf.dispose(),
+    // Once only: a second Miniflare dispose rejects with "Server is not running".
+    dispose: () => (disposed ??= mf.dispose()),
   };
 }

@@ -7,9 +7,10 @@ import { type Endpoint, startEndpoint } from '../helpers/endpoint';
 import { type PrivateStack, type RunningWorker, startPrivateStack, startWorker } from '../helpers/worker';
 import { enqueueBatch, getJob, jobInState, putQueue, sleep } from './support';
 
-// Short enough to keep the wait near 5 s, long enough that the dying Worker's own abort timer
-// cannot fire (and settle the attempt) in the moment it takes to tear the Worker down.
-const TIMEOUT_MS = 300;
+// Short enough to keep the wait near 7 s, long enough that the dying Worker's own abort timer
+// cannot fire (and settle the attempt) before the enqueue's answer arrives and the Worker is torn
+// down, even on a loaded machine.
+const TIMEOUT_MS = 2000;
 
 describe('a drain killed mid-delivery', () => {
   let stack: PrivateStack;
@@ -25,11 +26,12 @@ describe('a drain killed mid-delivery', () => {
     stack = await startPrivateStack();
     const first = await startWorker(stack);
     workers.push(first);
-    let killed: Promise<void> | undefined;
+    let pushOpened!: () => void;
+    const pushOpen = new Promise<void>((resolve) => (pushOpened = resolve));
     endpoint = await startEndpoint((r) => {
       if (r.job.id === 'a' && r.job.attempt === 1) {
-        // Kill the Worker while this push is open: the answer never comes.
-        killed = first.dispose();
+        // This push is never answered: the Worker holding it is killed below.
+        pushOpened();
         return { hang: true };
       }
       return { status: 200, body: `done ${r.job.id}` };
@@ -39,8 +41,9 @@ describe('a drain killed mid-delivery', () => {
       { id: 'a', group: 'g', data: { n: 1 } },
       { id: 'b', group: 'g', data: { n: 2 } },
     ]);
-    await endpoint.waitFor(1);
-    await killed;
+    // Killed once the enqueue has its answer (killing it sooner could cut that answer off).
+    await pushOpen;
+    await first.dispose();
 
     const second = await startWorker(stack);
     workers.push(second);
