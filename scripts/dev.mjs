@@ -14,7 +14,7 @@ import { startTicker } from './dev-ticker.mjs';
 import { DEV_SIGNING_SECRET, signingKey, startExampleEndpoint } from './example-endpoint.mjs';
 import { ensureRedisServer, startRedis } from './redis-server.mjs';
 import { createRespClient } from './resp.mjs';
-import { DEV_REST_TOKEN, startBridge } from './rest-bridge.mjs';
+import { bridgeModeFromEnv, DEV_REST_TOKEN, startBridge } from './rest-bridge.mjs';
 import { startWranglerDev } from './wrangler-dev.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -71,6 +71,8 @@ function loadConfig(env) {
     /** Set when a real Upstash database replaces the local Redis and bridge. */
     upstash: upstashUrl && upstashToken ? { url: upstashUrl, token: upstashToken } : null,
     restToken: DEV_REST_TOKEN,
+    /** How the bridge runs scripts: `upstash` (Upstash's allow-key-locking rules) or `plain`. */
+    bridgeMode: bridgeModeFromEnv(env),
     adminToken,
     signingSecret,
     signingSecretNext,
@@ -136,9 +138,9 @@ const redisService = {
 const bridgeService = {
   name: 'rest-bridge',
   async start(config, context) {
-    const bridge = await startBridge({ port: config.restPort, redisPort: config.redisPort, token: config.restToken });
+    const bridge = await startBridge({ port: config.restPort, redisPort: config.redisPort, token: config.restToken, mode: config.bridgeMode });
     context.rest.url = bridge.url;
-    console.log(`Upstash REST bridge: ${bridge.url} -> redis 127.0.0.1:${config.redisPort}`);
+    console.log(`Upstash REST bridge: ${bridge.url} -> redis 127.0.0.1:${config.redisPort} (scripts: ${config.bridgeMode})`);
     return { name: 'rest-bridge', stop: bridge.close, exited: NEVER };
   },
 };

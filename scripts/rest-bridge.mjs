@@ -5,11 +5,14 @@
 //   /multi-exec  same body, in MULTI/EXEC        -> [{"result"} | {"error"}, ...] | 400 {"error"}
 // With `Upstash-Encoding: base64` every string in a result is base64 (nested arrays too), except
 // a top-level status reply "OK", which @upstash/redis passes through undecoded.
+// Scripts follow Upstash's rules by default (upstash-scripts.mjs: the `allow-key-locking` flag
+// accepted and its declared keys enforced); mode 'plain' passes every script through untouched.
 import { timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createRespClient, RespError, Status } from './resp.mjs';
+import { createUpstashScripts, passThrough } from './upstash-scripts.mjs';
 
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
 
@@ -122,15 +125,35 @@ function isAuthorized(header, expected) {
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
+/** @typedef {'upstash' | 'plain'} BridgeMode */
+export const BRIDGE_MODES = /** @type {const} */ (['upstash', 'plain']);
+
 /**
  * Starts the bridge. `port: 0` picks a free port.
- * @param {{ port?: number, host?: string, redisHost?: string, redisPort: number, token: string }} options
- * @returns {Promise<{ url: string, port: number, stats: { requests: number }, close: () => Promise<void> }>}
+ * @param {{ port?: number, host?: string, redisHost?: string, redisPort: number, token: string, mode?: BridgeMode }} options
+ *   `mode`: 'upstash' runs scripts by Upstash's rules (see upstash-scripts.mjs), 'plain' passes
+ *   them to redis-server untouched. @default 'upstash'
+ * @returns {Promise<{ url: string, port: number, mode: BridgeMode, stats: { requests: number }, close: () => Promise<void> }>}
  */
-export async function startBridge({ port = 0, host = '127.0.0.1', redisHost = '127.0.0.1', redisPort, token }) {
+export async function startBridge({ port = 0, host = '127.0.0.1', redisHost = '127.0.0.1', redisPort, token, mode = 'upstash' }) {
   if (!token) throw new Error('startBridge: a token is required');
+  if (!BRIDGE_MODES.includes(mode)) throw new Error(`startBridge: mode must be ${BRIDGE_MODES.join(' or ')}, got "${mode}"`);
   const expectedToken = Buffer.from(token, 'utf8');
   const redis = createRespClient({ host: redisHost, port: redisPort });
+  const scripts = mode === 'upstash' ? createUpstashScripts({ redis }) : passThrough;
+  // Before any client counts commands with INFO commandstats: the COMMAND it runs is the bridge's.
+  scripts.warmUp();
+
+  /**
+   * Translates a request's commands in order, so that an EVALSHA knows a script that a SCRIPT
+   * LOAD or EVAL before it in the same request brought.
+   * @param {string[][]} commands
+   */
+  async function translateAll(commands) {
+    const translated = [];
+    for (const args of commands) translated.push(await scripts.translate(args));
+    return translated;
+  }
   // Read by the benchmark (REST requests per job); the bridge itself never looks at it.
   const stats = { requests: 0 };
 
@@ -142,18 +165,22 @@ export async function startBridge({ port = 0, host = '127.0.0.1', redisHost = '1
    */
   async function dispatch(route, body, base64) {
     if (route === '/') {
-      const reply = (await redis.pipeline([parseCommand(body)]))[0] ?? null;
+      const command = await scripts.translate(parseCommand(body));
+      const reply = command.reply((await redis.pipeline([command.args]))[0] ?? null);
       if (reply instanceof RespError) return [400, { error: reply.message }];
       return [200, { result: toJson(reply, base64) }];
     }
-    const commands = parseCommandList(body);
+    const commands = await translateAll(parseCommandList(body));
+    const sent = commands.map((command) => command.args);
+    /** @param {RespReply} reply @param {number} i */
+    const answer = (reply, i) => toEntry(commands[i] ? commands[i].reply(reply) : reply, base64);
     if (route === '/pipeline') {
-      const replies = await redis.pipeline(commands);
-      return [200, replies.map((reply) => toEntry(reply, base64))];
+      const replies = await redis.pipeline(sent);
+      return [200, replies.map(answer)];
     }
     // MULTI, the commands and EXEC leave in one write on the shared connection, so no other
     // request's command can land inside the transaction.
-    const replies = await redis.pipeline([['MULTI'], ...commands, ['EXEC']]);
+    const replies = await redis.pipeline([['MULTI'], ...sent, ['EXEC']]);
     const exec = replies[replies.length - 1] ?? null;
     if (exec instanceof RespError) {
       const queueError = replies.slice(1, -1).find((reply) => reply instanceof RespError);
@@ -161,7 +188,7 @@ export async function startBridge({ port = 0, host = '127.0.0.1', redisHost = '1
       return [400, { error: `${exec.message}${detail}` }];
     }
     if (!Array.isArray(exec)) return [400, { error: 'EXECABORT Transaction discarded' }];
-    return [200, exec.map((reply) => toEntry(reply, base64))];
+    return [200, exec.map(answer)];
   }
 
   const server = http.createServer(async function handleBridgeRequest(req, res) {
@@ -188,10 +215,15 @@ export async function startBridge({ port = 0, host = '127.0.0.1', redisHost = '1
     }
   });
 
-  await new Promise((resolve, reject) => {
-    server.once('error', (err) => reject(new Error(`REST bridge cannot listen on ${host}:${port}: ${err.message}`)));
-    server.listen(port, host, () => resolve(undefined));
-  });
+  try {
+    await new Promise((resolve, reject) => {
+      server.once('error', (err) => reject(new Error(`REST bridge cannot listen on ${host}:${port}: ${err.message}`)));
+      server.listen(port, host, () => resolve(undefined));
+    });
+  } catch (err) {
+    redis.close(); // the key specs' COMMAND may hold a connection open
+    throw err;
+  }
   const address = server.address();
   const boundPort = typeof address === 'object' && address ? address.port : port;
   const urlHost = host.includes(':') ? `[${host}]` : host;
@@ -199,6 +231,7 @@ export async function startBridge({ port = 0, host = '127.0.0.1', redisHost = '1
   return {
     url: `http://${urlHost}:${boundPort}`,
     port: boundPort,
+    mode,
     /** Counters since start: `requests` = HTTP requests received, whatever their answer. */
     stats,
     async close() {
@@ -226,13 +259,26 @@ function portFromEnv(name, fallback) {
   return value;
 }
 
+/**
+ * GROUPQ_BRIDGE_MODE: `upstash` (the default) or `plain`.
+ * @param {NodeJS.ProcessEnv} [env]
+ * @returns {BridgeMode}
+ */
+export function bridgeModeFromEnv(env = process.env) {
+  const raw = env.GROUPQ_BRIDGE_MODE || 'upstash';
+  const mode = BRIDGE_MODES.find((known) => known === raw);
+  if (!mode) throw new Error(`GROUPQ_BRIDGE_MODE must be ${BRIDGE_MODES.join(' or ')}, got "${raw}"`);
+  return mode;
+}
+
 async function main() {
   const token = process.env.UPSTASH_REDIS_REST_TOKEN || DEV_REST_TOKEN;
   const redisHost = process.env.REDIS_HOST || '127.0.0.1';
   const redisPort = portFromEnv('REDIS_PORT', 6379);
-  const bridge = await startBridge({ port: portFromEnv('REDIS_REST_PORT', 8079), redisHost, redisPort, token });
+  const mode = bridgeModeFromEnv();
+  const bridge = await startBridge({ port: portFromEnv('REDIS_REST_PORT', 8079), redisHost, redisPort, token, mode });
   if (!process.env.UPSTASH_REDIS_REST_TOKEN) console.log(`UPSTASH_REDIS_REST_TOKEN not set; using the dev token: ${token}`);
-  console.log(`Upstash REST bridge: ${bridge.url} -> redis ${redisHost}:${redisPort}`);
+  console.log(`Upstash REST bridge: ${bridge.url} -> redis ${redisHost}:${redisPort} (scripts: ${mode})`);
   const stop = () => void bridge.close().then(() => process.exit(0));
   // `on`, not `once`: under npm a Ctrl-C arrives twice, and a second one unheard would kill us mid-close.
   process.on('SIGINT', stop);
