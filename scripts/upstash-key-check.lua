@@ -13,7 +13,9 @@
 -- Arguments are counted as Redis counts them: 0 is the command's name, argv[i + 1] in Lua.
 local __gq_call, __gq_pcall, __gq_find, __gq_sub, __gq_match, __gq_upper = redis.call, redis.pcall, string.find, string.sub, string.match, string.upper;
 local __gq_specs = '__GQ_KEY_SPECS__';
-local __gq_declared, __gq_parsed = nil, {};
+-- KEYS as the call declared them (read now: the script could change the KEYS table later).
+local __gq_declared, __gq_parsed = {}, {};
+for i = 1, #KEYS do __gq_declared[KEYS[i]] = true; end;
 -- A command's parsed specs, or false for a command without keys (or unknown: the call says so).
 local function __gq_lookup(name)
   local specs = __gq_parsed[name];
@@ -55,10 +57,6 @@ local function __gq_refusal(...)
   if specs[1].marker == '!' then
     return { err = "ERR Commands whose keys cannot be declared in KEYS are not allowed in Lua scripts when 'allow-key-locking' flag is set: " .. __gq_upper(name) };
   end;
-  if not __gq_declared then
-    __gq_declared = {};
-    for i = 1, #KEYS do __gq_declared[KEYS[i]] = true; end;
-  end;
   local undeclared;
   for _, spec in ipairs(specs) do
     if spec.marker == 's' then
@@ -66,6 +64,7 @@ local function __gq_refusal(...)
       while i + 1 < argc and not undeclared do
         local word = type(argv[i + 1]) == 'string' and __gq_upper(argv[i + 1]);
         local value = argv[i + 2];
+        if type(value) == 'number' then value = tostring(value); end;
         if word == 'LIMIT' then
           i = i + 2;
         elseif (word == 'BY' or word == 'GET') and type(value) == 'string' then

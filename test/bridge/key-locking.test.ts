@@ -63,6 +63,12 @@ describe('the flag', () => {
     expect(await admin.call(['EXISTS', c])).toBe(1);
   });
 
+  it('judges by the KEYS the call declared, not by what the script writes into KEYS', async () => {
+    const script = unique(`${FLAG}KEYS[2] = ARGV[1]; return redis.call('SET', KEYS[2], 'x')`);
+    await expect(redis.eval(script, [key()], [`${key()}:smuggled`])).rejects.toThrow(undeclared('SET', `${key()}:smuggled`));
+    expect(await admin.call(['EXISTS', `${key()}:smuggled`])).toBe(0);
+  });
+
   it('refuses commands that need the whole keyspace', async () => {
     for (const call of [`redis.call('KEYS', '*')`, `redis.call('SCAN', 0)`, `redis.call('DBSIZE')`]) {
       await expect(redis.eval(unique(`${FLAG}return ${call}`), [key()], [])).rejects.toThrow(
