@@ -6,13 +6,15 @@
 // { stop, exited }. Once GET /health answers {"ok":true} it prints the URLs, the tokens, curl
 // commands to try it, and last `groupq dev ready: http://127.0.0.1:<PORT>`.
 // SIGINT/SIGTERM stop every service in reverse order and exit 0; a service that dies on its own
-// stops the rest and exits 1.
+// stops the rest and exits 1, except the redis-server we started, which is restarted from its
+// AOF (redis-supervisor.mjs) and stops the stack only when it cannot be started again.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startTicker } from './dev-ticker.mjs';
 import { DEV_SIGNING_SECRET, signingKey, startExampleEndpoint } from './example-endpoint.mjs';
-import { ensureRedisServer, startRedis } from './redis-server.mjs';
+import { ensureRedisServer } from './redis-server.mjs';
+import { superviseRedis } from './redis-supervisor.mjs';
 import { createRespClient } from './resp.mjs';
 import { bridgeModeFromEnv, DEV_REST_TOKEN, startBridge } from './rest-bridge.mjs';
 import { startWranglerDev } from './wrangler-dev.mjs';
@@ -79,6 +81,8 @@ function loadConfig(env) {
     maxSubrequests: String(intFromEnv(env, 'GROUPQ_MAX_SUBREQUESTS', 10_000, { min: 10, max: 10_000_000 })),
     /** How often the dev stack runs the scheduled handler (stands in for Cloudflare's cron). */
     tickMs: intFromEnv(env, 'GROUPQ_DEV_TICK_MS', 1000, { min: 10, max: 3_600_000 }),
+    /** The wait before restarting a local Redis that crashed; doubles while it keeps crashing. */
+    redisRestartMs: intFromEnv(env, 'GROUPQ_DEV_REDIS_RESTART_MS', 100, { min: 10, max: 5000 }),
   };
 }
 
@@ -111,26 +115,27 @@ async function answersPing(port) {
 /** @type {Service} */
 const redisService = {
   name: 'redis-server',
-  async start(config) {
+  async start(config, context) {
     // Installing Debian's package starts its own redis-server on 6379 where systemd runs: use a
-    // Redis that already answers on REDIS_PORT rather than fail on a busy port.
+    // Redis that already answers on REDIS_PORT rather than fail on a busy port. It is not ours:
+    // we neither stop it nor restart it (systemd, or whoever started it, does).
     ensureRedisServer();
     if (await answersPing(config.redisPort)) {
-      console.log(`Redis:               redis://127.0.0.1:${config.redisPort} (already running there: using it; its data, not ${path.basename(config.redisDataDir)})`);
+      console.log(`Redis:               redis://127.0.0.1:${config.redisPort} (already running there: using it; its data, not ${path.basename(config.redisDataDir)}; not restarted by npm run dev if it stops)`);
       return { name: 'redis-server', stop: async () => {}, exited: NEVER };
     }
-    const redis = await startRedis({ port: config.redisPort, dir: config.redisDataDir });
+    const redis = await superviseRedis({
+      port: config.redisPort,
+      dir: config.redisDataDir,
+      restartDelayMs: config.redisRestartMs,
+      // Aborted when shutdown begins, so a crash during shutdown is not restarted.
+      signal: context.signal,
+      log: (line) => console.error(`groupq dev: ${line}`),
+    });
     const relative = path.relative(process.cwd(), redis.dir);
     const shown = relative && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative : redis.dir;
-    console.log(`Redis:               redis://127.0.0.1:${redis.port} (data in ${shown})`);
-    return {
-      name: 'redis-server',
-      stop: redis.stop,
-      exited: redis.exited.then(({ code, signal }) => {
-        const tail = redis.output().trim().split('\n').slice(-5).join('\n');
-        return `exited unexpectedly (${signal ? `signal ${signal}` : `code ${code}`}); last log lines:\n${tail}`;
-      }),
-    };
+    console.log(`Redis:               redis://127.0.0.1:${redis.port} (data in ${shown}, append-only; restarted from it if it crashes)`);
+    return { name: 'redis-server', stop: redis.stop, exited: redis.exited };
   },
 };
 

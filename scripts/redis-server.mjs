@@ -93,9 +93,19 @@ const sleep = (ms, value) => new Promise((resolve) => setTimeout(resolve, ms, va
 
 /**
  * Starts redis-server on 127.0.0.1:<port> with its data in `dir` and waits until it answers PING.
- * @param {{ port: number, dir: string, appendonly?: boolean, startTimeoutMs?: number }} options
+ * `appendfsync: 'always'` fsyncs the AOF before each reply, so even a slow disk cannot leave an
+ * acknowledged write only in memory when the process dies. An aborted `signal` ends the startup:
+ * the process is killed and awaited, then the call throws.
+ * @param {{
+ *   port: number,
+ *   dir: string,
+ *   appendonly?: boolean,
+ *   appendfsync?: 'everysec' | 'always',
+ *   startTimeoutMs?: number,
+ *   signal?: AbortSignal,
+ * }} options
  */
-export async function startRedis({ port, dir, appendonly = true, startTimeoutMs = 15_000 }) {
+export async function startRedis({ port, dir, appendonly = true, appendfsync = 'everysec', startTimeoutMs = 15_000, signal }) {
   const bin = ensureRedisServer();
   const dataDir = path.resolve(dir);
   mkdirSync(dataDir, { recursive: true });
@@ -104,6 +114,7 @@ export async function startRedis({ port, dir, appendonly = true, startTimeoutMs 
     '--bind', '127.0.0.1',
     '--dir', dataDir,
     '--appendonly', appendonly ? 'yes' : 'no',
+    '--appendfsync', appendfsync,
     '--save', '',
     '--daemonize', 'no',
     '--protected-mode', 'no',
@@ -143,6 +154,7 @@ export async function startRedis({ port, dir, appendonly = true, startTimeoutMs 
 
   const deadline = Date.now() + startTimeoutMs;
   for (;;) {
+    if (signal?.aborted) throw await fail('was stopped while starting');
     if (hasExited) throw await fail('exited during startup');
     if (Date.now() > deadline) throw await fail(`did not answer PING within ${startTimeoutMs} ms`);
     const probe = createRespClient({ port });

@@ -3,8 +3,6 @@
 // the example endpoint (signature verified) and completed; the dev ticker must fire the Worker's
 // scheduled handler; the example endpoint must refuse bad signatures; and SIGTERM must stop
 // every process it started, exit 0 and free every port.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -14,16 +12,8 @@ import { freePort, startRedis } from '../../scripts/redis-server.mjs';
 import { createRespClient } from '../../scripts/resp.mjs';
 import { createEngine } from '../../src/core/engine';
 import { createRedis } from '../../src/core/redis';
+import { canListen, type DevStack, processesMentioning, READY_TIMEOUT_MS, startDevStack } from '../helpers/dev-stack';
 import { expectedSignature } from '../helpers/endpoint';
-
-const READY_TIMEOUT_MS = 90_000;
-
-/** Distinct free ports (freePort alone may hand out the same one twice). */
-async function distinctFreePorts(n: number): Promise<number[]> {
-  const ports = new Set<number>();
-  while (ports.size < n) ports.add(await freePort());
-  return [...ports];
-}
 
 /** Splits a printed shell command into words: single quotes (with '\'' escapes) and bare words. */
 function shellWords(line: string): string[] {
@@ -89,64 +79,14 @@ async function replay(curl: Curl): Promise<{ status: number; json: Record<string
   return { status: res.status, json: (await res.json()) as Record<string, unknown> };
 }
 
-/** Resolves when nothing listens on 127.0.0.1:port (we can listen there ourselves). */
-function canListen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
-}
-
-/** Command lines of live processes (Linux /proc) that mention any of `needles`. */
-function processesMentioning(needles: string[]): string[] {
-  if (!existsSync('/proc/self/cmdline')) return [];
-  const found: string[] = [];
-  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
-    let cmdline = '';
-    try {
-      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
-    } catch {
-      continue; // ended while we looked
-    }
-    if (needles.some((needle) => cmdline.includes(needle))) found.push(`${pid}: ${cmdline}`);
-  }
-  return found;
-}
-
 describe('npm run dev', () => {
-  let dir: string;
-  let dev: ChildProcess;
-  let out = '';
-  let exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  let port: number, redisPort: number, restPort: number, examplePort: number;
-
-  /** Resolves with the first match of `pattern` in stdout (waiting for it if needed). */
-  function waitForOutput(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
-    return new Promise((resolve, reject) => {
-      const check = () => {
-        const match = out.match(pattern);
-        if (!match) return false;
-        clearTimeout(timer);
-        dev.stdout!.off('data', check);
-        dev.off('exit', exited);
-        resolve(match);
-        return true;
-      };
-      const exited = () => reject(new Error(`npm run dev exited before printing ${pattern}; output:\n${out}`));
-      const timer = setTimeout(() => {
-        dev.stdout!.off('data', check);
-        dev.off('exit', exited);
-        reject(new Error(`no ${pattern} within ${timeoutMs} ms; output:\n${out}`));
-      }, timeoutMs);
-      if (check()) return;
-      dev.stdout!.on('data', check);
-      dev.once('exit', exited);
-    });
-  }
+  let stack: DevStack;
+  let port: number, redisPort: number, examplePort: number;
+  const out = () => stack.output();
+  const waitForOutput = (pattern: RegExp, timeoutMs: number) => stack.waitForOutput(pattern, timeoutMs);
 
   /** The printed command lines, in order. */
-  const curlLines = () => out.split('\n').filter((line) => line.trim().startsWith('curl '));
+  const curlLines = () => out().split('\n').filter((line) => line.trim().startsWith('curl '));
 
   async function jobState(curl: Curl, id: string) {
     const { status, json } = await replay({ ...curl, url: curl.url.replace('<id>', encodeURIComponent(id)) });
@@ -155,41 +95,19 @@ describe('npm run dev', () => {
   }
 
   beforeAll(async () => {
-    dir = await mkdtemp(path.join(os.tmpdir(), 'groupq-dev-'));
-    [port, redisPort, restPort, examplePort] = (await distinctFreePorts(4)) as [number, number, number, number];
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      PORT: String(port),
-      REDIS_PORT: String(redisPort),
-      REDIS_REST_PORT: String(restPort),
-      EXAMPLE_ENDPOINT_PORT: String(examplePort),
-      GROUPQ_DEV_DATA_DIR: path.join(dir, 'redis'),
-      GROUPQ_DEV_TICK_MS: '200',
-    };
-    // The defaults a fresh machine has: the local Redis and the printed dev tokens.
-    for (const name of ['UPSTASH_REDIS_REST_URL', 'UPSTASH_REDIS_REST_TOKEN', 'GROUPQ_ADMIN_TOKEN', 'GROUPQ_SIGNING_SECRET', 'GROUPQ_SIGNING_SECRET_NEXT']) {
-      delete env[name];
-    }
-    dev = spawn(process.execPath, ['scripts/dev.mjs'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    exit = new Promise((resolve) => dev.once('exit', (code, signal) => resolve({ code, signal })));
-    dev.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-    dev.stderr!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-    await waitForOutput(/^groupq dev ready: (\S+)$/m, READY_TIMEOUT_MS);
+    stack = await startDevStack({ GROUPQ_DEV_TICK_MS: '200' });
+    ({ port, redisPort, examplePort } = stack.ports);
   }, READY_TIMEOUT_MS + 10_000);
 
   afterAll(async () => {
-    // Only when a test failed before the SIGTERM test: don't leave the stack running.
-    if (dev && dev.exitCode === null && dev.signalCode === null) {
-      dev.kill('SIGTERM');
-      await exit;
-    }
-    if (dir) await rm(dir, { recursive: true, force: true });
+    // Stops the stack only when a test failed before the SIGTERM test.
+    await stack?.dispose();
   }, 30_000);
 
   it('prints the ready line with the Worker URL, and the tokens', () => {
-    expect(out).toMatch(new RegExp(`^groupq dev ready: http://127\\.0\\.0\\.1:${port}$`, 'm'));
-    expect(out).toMatch(/^GROUPQ_ADMIN_TOKEN=gq_dev_admin_token {2}\(dev default\)$/m);
-    expect(out).toMatch(/^GROUPQ_SIGNING_SECRET=whsec_\S+ {2}\(dev default\)$/m);
+    expect(out()).toMatch(new RegExp(`^groupq dev ready: http://127\\.0\\.0\\.1:${port}$`, 'm'));
+    expect(out()).toMatch(/^GROUPQ_ADMIN_TOKEN=gq_dev_admin_token {2}\(dev default\)$/m);
+    expect(out()).toMatch(/^GROUPQ_SIGNING_SECRET=whsec_\S+ {2}\(dev default\)$/m);
   });
 
   it('the printed curl commands create a queue, enqueue a job, and the job completes at the example endpoint', async () => {
@@ -232,7 +150,7 @@ describe('npm run dev', () => {
   it('the dev ticker fires the scheduled handler: a delayed job the Worker never heard of gets delivered', async () => {
     // Written straight to Redis through the printed bridge, so no request to the Worker (whose
     // follow-ups also wake for due times) knows this queue: only the cron pass can deliver it.
-    const [, restUrl, restToken] = out.match(/^UPSTASH_REDIS_REST_URL=(\S+) UPSTASH_REDIS_REST_TOKEN=(\S+)$/m) ?? [];
+    const [, restUrl, restToken] = out().match(/^UPSTASH_REDIS_REST_URL=(\S+) UPSTASH_REDIS_REST_TOKEN=(\S+)$/m) ?? [];
     const engine = createEngine({ redis: createRedis({ url: restUrl!, token: restToken! }), allowHttpLoopback: true });
     await engine.putQueue('ticker-check', { endpoint: `http://127.0.0.1:${examplePort}/jobs`, keepCompleted: 10 });
     const { id, state } = await engine.enqueue('ticker-check', { group: 'g', data: { via: 'cron' }, delayMs: 1500 });
@@ -246,7 +164,7 @@ describe('npm run dev', () => {
   });
 
   it('the example endpoint refuses deliveries with a bad or old signature (401)', async () => {
-    const [, secret] = out.match(/^GROUPQ_SIGNING_SECRET=(\S+)/m) ?? [];
+    const [, secret] = out().match(/^GROUPQ_SIGNING_SECRET=(\S+)/m) ?? [];
     const url = `http://127.0.0.1:${examplePort}/jobs`;
     const body = JSON.stringify({ id: 'sig-check', queue: 'example', group: 'g', data: {}, attempt: 1 });
     const send = (timestamp: number, signature: string, sentBody = body) =>
@@ -279,9 +197,9 @@ describe('npm run dev', () => {
   });
 
   it('SIGTERM stops every process it started, exits 0 and frees every port', async () => {
-    dev.kill('SIGTERM');
-    expect(await exit).toEqual({ code: 0, signal: null });
-    for (const p of [port, redisPort, restPort, examplePort]) expect(await canListen(p)).toBe(true);
+    stack.child.kill('SIGTERM');
+    expect(await stack.exit).toEqual({ code: 0, signal: null });
+    for (const p of Object.values(stack.ports)) expect(await canListen(p)).toBe(true);
     // wrangler, workerd (listening on PORT) and redis-server (its title names its port) are gone.
     expect(processesMentioning([`127.0.0.1:${port}`, `--port ${port}`, `127.0.0.1:${redisPort}`])).toEqual([]);
   }, 30_000);
@@ -291,44 +209,24 @@ describe('npm run dev next to a Redis that already runs on REDIS_PORT', () => {
   it('uses that Redis, leaves it running, and a closed terminal (SIGHUP) stops everything it started', async () => {
     // What a Debian host with systemd has right after `apt-get install redis-server`.
     const dir = await mkdtemp(path.join(os.tmpdir(), 'groupq-dev-hup-'));
-    const [port, restPort, examplePort] = (await distinctFreePorts(3)) as [number, number, number];
     const redis = await startRedis({ port: await freePort(), dir: path.join(dir, 'system-redis'), appendonly: false });
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      PORT: String(port),
-      REDIS_PORT: String(redis.port),
-      REDIS_REST_PORT: String(restPort),
-      EXAMPLE_ENDPOINT_PORT: String(examplePort),
-      GROUPQ_DEV_DATA_DIR: path.join(dir, 'redis'),
-    };
-    for (const name of ['UPSTASH_REDIS_REST_URL', 'UPSTASH_REDIS_REST_TOKEN']) delete env[name];
-    const dev = spawn(process.execPath, ['scripts/dev.mjs'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      dev.once('exit', (code, signal) => resolve({ code, signal })),
-    );
-    let out = '';
-    dev.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-    dev.stderr!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
     const client = createRespClient({ port: redis.port });
+    let stack: DevStack | undefined;
     try {
-      const deadline = Date.now() + READY_TIMEOUT_MS;
-      while (!/^groupq dev ready: /m.test(out)) {
-        if (Date.now() > deadline || dev.exitCode !== null) throw new Error(`npm run dev did not get ready; output:\n${out}`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      expect(out).toMatch(new RegExp(`^Redis: +redis://127\\.0\\.0\\.1:${redis.port} \\(already running there: using it`, 'm'));
+      stack = await startDevStack({ REDIS_PORT: String(redis.port) });
+      const { port, restPort, examplePort } = stack.ports;
+      expect(stack.output()).toMatch(
+        new RegExp(`^Redis: +redis://127\\.0\\.0\\.1:${redis.port} \\(already running there: using it.*; not restarted by npm run dev if it stops\\)$`, 'm'),
+      );
       expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
 
-      dev.kill('SIGHUP');
-      expect(await exit).toEqual({ code: 0, signal: null });
+      stack.child.kill('SIGHUP');
+      expect(await stack.exit).toEqual({ code: 0, signal: null });
       for (const p of [port, restPort, examplePort]) expect(await canListen(p)).toBe(true);
       expect(processesMentioning([`127.0.0.1:${port}`, `--port ${port}`])).toEqual([]);
       expect(String(await client.call(['PING']))).toBe('PONG'); // not ours to stop
     } finally {
-      if (dev.exitCode === null && dev.signalCode === null) {
-        dev.kill('SIGTERM');
-        await exit;
-      }
+      await stack?.dispose();
       client.close();
       await redis.stop();
       await rm(dir, { recursive: true, force: true });
