@@ -1,7 +1,8 @@
 // The Worker under bare Miniflare (workerd) on a stack of its own: the bundle (esbuild, resolved
 // the way wrangler resolves it), a private redis-server + REST bridge on free ports, and the
-// Miniflare instance listening on loopback so that endpoints can call back. Shared by the Worker
-// tests (test/helpers/worker.ts) and the end-to-end benchmark (bench/lib/e2e-*.ts).
+// Miniflare instance listening on loopback so that endpoints can call back; or several such
+// instances on one stack. Shared by the Worker tests (test/helpers/worker.ts) and the end-to-end
+// benchmark (bench/lib/e2e-*.ts).
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -87,21 +88,45 @@ export async function startPrivateStack({ appendonly = false } = {}) {
  * and signing secret are the caller's (GROUPQ_ADMIN_TOKEN, GROUPQ_SIGNING_SECRET).
  * @param {{ restUrl: string, restToken: string }} stack
  * @param {Record<string, string>} bindings
- * @param {{ runtimeOutputTo?: NodeJS.WritableStream }} [options] where workerd's stdout/stderr go
- *   (Miniflare's default prints workerd's stdout on ours; a benchmark whose stdout is its result
- *   sends it to stderr)
+ * @param {{ runtimeOutputTo?: NodeJS.WritableStream, code?: string }} [options] where workerd's
+ *   stdout/stderr go (Miniflare's default prints workerd's stdout on ours; a benchmark whose
+ *   stdout is its result sends it to stderr); `code`: a bundle already built (bundleWorker)
  */
-export async function startMiniflareWorker(stack, bindings, { runtimeOutputTo } = {}) {
-  const code = await bundleWorker();
+export async function startMiniflareWorker(stack, bindings, { runtimeOutputTo, code } = {}) {
+  const bundle = code ?? (await bundleWorker());
   // freePort() frees the port before workerd binds it: another process may take it meanwhile.
   // Starting again on a new port makes that race harmless.
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     try {
-      return await startOnPort(stack, bindings, code, port, runtimeOutputTo);
+      return await startOnPort(stack, bindings, bundle, port, runtimeOutputTo);
     } catch (error) {
       if (attempt === 3) throw error;
     }
+  }
+}
+
+/**
+ * `n` instances of the Worker on one stack, as Cloudflare runs many isolates against one
+ * database: each its own workerd process (one Miniflare each) on a port of its own, so each
+ * instance's callback URLs lead back to it. Same bindings and options as startMiniflareWorker;
+ * the bundle is built once. If one fails to start, those already started are disposed.
+ * @param {{ restUrl: string, restToken: string }} stack
+ * @param {number} n
+ * @param {Record<string, string>} bindings
+ * @param {{ runtimeOutputTo?: NodeJS.WritableStream }} [options]
+ */
+export async function startMiniflareWorkers(stack, n, bindings, options = {}) {
+  const code = await bundleWorker();
+  /** @type {Awaited<ReturnType<typeof startMiniflareWorker>>[]} */
+  const started = [];
+  try {
+    // One after another: n workerd processes booting at once on a small machine gain nothing.
+    for (let i = 0; i < n; i++) started.push(await startMiniflareWorker(stack, bindings, { ...options, code }));
+    return started;
+  } catch (error) {
+    for (const worker of started) await worker.dispose().catch(() => {});
+    throw error;
   }
 }
 

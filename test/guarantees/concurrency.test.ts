@@ -8,6 +8,7 @@ import { QueueError } from '../../src/core/errors';
 import type { LeasedJob, Outcome } from '../../src/core/leases';
 import { type Action, type Delivery, DeliveryChecker, type JobSpec } from '../helpers/checker';
 import { T0, type TestClock, createQueue, testClock, testEngine } from '../helpers/engine';
+import { hash, prng } from '../helpers/random';
 
 interface Scenario {
   seed: number;
@@ -28,31 +29,13 @@ interface Scenario {
   clock: 'fixed' | 'moving';
 }
 
-/** mulberry32: a small seeded PRNG, so a round's jobs and outcomes are the same every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function hash(text: string): number {
-  let h = 2166136261;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 16777619);
-  return (h >>> 0) / 4294967296;
-}
-
 /** Lets other reservers run while a job is "being processed", so real overlaps would show. */
 async function turns(n: number): Promise<void> {
   for (let i = 0; i < n; i++) await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
 /** The endpoint's answer, fixed per (seed, job, attempt) whatever the interleaving. */
-function decide(s: Scenario, job: LeasedJob): { action: Action; retryAfterMs?: number } {
+function decide(s: Scenario, job: Pick<LeasedJob, 'id' | 'attempt'>): { action: Action; retryAfterMs?: number } {
   const r = hash(`${s.seed}/${job.id}/${job.attempt}`);
   if (r < 0.7) return { action: 'complete' };
   if (r < 0.9) {

@@ -22,8 +22,8 @@ async function setup(config: Record<string, unknown> = {}, clock: TestClock = te
   return { clock, engine, queue };
 }
 
-const lease = (job: LeasedJob) => ({ id: job.id, lease: job.lease.token });
-const ids = (jobs: LeasedJob[]) => jobs.map((j) => j.id);
+const lease = (job: Pick<LeasedJob, 'id' | 'lease'>) => ({ id: job.id, lease: job.lease.token });
+const ids = (jobs: Pick<LeasedJob, 'id'>[]) => jobs.map((j) => j.id);
 
 /** Completes jobs one at a time, each completion asking for the next (a one-slot drain). */
 async function drainOneByOne(engine: Engine, queue: string): Promise<LeasedJob[]> {

@@ -23,7 +23,7 @@ export interface JobSpec {
   maxAttempts: number;
 }
 
-interface Accepted extends JobSpec {
+export interface Accepted extends JobSpec {
   index: number; // enqueue order as the checker saw it (for messages)
   batch: number; // jobs of one batch are written atomically, in their order
   pos: number;
@@ -32,8 +32,11 @@ interface Accepted extends JobSpec {
   deliveries: Delivery[];
 }
 
+/** What the checks read of a leased job: a reserver's LeasedJob, or a push as an endpoint got it. */
+export type CheckedJob = Pick<LeasedJob, 'id' | 'group' | 'attempt' | 'maxAttempts' | 'orderMs' | 'lease'>;
+
 export interface Delivery {
-  job: LeasedJob;
+  job: CheckedJob;
   reserver: string;
   reservation: Reservation;
   receivedAt: number;
@@ -44,7 +47,7 @@ export interface Delivery {
   state?: string;
 }
 
-interface Reservation {
+export interface Reservation {
   reserver: string;
   requestedAt: number;
   receivedAt: number;
@@ -57,7 +60,7 @@ export interface Exchange {
   jobs: LeasedJob[];
 }
 
-const TERMINAL = new Set(['completed', 'failed']);
+export const TERMINAL = new Set(['completed', 'failed']);
 const MAX_REPORTED = 20;
 
 function expectedState(d: Delivery): string {
@@ -79,14 +82,14 @@ function capped(violations: string[]): string[] {
 export class DeliveryChecker {
   private seq = 0;
   private batches = 0;
-  private readonly jobs = new Map<string, Accepted>();
-  private readonly reservations: Reservation[] = [];
-  private readonly strays: string[] = []; // violations seen while recording
-  private open = 0; // accepted jobs not yet completed or failed
+  protected readonly jobs = new Map<string, Accepted>();
+  protected readonly reservations: Reservation[] = [];
+  protected readonly strays: string[] = []; // violations seen while recording
+  protected open = 0; // accepted jobs not yet completed or failed
   /** How many comparisons G2 and G5 could decide (a check that decided nothing proved nothing). */
   readonly decided = { groupOrder: 0, oldestFirst: 0 };
 
-  private next(): number {
+  protected next(): number {
     return ++this.seq;
   }
 
@@ -161,7 +164,7 @@ export class DeliveryChecker {
     return { deliveries: reservation.deliveries, answer };
   }
 
-  private describe(j: Accepted): string {
+  protected describe(j: Accepted): string {
     return `${j.id} (group ${j.group}, orderMs ${j.orderMs}, enqueued #${j.index})`;
   }
 

@@ -23,6 +23,8 @@ export interface Received {
   job: DeliveredJob;
   /** Date.now() when the request arrived. */
   at: number;
+  /** Aborts when the caller hangs up before an answer was written (groupq's timeout, say). */
+  signal: AbortSignal;
 }
 
 export interface Reply {
@@ -56,7 +58,11 @@ export async function startEndpoint(handler: Handler = () => ({})): Promise<Endp
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', async () => {
       const rawBody = Buffer.concat(chunks).toString('utf8');
-      const entry: Received = { headers: req.headers, rawBody, job: JSON.parse(rawBody) as DeliveredJob, at: Date.now() };
+      const hangUp = new AbortController();
+      res.on('close', () => {
+        if (!res.writableFinished) hangUp.abort();
+      });
+      const entry: Received = { headers: req.headers, rawBody, job: JSON.parse(rawBody) as DeliveredJob, at: Date.now(), signal: hangUp.signal };
       received.push(entry);
       for (const w of waiters.splice(0)) {
         if (received.length >= w.n) w.resolve();

@@ -2,10 +2,10 @@
 // would. It gets a Redis and REST bridge of its own: its cron handler ticks every registered
 // queue by the real clock, which must not reach the queues other test files run on test clocks.
 // The bundling and the stack live in scripts/worker-stack.mjs (the benchmark uses them too);
-// this file adds the tests' tokens and the `api` helper.
+// this file adds the tests' tokens and the `api` helper, for one Worker or several on one stack.
 import { Buffer } from 'node:buffer';
 import type { Miniflare } from 'miniflare';
-import { bundleWorker, startMiniflareWorker, startPrivateStack as startStack } from '../../scripts/worker-stack.mjs';
+import { bundleWorker, startMiniflareWorker, startMiniflareWorkers, startPrivateStack as startStack } from '../../scripts/worker-stack.mjs';
 
 export { bundleWorker };
 
@@ -37,16 +37,12 @@ export interface RunningWorker {
   dispose(): Promise<void>;
 }
 
-/**
- * The Worker in workerd, listening on a loopback port so that endpoints can call back. The
- * scheduler's stay window is 0 by default: a cron run returns once its work is done.
- */
-export async function startWorker(stack: PrivateStack, bindings: Record<string, string> = {}): Promise<RunningWorker> {
-  const { mf, url, scheduled, dispose } = await startMiniflareWorker(stack, {
-    GROUPQ_ADMIN_TOKEN: ADMIN_TOKEN,
-    GROUPQ_SIGNING_SECRET: SIGNING_SECRET,
-    ...bindings,
-  });
+type Started = Awaited<ReturnType<typeof startMiniflareWorker>>;
+
+/** The tests' tokens, on top of the caller's bindings. */
+const withTokens = (bindings: Record<string, string>) => ({ GROUPQ_ADMIN_TOKEN: ADMIN_TOKEN, GROUPQ_SIGNING_SECRET: SIGNING_SECRET, ...bindings });
+
+function running({ mf, url, scheduled, dispose }: Started): RunningWorker {
   return {
     mf,
     url,
@@ -59,4 +55,20 @@ export async function startWorker(stack: PrivateStack, bindings: Record<string, 
     scheduled,
     dispose,
   };
+}
+
+/**
+ * The Worker in workerd, listening on a loopback port so that endpoints can call back. The
+ * scheduler's stay window is 0 by default: a cron run returns once its work is done.
+ */
+export async function startWorker(stack: PrivateStack, bindings: Record<string, string> = {}): Promise<RunningWorker> {
+  return running(await startMiniflareWorker(stack, withTokens(bindings)));
+}
+
+/**
+ * `n` Workers on one stack, each its own workerd process with its own URL (as startWorker),
+ * like the many isolates Cloudflare runs against one database.
+ */
+export async function startWorkers(stack: PrivateStack, n: number, bindings: Record<string, string> = {}): Promise<RunningWorker[]> {
+  return (await startMiniflareWorkers(stack, n, withTokens(bindings))).map(running);
 }
