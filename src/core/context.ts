@@ -9,6 +9,8 @@ export interface EngineContext {
   /** Epoch milliseconds; tests inject a clock. */
   now: () => number;
   options: ConfigOptions;
+  /** Send scripts with Upstash's allow-key-locking flag (ScriptOptions). @default true */
+  keyLocking?: boolean;
 }
 
 /** Parses input with zod; a failure is VALIDATION_FAILED with zod's issues as details. */

@@ -7,7 +7,7 @@ import { type DeliveryOptions, deliver } from './delivery';
 import type { Engine } from './engine';
 import { QueueError } from './errors';
 import type { Invocation } from './invocation';
-import type { LeasedJob, Outcome, Settled } from './leases';
+import { type LeasedJob, type Outcome, type Settled, placeOf } from './leases';
 
 export interface DrainReport {
   /** Pushes made. */
@@ -65,7 +65,7 @@ export async function drain(d: Dispatcher, queue: string, leased?: Leased): Prom
     void deliver(job, endpoint, d.delivery).then((outcome) => {
       mine--;
       // 202: the endpoint holds the lease; its slot is free for the next job.
-      if (outcome) outcomes.push(outcome);
+      if (outcome) outcomes.push({ ...outcome, place: placeOf(job) });
       else mayHaveMore = true;
       invocation.pushEnded();
     });

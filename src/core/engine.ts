@@ -1,5 +1,6 @@
 // The engine's one entry point: every queue operation, given a Redis client and a clock.
 import type { ConfigOptions } from './config';
+import * as dueIndex from './due-index';
 import type { EngineContext } from './context';
 import * as jobOps from './job-ops';
 import * as leases from './leases';
@@ -15,6 +16,8 @@ export interface EngineOptions extends ConfigOptions {
   redis: ScriptRunner;
   /** Epoch milliseconds. @default Date.now */
   now?: () => number;
+  /** Send scripts with Upstash's allow-key-locking flag; off for a Redis that refuses it. @default true */
+  keyLocking?: boolean;
 }
 
 type Op<F> = F extends (ctx: EngineContext, ...args: infer A) => infer R ? (...args: A) => R : never;
@@ -23,8 +26,8 @@ function bind<F extends (ctx: EngineContext, ...args: never[]) => unknown>(ctx: 
   return ((...args: never[]) => f(ctx, ...args)) as Op<F>;
 }
 
-export function createEngine({ redis, now = Date.now, ...options }: EngineOptions) {
-  const ctx: EngineContext = { redis, now, options };
+export function createEngine({ redis, now = Date.now, keyLocking = true, ...options }: EngineOptions) {
+  const ctx: EngineContext = { redis, now, options, keyLocking };
   return {
     putQueue: bind(ctx, queues.putQueue),
     getQueue: bind(ctx, queues.getQueue),
@@ -52,6 +55,9 @@ export function createEngine({ redis, now = Date.now, ...options }: EngineOption
     progress: bind(ctx, leases.progress),
 
     tick: bind(ctx, scheduler.tick),
+    firstDue: bind(ctx, dueIndex.firstDue),
+    dueQueues: bind(ctx, dueIndex.dueQueues),
+    nextDueAfter: bind(ctx, dueIndex.nextDueAfter),
     putRepeat: bind(ctx, repeats.putRepeat),
     listRepeats: bind(ctx, repeats.listRepeats),
     deleteRepeat: bind(ctx, repeats.deleteRepeat),

@@ -46,6 +46,8 @@ const LUA_ERRORS: Record<number, [ErrorCode, string]> = {
   [-7]: ['REPEAT_NOT_FOUND', 'repeatable job not found'],
   [-8]: ['INVALID_STATE', 'the queue is being deleted'],
   [-9]: ['VALIDATION_FAILED', 'the queue holds the most repeatable jobs it may'],
+  // Internal: the job named by id is in another group than the caller read (job-ops.ts retries).
+  [-10]: ['INTERNAL', 'job changed group'],
 };
 
 export function luaError(reply: readonly unknown[]): QueueError {

@@ -68,10 +68,17 @@ export class Invocation {
 
   /** The Redis client, counting each call against the subrequest budget. */
   count(redis: ScriptRunner): ScriptRunner {
-    const spend = () => void this.subrequestsLeft--;
+    const counted = <K extends keyof ScriptRunner>(name: K): ScriptRunner[K] =>
+      ((...args: unknown[]) => {
+        this.subrequestsLeft--;
+        return (redis[name] as (...a: unknown[]) => unknown).apply(redis, args);
+      }) as ScriptRunner[K];
     return {
-      evalsha: ((...args: Parameters<ScriptRunner['evalsha']>) => (spend(), redis.evalsha(...args))) as ScriptRunner['evalsha'],
-      eval: ((...args: Parameters<ScriptRunner['eval']>) => (spend(), redis.eval(...args))) as ScriptRunner['eval'],
+      evalsha: counted('evalsha'),
+      eval: counted('eval'),
+      zadd: counted('zadd'),
+      zrange: counted('zrange'),
+      zrem: counted('zrem'),
     };
   }
 }

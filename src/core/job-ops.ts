@@ -1,48 +1,60 @@
 // Operations on one job by hand: remove, retry a failed one, promote a delayed one, update.
 import { scripts } from '../lua/scripts.generated';
 import { type EngineContext, parse } from './context';
+import { noteDue } from './due-index';
+import { QueueError } from './errors';
 import { randomSeed } from './ids';
 import { jobIdSchema, jobPatchSchema } from './job-input';
 import { type Job, toJob } from './job-view';
-import { queueKeys } from './keys';
 import { checkQueueName } from './queues';
-import { runScript } from './scripts';
+import { type Reply, callScript } from './scripts';
 
-function target(queue: string, id: string) {
-  const k = queueKeys(checkQueueName(queue));
+/** The name of error -10: a job named by id was in another group than the one read for it. */
+const MOVED = 'job changed group';
+
+/**
+ * Runs a script on job `id` with its group's key declared: the group is read first (job-group),
+ * and if the job was replaced meanwhile by one of another group, the call is made once more.
+ */
+async function onJob(ctx: EngineContext, queue: string, id: string, run: (group: string) => Promise<Reply>): Promise<Reply> {
+  checkQueueName(queue);
   parse(jobIdSchema, id);
-  return k;
+  let [, group] = await callScript(ctx, scripts.jobGroup, { queue }, [id]);
+  try {
+    return await run(group as string);
+  } catch (error) {
+    if (!(error instanceof QueueError && error.message === MOVED)) throw error;
+    [, group] = await callScript(ctx, scripts.jobGroup, { queue }, [id]);
+    return run(group as string);
+  }
 }
 
 /** Deletes a job that is not active (active: INVALID_STATE). */
 export async function removeJob(ctx: EngineContext, queue: string, id: string): Promise<void> {
-  const k = target(queue, id);
-  await runScript(ctx.redis, scripts.removeJob, [k.meta, k.jobs, k.ready, k.active, k.held, k.delayed, k.completed, k.failed], [id]);
+  const reply = await onJob(ctx, queue, id, (group) => callScript(ctx, scripts.removeJob, { queue, group }, [id, group, ctx.now()]));
+  await noteDue(ctx, queue, reply[1]);
 }
 
 /** failed -> waiting, attempts reset. */
 export async function retryJob(ctx: EngineContext, queue: string, id: string): Promise<Job> {
-  const k = target(queue, id);
-  const reply = await runScript(ctx.redis, scripts.retryJob, [k.meta, k.jobs, k.ready, k.active, k.failed], [id, randomSeed()]);
+  const reply = await onJob(ctx, queue, id, (group) => callScript(ctx, scripts.retryJob, { queue, group }, [id, randomSeed(), group, ctx.now()]));
+  await noteDue(ctx, queue, reply[2]);
   return toJob(queue, reply[1] as unknown[]);
 }
 
 /** delayed -> waiting now. */
 export async function promoteJob(ctx: EngineContext, queue: string, id: string): Promise<Job> {
-  const k = target(queue, id);
-  const reply = await runScript(ctx.redis, scripts.promoteJob, [k.meta, k.jobs, k.ready, k.active, k.delayed], [id]);
+  const reply = await onJob(ctx, queue, id, (group) => callScript(ctx, scripts.promoteJob, { queue, group }, [id, group, ctx.now()]));
+  await noteDue(ctx, queue, reply[2]);
   return toJob(queue, reply[1] as unknown[]);
 }
 
 /** Changes a waiting or delayed job's data and/or delay (delayMs counts from now). */
 export async function updateJob(ctx: EngineContext, queue: string, id: string, patch: unknown): Promise<Job> {
-  const k = target(queue, id);
   const { data, delayMs } = parse(jobPatchSchema, patch);
-  const reply = await runScript(
-    ctx.redis,
-    scripts.updateJob,
-    [k.meta, k.jobs, k.ready, k.active, k.held, k.delayed],
-    [ctx.now(), id, data === undefined ? '' : JSON.stringify(data), delayMs ?? -1],
+  const reply = await onJob(ctx, queue, id, (group) =>
+    callScript(ctx, scripts.updateJob, { queue, group }, [ctx.now(), id, data === undefined ? '' : JSON.stringify(data), delayMs ?? -1, group]),
   );
+  await noteDue(ctx, queue, reply[2]);
   return toJob(queue, reply[1] as unknown[]);
 }

@@ -7,11 +7,11 @@ import { DAY_MS, type StoredConfig } from './config';
 import { type EngineContext, parse } from './context';
 import { QueueError, luaError } from './errors';
 import { randomSeed } from './ids';
+import { noteDue } from './due-index';
 import { jobIdSchema } from './job-input';
 import type { JobRecord } from './job-view';
-import { queueKeys } from './keys';
 import { checkQueueName } from './queues';
-import { runScript } from './scripts';
+import { callScript } from './scripts';
 
 /** The most jobs one call reserves, and the most outcomes it ends. */
 const MAX_BATCH = 1000;
@@ -32,11 +32,27 @@ export interface LeasedJob<T = unknown> {
   /** How long this delivery may take. */
   timeoutMs: number;
   lease: { token: string; expiresAt: number };
+  /** Enqueue sequence: with the id, the job's member in its group zset. */
+  seq: number;
+  /** Leased "solo" (straight from its enqueue, never in its group zset: src/lua/includes/group.lua). */
+  solo: boolean;
 }
 
-export type Outcome =
+/**
+ * Where the job of a lease sits, as its leaser knows it: its group (whose key settle declares),
+ * its sequence, and whether it was leased solo. Without it, settle reads it first.
+ */
+export interface LeasePlace {
+  group: string;
+  seq: number;
+  /** Unknown (a lease callback): settle then does what either case needs. */
+  solo?: boolean;
+}
+
+export type Outcome = { place?: LeasePlace } & (
   | { kind: 'complete'; id: string; lease: string; result?: unknown; resultTruncated?: boolean }
-  | { kind: 'fail'; id: string; lease: string; error: string; retry?: boolean; retryAfterMs?: number };
+  | { kind: 'fail'; id: string; lease: string; error: string; retry?: boolean; retryAfterMs?: number }
+);
 
 export interface Settled {
   /** Per outcome: the job's new state, or LEASE_LOST (nothing changed for it). */
@@ -48,7 +64,7 @@ export interface Settled {
 const leaseRefSchema = z.object({ id: jobIdSchema, lease: z.string().min(1).max(64) });
 
 export function toLeasedJob(queue: string, config: StoredConfig, tuple: unknown): LeasedJob {
-  const [id, stateJson, rawData, deadline] = tuple as [string, string, string, number];
+  const [id, stateJson, rawData, deadline, hint] = tuple as [string, string, string, number, string];
   const record = JSON.parse(stateJson) as JobRecord;
   return {
     id,
@@ -62,18 +78,38 @@ export function toLeasedJob(queue: string, config: StoredConfig, tuple: unknown)
     createdAt: record.c ?? record.o,
     timeoutMs: record.to ?? config.timeoutMs,
     lease: { token: record.t!, expiresAt: deadline },
+    seq: record.s,
+    solo: hint === 's',
   };
 }
 
-function outcomeArgs(outcome: Outcome): (string | number)[] {
-  parse(leaseRefSchema, { id: outcome.id, lease: outcome.lease });
+/** What settle needs to know of a leased job's place. */
+export function placeOf(job: LeasedJob): LeasePlace {
+  return { group: job.group, seq: job.seq, solo: job.solo };
+}
+
+/** Reads where job `id` sits (its group and sequence): the one read a lease callback adds. */
+async function readPlace(ctx: EngineContext, queue: string, id: string): Promise<LeasePlace> {
+  try {
+    const [, group, seq] = await callScript(ctx, scripts.jobGroup, { queue }, [id]);
+    return { group: group as string, seq: Number(seq) };
+  } catch (error) {
+    // No such job: its lease cannot be live, and settle says LEASE_LOST for it.
+    if (error instanceof QueueError && error.code === 'JOB_NOT_FOUND') return { group: '', seq: 0 };
+    throw error;
+  }
+}
+
+function outcomeArgs(outcome: Outcome, { group, seq, solo }: LeasePlace): (string | number)[] {
+  const hint = solo === undefined ? '?' : solo ? 's' : 'm';
+  const lease = [outcome.id, outcome.lease, group, seq, hint];
   if (outcome.kind === 'complete') {
     const result = outcome.result === undefined ? '' : JSON.stringify(outcome.result);
-    return ['complete', outcome.id, outcome.lease, result, outcome.resultTruncated ? '1' : '0', -1];
+    return ['complete', ...lease, result, outcome.resultTruncated ? '1' : '0', -1];
   }
   const retryAfterMs = outcome.retryAfterMs === undefined ? -1 : Math.min(Math.max(0, Math.floor(outcome.retryAfterMs)), DAY_MS);
   const error = outcome.error.slice(0, MAX_ERROR_LENGTH);
-  return ['fail', outcome.id, outcome.lease, error, outcome.retry === false ? '0' : '1', retryAfterMs];
+  return ['fail', ...lease, error, outcome.retry === false ? '0' : '1', retryAfterMs];
 }
 
 async function runSettle(ctx: EngineContext, queue: string, outcomes: Outcome[], reserve: number, onlyIfLive: boolean): Promise<Settled> {
@@ -81,17 +117,15 @@ async function runSettle(ctx: EngineContext, queue: string, outcomes: Outcome[],
   if (outcomes.length > MAX_BATCH) {
     throw new QueueError('VALIDATION_FAILED', `at most ${MAX_BATCH} outcomes per call`, [{ path: 'outcomes', message: 'too many' }]);
   }
-  const k = queueKeys(queue);
+  for (const outcome of outcomes) parse(leaseRefSchema, { id: outcome.id, lease: outcome.lease });
+  const places = await Promise.all(outcomes.map((outcome) => outcome.place ?? readPlace(ctx, queue, outcome.id)));
   const n = Math.min(Math.max(0, reserve), MAX_BATCH);
   const args: (string | number)[] = [ctx.now(), randomSeed(), outcomes.length, n, onlyIfLive ? '1' : '0'];
-  for (const outcome of outcomes) args.push(...outcomeArgs(outcome));
-  const reply = await runScript(
-    ctx.redis,
-    scripts.settle,
-    [k.meta, k.jobs, k.ready, k.active, k.held, k.completed, k.failed, k.pausedGroups, k.metrics],
-    args,
-  );
-  const [, results, configJson, jobs] = reply as [number, [string, Settled['results'][number]['state']][], string, unknown[]];
+  for (const [i, outcome] of outcomes.entries()) args.push(...outcomeArgs(outcome, places[i]!));
+  const groups = places.map((place) => place.group);
+  const reply = await callScript(ctx, scripts.settle, { queue, groups }, args);
+  const [, results, configJson, jobs, dueAt] = reply as [number, [string, Settled['results'][number]['state']][], string, unknown[], number];
+  await noteDue(ctx, queue, dueAt); // before the new leases are pushed (see producer.ts)
   const config = JSON.parse(configJson) as StoredConfig;
   return {
     results: results.map(([id, state]) => ({ id, state })),
@@ -144,12 +178,13 @@ export function fail(
 
 /** Extends a live lease to now + extendMs (default: the job's timeoutMs), at most 24 h. */
 export async function heartbeat(ctx: EngineContext, queue: string, input: { id: string; lease: string; extendMs?: number }) {
-  const k = queueKeys(checkQueueName(queue));
+  checkQueueName(queue);
   const { id, lease } = parse(leaseRefSchema, input);
   // Longer extensions are capped at 24 h (heartbeat.lua), not refused.
   const { extendMs = 0 } = parse(z.object({ extendMs: z.number().int().min(1).optional() }), { extendMs: input.extendMs });
-  const reply = await runScript(ctx.redis, scripts.heartbeat, [k.meta, k.jobs, k.active, k.ready], [ctx.now(), id, lease, extendMs]);
-  return { expiresAt: reply[1] as number };
+  const [, expiresAt, dueAt] = await callScript(ctx, scripts.heartbeat, { queue }, [ctx.now(), id, lease, extendMs]);
+  await noteDue(ctx, queue, dueAt);
+  return { expiresAt: expiresAt as number };
 }
 
 const progressSchema = z.union([
@@ -161,9 +196,9 @@ const progressSchema = z.union([
 
 /** Records a live lease's progress: a number 0-100 or a small JSON object. */
 export async function progress(ctx: EngineContext, queue: string, input: { id: string; lease: string; progress: unknown }) {
-  const k = queueKeys(checkQueueName(queue));
+  checkQueueName(queue);
   const { id, lease } = parse(leaseRefSchema, input);
   const value = parse(progressSchema, input.progress);
-  await runScript(ctx.redis, scripts.progress, [k.jobs, k.active], [id, lease, JSON.stringify(value)]);
+  await callScript(ctx, scripts.progress, { queue }, [id, lease, JSON.stringify(value)]);
   return {};
 }

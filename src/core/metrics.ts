@@ -1,30 +1,35 @@
 // Per-minute outcome counters of a queue, for the dashboard's chart: completed, failed (for good)
 // and retried attempts in each of the last 60 minutes. settle.lua and tick.lua write them once
-// per call (src/lua/includes/metrics.lua); this reads the ring and lays it out minute by minute.
+// per call into the queue's meta hash (src/lua/includes/meta.lua); this reads the ring and lays it
+// out minute by minute.
 import { scripts } from '../lua/scripts.generated';
 import type { MinuteMetrics } from './api-types';
 import type { EngineContext } from './context';
-import { queueKeys } from './keys';
 import { checkQueueName } from './queues';
-import { runScript } from './scripts';
+import { callScript } from './scripts';
 
 export type { MinuteMetrics } from './api-types';
 
 const MINUTE_MS = 60_000;
 /** The minutes the ring holds, and the minutes returned. */
 export const METRIC_MINUTES = 60;
-/** Stored values are minute * COUNT_SPAN + count (metrics.lua). */
+/** Stored values are minute * COUNT_SPAN + count (meta.lua). */
 const COUNT_SPAN = 100_000_000;
 
 const KINDS = { c: 'completed', f: 'failed', r: 'retried' } as const;
 
 /** The last 60 minutes, oldest first; the last entry is the current minute. */
 export async function getMetrics(ctx: EngineContext, queue: string): Promise<MinuteMetrics[]> {
-  const k = queueKeys(checkQueueName(queue));
-  const reply = await runScript(ctx.redis, scripts.getMetrics, [k.meta, k.metrics], []);
-  const flat = reply[1] as string[];
+  const reply = await callScript(ctx, scripts.getMetrics, { queue: checkQueueName(queue) }, []);
+  // get-metrics.lua answers c:0..59, f:0..59, r:0..59 in that order, null where unset.
+  const values = reply[1] as (string | null)[];
   const stored = new Map<string, number>();
-  for (let i = 0; i + 1 < flat.length; i += 2) stored.set(String(flat[i]), Number(flat[i + 1]));
+  Object.keys(KINDS).forEach((kind, k) => {
+    for (let slot = 0; slot < METRIC_MINUTES; slot++) {
+      const value = values[k * METRIC_MINUTES + slot];
+      if (value !== null && value !== undefined) stored.set(`${kind}:${slot}`, Number(value));
+    }
+  });
 
   const current = Math.floor(ctx.now() / MINUTE_MS);
   const minutes: MinuteMetrics[] = [];

@@ -5,11 +5,11 @@ import type { EnqueueResult } from './api-types';
 import type { StoredConfig } from './config';
 import { type EngineContext, parse } from './context';
 import { batchInputSchema, jobInputSchema } from './job-input';
-import { groupKey, queueKeys } from './keys';
+import { noteDue } from './due-index';
 import { checkQueueName } from './queues';
 import { randomId, randomSeed } from './ids';
 import { type LeasedJob, toLeasedJob } from './leases';
-import { runScript } from './scripts';
+import { callScript } from './scripts';
 
 export type { EnqueueResult } from './api-types';
 
@@ -39,18 +39,18 @@ async function enqueueParsed(
   reserve: number,
   rawData: readonly (string | undefined)[] = [],
 ): Promise<Enqueued> {
-  const k = queueKeys(queue);
   const now = ctx.now();
-  const keys = [k.meta, k.jobs, k.ready, k.delayed, k.active, k.held, k.pausedGroups];
   const args: (string | number)[] = [now, randomSeed(), Math.min(Math.max(0, reserve), 1000), jobs.length];
   for (const [i, job] of jobs.entries()) {
     const orderMs = job.orderMs ?? now;
     const runAt = job.runAt ?? (job.delayMs !== undefined ? now + job.delayMs : 0);
-    keys.push(groupKey(queue, job.group));
     args.push(job.id ?? randomId(), job.group, orderMs, runAt, rawData[i] ?? JSON.stringify(job.data), recordOptions(job, now, orderMs));
   }
-  const reply = await runScript(ctx.redis, scripts.enqueue, keys, args);
-  const [, rows, configJson, leased] = reply as [number, [string, EnqueueResult['state'], number][], string, unknown[]];
+  const reply = await callScript(ctx, scripts.enqueue, { queue, groups: jobs.map((job) => job.group) }, args);
+  const [, rows, configJson, leased, dueAt] = reply as [number, [string, EnqueueResult['state'], number][], string, unknown[], number];
+  // Before anything is pushed: a lease's deadline in the due index is what retries it if this
+  // invocation dies mid-delivery (G3).
+  await noteDue(ctx, queue, dueAt);
   const config = JSON.parse(configJson) as StoredConfig;
   return {
     results: rows.map(([id, state, duplicate]) => (duplicate === 1 ? { id, state, duplicate: true } : { id, state })),

@@ -6,8 +6,8 @@ import { type StoredConfig, queueConfigSchema, toPublicConfig, toStoredConfig } 
 import { type EngineContext, parse } from './context';
 import { QueueError } from './errors';
 import { groupNameSchema, queueNameSchema } from './job-input';
-import { PUBLISH_TOKENS_KEY, REGISTRY_KEY, groupKey, queueKeys } from './keys';
-import { runScript } from './scripts';
+import { dropDue, noteDue } from './due-index';
+import { callScript } from './scripts';
 
 export type { GroupState, QueueCounts, QueueInfo } from './api-types';
 
@@ -20,11 +20,10 @@ export function checkQueueName(name: string): string {
 export async function putQueue(ctx: EngineContext, name: string, input: unknown): Promise<QueueInfo> {
   checkQueueName(name);
   const stored = await toStoredConfig(parse(queueConfigSchema(ctx.options), input));
-  const keys = queueKeys(name);
-  // Registered first: a queue the cron does not walk would never have its timers run, while a
-  // registered name without a queue is skipped.
-  await runScript(ctx.redis, scripts.registry, [REGISTRY_KEY], ['add', name]);
-  const put = () => runScript(ctx.redis, scripts.putQueue, [keys.meta, keys.ready], [ctx.now(), JSON.stringify(stored)]);
+  // Registered first: a registered name without a queue is skipped by GET /v1/queues, while a
+  // queue missing from the list would be invisible.
+  await callScript(ctx, scripts.registry, {}, ['add', name]);
+  const put = () => callScript(ctx, scripts.putQueue, { queue: name }, [ctx.now(), JSON.stringify(stored)]);
   let reply;
   try {
     reply = await put();
@@ -32,9 +31,10 @@ export async function putQueue(ctx: EngineContext, name: string, input: unknown)
     // A deletion that was cut off still holds the name: finish it, then create.
     if (!(error instanceof QueueError && error.code === 'INVALID_STATE')) throw error;
     await deleteQueue(ctx, name);
-    await runScript(ctx.redis, scripts.registry, [REGISTRY_KEY], ['add', name]);
+    await callScript(ctx, scripts.registry, {}, ['add', name]);
     reply = await put();
   }
+  await noteDue(ctx, name, reply[3]);
   const previous = reply[2] === '' ? [] : (JSON.parse(reply[2] as string) as StoredConfig).publishTokenHashes;
   await indexPublishTokens(ctx, name, previous, stored.publishTokenHashes);
   return getQueue(ctx, name);
@@ -43,30 +43,24 @@ export async function putQueue(ctx: EngineContext, name: string, input: unknown)
 function indexPublishTokens(ctx: EngineContext, name: string, drop: string[], add: string[]) {
   const stale = drop.filter((hash) => !add.includes(hash));
   if (stale.length === 0 && add.length === 0) return;
-  return runScript(ctx.redis, scripts.publishTokens, [PUBLISH_TOKENS_KEY], ['set', name, stale.length, ...stale, ...add]);
+  return callScript(ctx, scripts.publishTokens, {}, ['set', name, stale.length, ...stale, ...add]);
 }
 
 /** The queue a publish token (by its SHA-256) was issued for, if any. */
 export async function queueOfPublishToken(ctx: EngineContext, tokenHash: string): Promise<string | null> {
-  const reply = await runScript(ctx.redis, scripts.publishTokens, [PUBLISH_TOKENS_KEY], ['lookup', tokenHash]);
+  const reply = await callScript(ctx, scripts.publishTokens, {}, ['lookup', tokenHash]);
   return reply[1] === '' ? null : (reply[1] as string);
 }
 
 /** The stored config (publish token hashes included): what auth and CORS checks read. */
 export async function getStoredConfig(ctx: EngineContext, name: string): Promise<StoredConfig> {
-  const reply = await runScript(ctx.redis, scripts.queueConfig, [queueKeys(checkQueueName(name)).meta], []);
+  const reply = await callScript(ctx, scripts.queueConfig, { queue: checkQueueName(name) }, []);
   return JSON.parse(reply[1] as string) as StoredConfig;
 }
 
 export async function getQueue(ctx: EngineContext, name: string): Promise<QueueInfo> {
   checkQueueName(name);
-  const k = queueKeys(name);
-  const reply = await runScript(
-    ctx.redis,
-    scripts.queueInfo,
-    [k.meta, k.jobs, k.ready, k.active, k.held, k.delayed, k.completed, k.failed],
-    [],
-  );
+  const reply = await callScript(ctx, scripts.queueInfo, { queue: name }, []);
   const [, configJson, paused, waiting, delayed, active, completed, failed, groups] = reply as [
     number, string, number, number, number, number, number, number, number,
   ];
@@ -80,12 +74,12 @@ export async function getQueue(ctx: EngineContext, name: string): Promise<QueueI
 
 /** How many queues exist: a cheap call that proves Redis answers. */
 export async function countQueues(ctx: EngineContext): Promise<number> {
-  const reply = await runScript(ctx.redis, scripts.registry, [REGISTRY_KEY], ['count']);
+  const reply = await callScript(ctx, scripts.registry, {}, ['count']);
   return reply[1] as number;
 }
 
 export async function listQueueNames(ctx: EngineContext): Promise<string[]> {
-  const reply = await runScript(ctx.redis, scripts.registry, [REGISTRY_KEY], ['list']);
+  const reply = await callScript(ctx, scripts.registry, {}, ['list']);
   return [...(reply[1] as string[])].sort();
 }
 
@@ -104,11 +98,7 @@ export async function listQueues(ctx: EngineContext): Promise<QueueSummary[]> {
 
 /** Removes every key of the queue, in bounded script steps. */
 export async function deleteQueue(ctx: EngineContext, name: string): Promise<void> {
-  const k = queueKeys(checkQueueName(name));
-  const keys = [
-    k.meta, k.jobs, k.ready, k.active, k.held, k.delayed, k.completed, k.failed,
-    k.pausedGroups, k.repeats, k.repeatDue, k.tickLock, k.metrics,
-  ];
+  checkQueueName(name);
   const tokens = await getStoredConfig(ctx, name).then(
     (config) => config.publishTokenHashes,
     (error: unknown) => {
@@ -117,29 +107,30 @@ export async function deleteQueue(ctx: EngineContext, name: string): Promise<voi
       throw error;
     },
   );
-  await runScript(ctx.redis, scripts.registry, [REGISTRY_KEY], ['remove', name]);
+  await callScript(ctx, scripts.registry, {}, ['remove', name]);
   await indexPublishTokens(ctx, name, tokens, []);
+  // Each step removes the groups the previous one named (their keys declared) and names more.
+  let cursor = '0';
+  let groups: string[] = [];
   for (;;) {
-    const [, done] = await runScript(ctx.redis, scripts.deleteQueue, keys, [DELETE_STEP]);
-    if (done === 1) return;
+    const reply = await callScript(ctx, scripts.deleteQueue, { queue: name, groups }, [DELETE_STEP, cursor, ...groups]);
+    if (reply[1] === 1) break;
+    [cursor, groups] = [reply[2] as string, reply[3] as string[]];
   }
+  await dropDue(ctx, name);
 }
 
 export async function setQueuePaused(ctx: EngineContext, name: string, paused: boolean) {
-  const k = queueKeys(checkQueueName(name));
-  const reply = await runScript(ctx.redis, scripts.pauseQueue, [k.meta, k.ready], [paused ? '1' : '0', ctx.now()]);
+  const reply = await callScript(ctx, scripts.pauseQueue, { queue: checkQueueName(name) }, [paused ? '1' : '0', ctx.now()]);
+  await noteDue(ctx, name, reply[2]);
   return { name, paused: reply[1] === 1 };
 }
 
 export async function setGroupPaused(ctx: EngineContext, name: string, group: string, paused: boolean) {
-  const k = queueKeys(checkQueueName(name));
+  checkQueueName(name);
   parse(groupNameSchema, group);
-  const reply = await runScript(
-    ctx.redis,
-    scripts.pauseGroup,
-    [k.meta, k.jobs, k.ready, k.active, k.held, k.pausedGroups, groupKey(name, group)],
-    [group, paused ? '1' : '0', ctx.now()],
-  );
+  const reply = await callScript(ctx, scripts.pauseGroup, { queue: name, group }, [group, paused ? '1' : '0', ctx.now()]);
+  await noteDue(ctx, name, reply[2]);
   const state = reply[1] as string;
   // A paused group without jobs is still paused (its next job will wait): say so.
   return { group, state: (state === '' ? (paused ? 'paused' : 'ready') : state) as GroupState };

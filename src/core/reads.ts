@@ -4,26 +4,25 @@ import type { GroupState, GroupSummary } from './api-types';
 import { type EngineContext, parse } from './context';
 import { groupNameSchema, jobIdSchema, listJobsSchema, pageSchema } from './job-input';
 import { type Job, toJob } from './job-view';
-import { groupKey, queueKeys } from './keys';
 import { checkQueueName } from './queues';
-import { runScript } from './scripts';
+import { callScript } from './scripts';
 
 /** The most jobs GET group returns. */
 const GROUP_JOBS_LIMIT = 1000;
 
 export async function getJob(ctx: EngineContext, queue: string, id: string): Promise<Job> {
-  const k = queueKeys(checkQueueName(queue));
+  checkQueueName(queue);
   parse(jobIdSchema, id);
-  const reply = await runScript(ctx.redis, scripts.getJob, [k.meta, k.jobs, k.active], [id]);
+  const reply = await callScript(ctx, scripts.getJob, { queue }, [id]);
   return toJob(queue, reply[1] as unknown[]);
 }
 
 export async function listJobs(ctx: EngineContext, queue: string, query: unknown = {}) {
-  const k = queueKeys(checkQueueName(queue));
+  checkQueueName(queue);
   const { state, group, limit, cursor } = parse(listJobsSchema, query);
-  const keys = [k.meta, k.jobs, k.active, k.delayed, k.completed, k.failed];
-  if (group !== undefined && state === 'waiting') keys.push(groupKey(queue, group));
-  const reply = await runScript(ctx.redis, scripts.listJobs, keys, [state, limit, cursor ?? '', group ?? '']);
+  // With a group, waiting jobs are read from the group's zset (the script's optional last key).
+  const target = { queue, group: group !== undefined && state === 'waiting' ? group : undefined };
+  const reply = await callScript(ctx, scripts.listJobs, target, [state, limit, cursor ?? '', group ?? '']);
   const [, next, tuples] = reply as [number, string, unknown[][]];
   return { jobs: tuples.map((tuple) => toJob(queue, tuple)), cursor: next === '' ? null : next };
 }
@@ -31,28 +30,26 @@ export async function listJobs(ctx: EngineContext, queue: string, query: unknown
 export type { GroupSummary } from './api-types';
 
 export async function listGroups(ctx: EngineContext, queue: string, query: unknown = {}) {
-  const k = queueKeys(checkQueueName(queue));
+  checkQueueName(queue);
   const { limit, cursor } = parse(pageSchema, query);
-  const reply = await runScript(
-    ctx.redis,
-    scripts.listGroups,
-    [k.meta, k.jobs, k.ready, k.active, k.held, k.pausedGroups],
-    [ctx.now(), limit, cursor ?? ''],
-  );
-  const [, next, rows] = reply as [number, string, [string, number, number, GroupState][]];
-  const groups: GroupSummary[] = rows.map(([group, waiting, active, state]) => ({ group, waiting, active, state }));
+  // Two reads: the names (list-groups walks meta's group counters), then their state, which
+  // needs each group's key declared.
+  const [, next, names] = (await callScript(ctx, scripts.listGroups, { queue }, [limit, cursor ?? ''])) as [number, string, string[]];
+  let groups: GroupSummary[] = [];
+  if (names.length > 0) {
+    const [, rows] = (await callScript(ctx, scripts.groupInfo, { queue, groups: names }, [ctx.now(), ...names])) as [
+      number,
+      [string, number, number, GroupState][],
+    ];
+    groups = rows.map(([group, waiting, active, state]) => ({ group, waiting, active, state }));
+  }
   return { groups, cursor: next === '' ? null : next };
 }
 
 export async function getGroup(ctx: EngineContext, queue: string, group: string) {
-  const k = queueKeys(checkQueueName(queue));
+  checkQueueName(queue);
   parse(groupNameSchema, group);
-  const reply = await runScript(
-    ctx.redis,
-    scripts.getGroup,
-    [k.meta, k.jobs, k.ready, k.active, k.held, k.pausedGroups, groupKey(queue, group)],
-    [group, ctx.now(), GROUP_JOBS_LIMIT],
-  );
+  const reply = await callScript(ctx, scripts.getGroup, { queue, group }, [group, ctx.now(), GROUP_JOBS_LIMIT]);
   const [, state, tuples] = reply as [number, GroupState, unknown[][]];
   return { group, state, jobs: tuples.map((tuple) => toJob(queue, tuple)) };
 }

@@ -6,9 +6,9 @@ import type { Repeat } from './api-types';
 import { type EngineContext, parse } from './context';
 import { QueueError } from './errors';
 import { repeatInputSchema, repeatKeySchema } from './job-input';
-import { queueKeys } from './keys';
+import { noteDue } from './due-index';
 import { checkQueueName } from './queues';
-import { runScript } from './scripts';
+import { callScript } from './scripts';
 
 /** The most repeatable jobs one queue may hold. */
 const MAX_REPEATS = 1000;
@@ -79,25 +79,21 @@ export function runAfter(spec: RepeatSpec, runAt: number, now: number): number |
 }
 
 export async function putRepeat(ctx: EngineContext, queue: string, key: string, input: unknown) {
-  const k = queueKeys(checkQueueName(queue));
+  checkQueueName(queue);
   parse(repeatKeySchema, key);
   const parsed = parse(repeatInputSchema, input);
   checkTimeZone(parsed.tz);
   if (parsed.pattern !== undefined) checkPattern(parsed.pattern, parsed.tz);
   const spec: RepeatSpec = { ...parsed, data: JSON.stringify(parsed.data) };
-  const reply = await runScript(ctx.redis, scripts.putRepeat, [k.meta, k.repeats, k.repeatDue, k.ready], [
-    key,
-    JSON.stringify(spec),
-    firstRunAt(spec, ctx.now()) ?? -1,
-    MAX_REPEATS,
-  ]);
+  const now = ctx.now();
+  const reply = await callScript(ctx, scripts.putRepeat, { queue }, [key, JSON.stringify(spec), firstRunAt(spec, now) ?? -1, MAX_REPEATS, now]);
+  await noteDue(ctx, queue, reply[2]);
   const nextRunAt = reply[1] as number;
   return { key, nextRunAt: nextRunAt < 0 ? null : nextRunAt };
 }
 
 export async function listRepeats(ctx: EngineContext, queue: string): Promise<Repeat[]> {
-  const k = queueKeys(checkQueueName(queue));
-  const reply = await runScript(ctx.redis, scripts.listRepeats, [k.meta, k.repeats], []);
+  const reply = await callScript(ctx, scripts.listRepeats, { queue: checkQueueName(queue) }, []);
   const flat = reply[1] as string[];
   const repeats: Repeat[] = [];
   for (let i = 0; i < flat.length; i += 2) {
@@ -108,7 +104,7 @@ export async function listRepeats(ctx: EngineContext, queue: string): Promise<Re
 }
 
 export async function deleteRepeat(ctx: EngineContext, queue: string, key: string): Promise<void> {
-  const k = queueKeys(checkQueueName(queue));
+  checkQueueName(queue);
   parse(repeatKeySchema, key);
-  await runScript(ctx.redis, scripts.deleteRepeat, [k.meta, k.repeats, k.repeatDue], [key]);
+  await callScript(ctx, scripts.deleteRepeat, { queue }, [key]);
 }

@@ -1,7 +1,7 @@
-// What a Worker invocation runs for a queue besides answering: the cron's loop (tick, drain,
-// then sleep until the next due time within its window, without polling Redis in between), and
-// a request's follow-up (drain what it leased; then the same loop if this isolate knows a timer
-// of the queue is due, with the tick taken under a short Redis lock).
+// What a Worker invocation runs besides answering: the cron's loop (read the due index, tick and
+// drain the queues it names, then sleep until its next entry within the window, without polling
+// Redis in between), and a request's follow-up (drain what it leased; then tick and drain the
+// queue if this isolate knows a timer of it is due, under a short Redis lock).
 import { type Dispatcher, type DrainReport, type Leased, drain } from './dispatcher';
 import type { TickResult } from './scheduler';
 
@@ -65,8 +65,9 @@ export async function runQueue(d: Dispatcher, due: DueTimes, queue: string, unti
     if (ticked.readyDue) report = await drain(d, queue);
     const now = invocation.now();
     if (now >= invocation.deadline || invocation.subrequestsLeft <= 2) return ticked;
-    // Deliveries made or retries scheduled: new timers and maybe new ready jobs, tick again.
-    if (report && (report.delivered > 0 || report.retrying > 0)) continue;
+    // A request's follow-up: deliveries made or retries scheduled mean new timers and maybe new
+    // ready jobs, tick again. (The cron needs not: the due index names the queue when it is due.)
+    if (opportunistic && report && (report.delivered > 0 || report.retrying > 0)) continue;
     if (ticked.nextDueAt === null || ticked.nextDueAt > until) return ticked;
     if (opportunistic && !due.claimSleep(queue)) return ticked; // another follow-up waits for it
     try {
@@ -94,23 +95,42 @@ export async function followUp(d: Dispatcher, due: DueTimes, queue: string, star
   }
 }
 
-/** The cron's work for every queue at once; one queue failing does not stop the others. */
-export async function runQueues(
-  d: Dispatcher,
-  due: DueTimes,
-  queues: string[],
-  until: number,
-): Promise<Record<string, TickResult | { error: string }>> {
-  const results: Record<string, TickResult | { error: string }> = {};
-  await Promise.all(
-    queues.map(async (queue) => {
-      try {
-        results[queue] = await runQueue(d, due, queue, until);
-      } catch (error) {
-        console.error(`groupq: scheduler pass over queue ${queue} failed`, error);
-        results[queue] = { error: error instanceof Error ? error.message : String(error) };
-      }
-    }),
-  );
-  return results;
+/** Due queues the cron takes at once. */
+const DUE_BATCH = 100;
+
+type QueueResult = TickResult | { error: string };
+
+/**
+ * The cron's work: every queue the due index names as due, ticked and drained, again whenever
+ * the index's next entry falls before `until`. An idle pass is one command, whatever the number
+ * of queues. One queue failing does not stop the others (it is left for the next invocation).
+ */
+export async function runDueQueues(d: Dispatcher, due: DueTimes, until: number): Promise<Record<string, QueueResult>> {
+  const { engine, invocation } = d;
+  const results: Record<string, QueueResult> = {};
+  const failed = new Set<string>();
+  for (;;) {
+    const now = invocation.now();
+    if (now >= invocation.deadline || invocation.subrequestsLeft <= 2) return results;
+    const first = await engine.firstDue();
+    let nextAt = first?.at ?? null;
+    if (first && first.at <= now) {
+      const queues = (await engine.dueQueues(now, DUE_BATCH)).filter((queue) => !failed.has(queue));
+      await Promise.all(
+        queues.map(async (queue) => {
+          try {
+            results[queue] = await runQueue(d, due, queue, now);
+          } catch (error) {
+            console.error(`groupq: scheduler pass over queue ${queue} failed`, error);
+            failed.add(queue);
+            results[queue] = { error: error instanceof Error ? error.message : String(error) };
+          }
+        }),
+      );
+      if (queues.length > 0) continue;
+      nextAt = await engine.nextDueAfter(now); // only failed queues are due: wait for the others
+    }
+    if (nextAt === null || nextAt > until) return results;
+    await sleep(Math.max(0, nextAt - invocation.now()));
+  }
 }

@@ -1,13 +1,14 @@
-// The scheduler's pass over one queue: tick.lua does the bounded work; due repeats come back
-// here for their next run time and are committed one by one with compare-and-set.
+// The scheduler's pass over one queue: tick-scan.lua and tick.lua do the bounded work; due
+// repeats come back here for their next run time and are committed one by one with
+// compare-and-set.
 import { scripts } from '../lua/scripts.generated';
 import type { EngineContext } from './context';
 import { QueueError } from './errors';
+import { resetDue } from './due-index';
 import { randomSeed } from './ids';
-import { groupKey, queueKeys } from './keys';
 import { checkQueueName } from './queues';
 import { type RepeatSpec, runAfter } from './repeats';
-import { runScript } from './scripts';
+import { callScript } from './scripts';
 
 /** Items per phase of one tick (delayed, held, expired leases, trims, repeats): bounded work. */
 const TICK_LIMIT = 500;
@@ -29,19 +30,26 @@ export interface TickResult {
 const TICK_LOCK_MS = 1000;
 
 /**
- * One bounded scheduler pass. `opportunistic` (a request, not the cron) runs only under a short
- * lock, so a burst of requests makes one pass.
+ * One bounded scheduler pass: tick-scan names the groups of what is due, tick (with their keys
+ * declared) does the work, then the queue's due-index entry is set to its next due time.
+ * `opportunistic` (a request, not the cron) runs only under a short lock, so a burst of
+ * requests makes one pass.
  */
 export async function tick(ctx: EngineContext, queue: string, { opportunistic = false } = {}): Promise<TickResult> {
-  const k = queueKeys(checkQueueName(queue));
+  checkQueueName(queue);
   const now = ctx.now();
-  const reply = await runScript(
-    ctx.redis,
-    scripts.tick,
-    [k.meta, k.jobs, k.ready, k.active, k.held, k.delayed, k.completed, k.failed, k.repeatDue, k.repeats, k.tickLock, k.metrics],
-    [now, randomSeed(), TICK_LIMIT, opportunistic ? TICK_LOCK_MS : 0],
-  );
-  const [, nextDueAt, readyDue, more, dueRepeats, locked] = reply as [number, number, number, number, [string, string][], number?];
+  const scan = await callScript(ctx, scripts.tickScan, { queue }, [now, TICK_LIMIT, opportunistic ? TICK_LOCK_MS : 0]);
+  const idle = { readyDue: false, more: false, repeatsCreated: 0, locked: false };
+  if (scan[1] === 'locked') return { ...idle, nextDueAt: null, locked: true };
+  if (scan[1] === 'idle') {
+    const nextDueAt = Number(scan[2]) < 0 ? null : Number(scan[2]);
+    // The cron came because the index said due: tell it the truth. A request's look changes nothing.
+    if (!opportunistic) await resetDue(ctx, queue, nextDueAt);
+    return { ...idle, nextDueAt };
+  }
+  const groups = scan[2] as string[];
+  const reply = await callScript(ctx, scripts.tick, { queue, groups }, [now, randomSeed(), TICK_LIMIT, ...groups]);
+  const [, nextDueAt, readyDue, more, dueRepeats] = reply as [number, number, number, number, [string, string][]];
   let repeatsCreated = 0;
   let nextAt = nextDueAt < 0 ? null : nextDueAt;
   for (const [key, specJson] of dueRepeats) {
@@ -49,12 +57,9 @@ export async function tick(ctx: EngineContext, queue: string, { opportunistic = 
     const runAt = spec.nextRunAt!;
     const next = runAfter(spec, runAt, now);
     try {
-      const committed = await runScript(
-        ctx.redis,
-        scripts.commitRepeat,
-        [k.meta, k.jobs, k.ready, k.delayed, k.active, k.repeats, k.repeatDue, groupKey(queue, spec.group)],
-        [now, randomSeed(), key, spec.v ?? 0, runAt, next ?? -1],
-      );
+      const committed = await callScript(ctx, scripts.commitRepeat, { queue, group: spec.group }, [
+        now, randomSeed(), key, spec.v ?? 0, runAt, next ?? -1, spec.group,
+      ]);
       if (committed[0] === 1 && committed[3] === 0) repeatsCreated++;
     } catch (error) {
       // The repeat or its queue was deleted between the tick and the commit: nothing to do.
@@ -63,11 +68,13 @@ export async function tick(ctx: EngineContext, queue: string, { opportunistic = 
     }
     if (next !== null && (nextAt === null || next < nextAt)) nextAt = next;
   }
+  // The committed repeats' next runs are in the queue's timer: resetDue reads it back.
+  await resetDue(ctx, queue, nextDueAt < 0 ? null : nextDueAt);
   return {
     nextDueAt: nextAt,
     readyDue: readyDue === 1 || repeatsCreated > 0,
     more: more === 1,
     repeatsCreated,
-    locked: locked === 1,
+    locked: false,
   };
 }

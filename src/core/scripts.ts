@@ -1,11 +1,14 @@
 // Runs the bundled Lua scripts: EVALSHA first, EVAL when Redis answers NOSCRIPT (after a restart
 // or SCRIPT FLUSH), so a flushed script cache costs one extra round trip, never an outage.
+// A script's KEYS are built here from the names its header lists (scripts.generated.ts), so
+// their order is written once, in the script.
 import type { Redis } from '@upstash/redis';
 import type { LuaScript } from '../lua/scripts.generated';
 import { QueueError, luaError } from './errors';
+import { PUBLISH_TOKENS_KEY, type QueueKeys, REGISTRY_KEY, groupKey, queueKeys } from './keys';
 
-/** What the engine needs of a Redis client. */
-export type ScriptRunner = Pick<Redis, 'evalsha' | 'eval'>;
+/** What the engine needs of a Redis client: scripts, and the due index's commands. */
+export type ScriptRunner = Pick<Redis, 'evalsha' | 'eval' | 'zadd' | 'zrange' | 'zrem'>;
 
 export type Reply = readonly unknown[];
 
@@ -20,7 +23,8 @@ function redisMessageOf(error: unknown): string {
   return (message.split(', command was:')[0] ?? '').replace(/^Command failed: /, '');
 }
 
-function asQueueError(error: unknown): QueueError {
+/** A Redis failure as the engine reports it: INTERNAL for a script's own error, else unavailable. */
+export function asQueueError(error: unknown): QueueError {
   const redisMessage = redisMessageOf(error);
   const code = SCRIPT_ERROR.test(redisMessage) ? 'INTERNAL' : 'REDIS_UNAVAILABLE';
   // The message holds the whole command (script and arguments): keep it as the cause only.
@@ -29,21 +33,31 @@ function asQueueError(error: unknown): QueueError {
   return wrapped;
 }
 
+export interface ScriptOptions {
+  /**
+   * Send scripts with Upstash's `allow-key-locking` flag, so Upstash locks only their keys.
+   * Off for a Redis that refuses the flag (plain redis-server). @default true
+   */
+  keyLocking?: boolean;
+}
+
 /** Runs a script and returns its reply; a negative status becomes the matching QueueError. */
 export async function runScript(
   redis: ScriptRunner,
   script: LuaScript,
   keys: string[],
   args: (string | number)[],
+  { keyLocking = true }: ScriptOptions = {},
 ): Promise<Reply> {
   const argv = args.map(String);
+  const [sha1, source] = keyLocking ? [script.sha1, script.source] : [script.plainSha1, script.plainSource];
   let reply: unknown;
   try {
-    reply = await redis.evalsha(script.sha1, keys, argv);
+    reply = await redis.evalsha(sha1, keys, argv);
   } catch (error) {
     if (!redisMessageOf(error).startsWith('NOSCRIPT')) throw asQueueError(error);
     try {
-      reply = await redis.eval(script.source, keys, argv);
+      reply = await redis.eval(source, keys, argv);
     } catch (retryError) {
       throw asQueueError(retryError);
     }
@@ -51,4 +65,60 @@ export async function runScript(
   if (!Array.isArray(reply)) throw new QueueError('INTERNAL', `${script.name}: unexpected reply`);
   if (Number(reply[0]) < 0) throw luaError(reply);
   return reply;
+}
+
+/** Where a script's named keys point: a queue, and the group(s) its header asks for. */
+export interface ScriptTarget {
+  queue?: string;
+  /** The group of a script whose fixed keys include `group` (omitted: that last key is left out). */
+  group?: string;
+  /** One group per item, for a script with a per-item `group` key. */
+  groups?: readonly string[];
+}
+
+const QUEUE_KEY_FIELDS: Record<string, keyof QueueKeys> = {
+  meta: 'meta',
+  jobs: 'jobs',
+  ready: 'ready',
+  active: 'active',
+  held: 'held',
+  delayed: 'delayed',
+  completed: 'completed',
+  failed: 'failed',
+  'paused-groups': 'pausedGroups',
+  repeats: 'repeats',
+  'repeat-due': 'repeatDue',
+  'tick-lock': 'tickLock',
+};
+
+const GLOBAL_KEYS: Record<string, string> = { 'gq:queues': REGISTRY_KEY, 'gq:publish-tokens': PUBLISH_TOKENS_KEY };
+
+/** The KEYS array of `script` for `target`, in the order the script's header lists them. */
+export function keysFor(script: LuaScript, { queue, group, groups = [] }: ScriptTarget): string[] {
+  const k = queue === undefined ? null : queueKeys(queue);
+  const keys: string[] = [];
+  for (const name of script.keys) {
+    if (name === 'group') {
+      if (group !== undefined) keys.push(groupKey(queue!, group));
+      continue;
+    }
+    const global = GLOBAL_KEYS[name];
+    const field = QUEUE_KEY_FIELDS[name];
+    if (global) keys.push(global);
+    else if (k && field) keys.push(k[field]);
+    else throw new Error(`${script.name}: no key named ${name}`);
+  }
+  for (const each of groups) keys.push(groupKey(queue!, each));
+  return keys;
+}
+
+/** What callScript needs: the client, and whether to send Upstash's key-locking flag. */
+export interface ScriptContext {
+  redis: ScriptRunner;
+  keyLocking?: boolean;
+}
+
+/** Runs `script` with the KEYS its header names, for `target`. */
+export function callScript(ctx: ScriptContext, script: LuaScript, target: ScriptTarget, args: (string | number)[]): Promise<Reply> {
+  return runScript(ctx.redis, script, keysFor(script, target), args, { keyLocking: ctx.keyLocking });
 }

@@ -1,51 +1,51 @@
+#!lua flags=allow-key-locking
 --[[ delete-queue: removes every key of a queue, one bounded step per call; the caller repeats
 until it reports done. The first step hides the queue (its config goes), so nothing new is
-enqueued or reserved while the rest is removed. Group zsets are found where the invariant keeps
-them (ready heads, active jobs, held groups); jobs are read for their group before the jobs
-hash goes, last.
+enqueued or reserved while the rest is removed. Group zsets exist only for groups with a
+'g:<group>' counter in meta: each step removes the groups the previous step named (their keys
+declared by the caller) and names the next ones; meta goes last.
 
-KEYS[1]  meta           KEYS[2]  jobs        KEYS[3]  ready       KEYS[4]  active
-KEYS[5]  held           KEYS[6]  delayed     KEYS[7]  completed   KEYS[8]  failed
-KEYS[9]  paused-groups  KEYS[10] repeats     KEYS[11] repeat-due  KEYS[12] tick-lock
-KEYS[13] metrics
+KEYS[1]     meta           hash    config and counters (meta.lua)
+KEYS[2]     jobs           hash    id -> job record
+KEYS[3]     ready          zset    idle group heads
+KEYS[4]     active         zset    lease members
+KEYS[5]     held           zset    held or parked groups
+KEYS[6]     delayed        zset    delayed jobs
+KEYS[7]     completed      zset    kept completed ids
+KEYS[8]     failed         zset    kept failed ids
+KEYS[9]     paused-groups  set     paused group names
+KEYS[10]    repeats        hash    repeat specs
+KEYS[11]    repeat-due     zset    repeats by next run
+KEYS[12]    tick-lock      string  an opportunistic tick's lock
+KEYS[12+i]  group          zset    the i-th group named in ARGV
 
-ARGV[1] step: at most this many groups per call
+ARGV[1] step: at most this many counters to look at for the next call
+ARGV[2] HSCAN cursor of meta ('0' at first)
+ARGV[3...] group names, one per declared group key (named by the previous step)
 
-Returns {1, done 0|1}
+Returns {1, done 0|1, next HSCAN cursor, {group...}}: the groups to declare in the next call
 Errors  {-1} QUEUE_NOT_FOUND (no such queue, and no deletion under way)
 ]]
--- @include job
-
-local metaKey, jobsKey, readyKey, activeKey, heldKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local prefix, step = string.sub(metaKey, 1, -5), tonumber(ARGV[1])
+local metaKey, step = KEYS[1], tonumber(ARGV[1])
 if redis.call('HEXISTS', metaKey, 'deleting') == 0 then
   if redis.call('HDEL', metaKey, 'config') == 0 then return { -1 } end
   redis.call('HSET', metaKey, 'deleting', '1')
 end
 
-local function dropGroupOfJob(id)
-  local raw = redis.call('HGET', jobsKey, id)
-  if raw then redis.call('UNLINK', groupKeyOf(prefix, decodeJob(raw).g)) end
-end
--- Each source names groups its own way: ready by head member, active by job id, held by name.
-local left = step
-for _, source in ipairs({ readyKey, activeKey, heldKey }) do
-  if left > 0 then
-    local popped = redis.call('ZPOPMIN', source, left)
-    left = left - #popped / 2
-    for i = 1, #popped, 2 do
-      local m = popped[i]
-      if source == heldKey then
-        redis.call('UNLINK', groupKeyOf(prefix, m))
-      elseif source == activeKey then
-        dropGroupOfJob(m)
-      elseif m ~= TIMERS then
-        dropGroupOfJob(idOf(m))
-      end
-    end
+if #ARGV > 2 then
+  local groupKeys, fields = {}, {}
+  for i = 3, #ARGV do
+    groupKeys[#groupKeys + 1] = KEYS[10 + i] -- ARGV[2 + j] names KEYS[12 + j]
+    fields[#fields + 1] = 'g:' .. ARGV[i]
   end
+  redis.call('UNLINK', unpack(groupKeys))
+  redis.call('HDEL', metaKey, unpack(fields))
 end
-if left <= 0 then return { 1, 0 } end
+-- Deleting fields behind an HSCAN cursor is safe: it still reaches every field left.
+local page = redis.call('HSCAN', metaKey, ARGV[2], 'MATCH', 'g:*', 'COUNT', step)
+local names = {}
+for i = 1, #page[2], 2 do names[#names + 1] = string.sub(page[2][i], 3) end
+if #names > 0 or page[1] ~= '0' then return { 1, 0, page[1], names } end
 -- UNLINK frees big values off the main thread, so this stays cheap however many jobs remain.
-redis.call('UNLINK', jobsKey, KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], metaKey)
-return { 1, 1 }
+redis.call('UNLINK', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], metaKey)
+return { 1, 1, '0', {} }

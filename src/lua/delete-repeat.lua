@@ -1,3 +1,4 @@
+#!lua flags=allow-key-locking
 --[[ delete-repeat: removes a repeatable job. Runs already enqueued stay: they are ordinary jobs.
 
 KEYS[1] meta        hash  config (the queue must exist)

@@ -1,16 +1,19 @@
+#!lua flags=allow-key-locking
 --[[ enqueue: adds a batch of jobs (one or more) to a queue, all or nothing, then optionally
 reserves up to N ready jobs in the same call: the Worker's enqueue hands them straight to its
 dispatcher, so a job on an idle queue costs no separate reserve round trip.
 Idempotent by id: a job whose id exists is not touched and is reported as a duplicate.
+A job enqueued alone to an empty group of a queue with nothing else ready is leased "solo"
+(group.lua): straight from its record, without entering its group zset or `ready`.
 
-KEYS[1]    meta      hash  queue config, paused flag, enqueue sequence
-KEYS[2]    jobs      hash  id -> job record
-KEYS[3]    ready     zset  idle group heads by orderMs (+ the ~timers marker)
-KEYS[4]    delayed   zset  delayed job ids by runAt
-KEYS[5]    active    zset  leased job ids by lease deadline
-KEYS[6]    held      zset  group -> release time (+inf: paused)
-KEYS[7]    paused-groups  set  paused group names
-KEYS[7+i]  the group zset of job i
+KEYS[1]    meta           hash  config and counters (meta.lua)
+KEYS[2]    jobs           hash  id -> job record
+KEYS[3]    ready          zset  idle group heads by orderMs
+KEYS[4]    delayed        zset  '<id> <group>' by runAt
+KEYS[5]    active         zset  lease members by lease deadline
+KEYS[6]    held           zset  group -> release time (+inf: paused)
+KEYS[7]    paused-groups  set   paused group names
+KEYS[7+i]  group          zset  the group zset of job i
 
 ARGV[1]  now (epoch ms)
 ARGV[2]  seed (random hex; lease tokens derive from it)
@@ -19,78 +22,92 @@ ARGV[4]  n, the number of jobs; then 6 fields per job:
          id, group, orderMs (epoch ms), runAt (epoch ms, 0 = now), data (JSON text),
          options (JSON object of per-job state fields, e.g. {"ma":5}, or '')
 
-Returns {1, {{id, state, duplicate 0|1}...}, config JSON, {{id, state JSON, data, lease deadline}...}}
-  (the last two as settle returns them; no jobs when r is 0)
+Returns {1, {{id, state, duplicate 0|1}...}, config JSON, {{id, state JSON, data, lease deadline, hint}...}, dueAt}
+  (leased jobs as settle returns them, none when r is 0; dueAt: lower the queue's due-index
+  entry to this, -1 = nothing to do)
 Errors  {-1} QUEUE_NOT_FOUND; {-5, i, limit} PAYLOAD_TOO_LARGE for job i (nothing written)
 ]]
 -- @include job
+-- @include meta
 -- @include group
 -- @include insert
 -- @include reserve
 
 local now, seed, r, n = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 local F = 4 -- ARGV fields of job i start after F + (i - 1) * 6
+local function arg(i, field) return ARGV[F + (i - 1) * 6 + field] end
 
-local meta = redis.call('HMGET', KEYS[1], 'config', 'paused', 'pausedGroups')
-if not meta[1] then return { -1 } end
-local cfg = cjson.decode(meta[1])
+local groupFields = {}
+for i = 1, n do groupFields[i] = groupField(arg(i, 2)) end
+local M = openMeta(KEYS[1], groupFields)
+if not M.cfg then return { -1 } end
+local cfg = M.cfg
 for i = 1, n do
-  local data = ARGV[F + (i - 1) * 6 + 5]
-  if #data > cfg.maxPayloadBytes then return { -5, i, cfg.maxPayloadBytes } end
+  if #arg(i, 5) > cfg.maxPayloadBytes then return { -5, i, cfg.maxPayloadBytes } end
 end
 
 local K = {
   jobs = KEYS[2], ready = KEYS[3], delayed = KEYS[4], active = KEYS[5], held = KEYS[6],
   pausedGroups = KEYS[7],
 }
-local lastSeq = redis.call('HINCRBY', KEYS[1], 'seq', n)
-local ids = {}
-for i = 1, n do ids[i] = ARGV[F + (i - 1) * 6 + 1] end
-local existing = redis.call('HMGET', K.jobs, unpack(ids))
-
-local B, created, out, records = newBatch(), {}, {}, {}
-for i = 1, n do
-  local b = F + (i - 1) * 6
-  local id, options = ids[i], ARGV[b + 6]
-  if existing[i] then
-    out[i] = { id, stateOfExisting(K, id, existing[i]), 1 }
-  elseif created[id] then
-    out[i] = { id, out[created[id]][2], 1 } -- the same id twice in one batch
-  else
-    local state, record = insertJob(K, B, KEYS[7 + i], lastSeq - n + i, seed, now, id, ARGV[b + 2],
-      tonumber(ARGV[b + 3]), tonumber(ARGV[b + 4]), ARGV[b + 5], options ~= '' and cjson.decode(options))
-    created[id] = i
-    records[id] = record
-    out[i] = { id, state, 0 }
-  end
+local firstSeq = metaNum(M, 'seq') + 1
+local function stateOf(i)
+  local options = arg(i, 6)
+  return newJobState(seed, now, arg(i, 1), arg(i, 2), firstSeq + i - 1, tonumber(arg(i, 3)), tonumber(arg(i, 4)),
+    options ~= '' and cjson.decode(options))
 end
--- The common case of a job enqueued alone on a quiet queue: it is the only new head and no other
--- head is due, so a reservation could only pick it. It is leased straight from the batch and
--- never enters `ready` (no write and removal there, no reading its record back). Returns the
--- leased jobs, or nil when the usual reservation must decide.
-local function leaseLoneHead()
-  local groupKey, entry = next(B.ready)
-  if not groupKey or next(B.ready, groupKey) ~= nil then return nil end
-  local cutoff = now - cfg.orderingWindowMs
-  if entry[1] > cutoff then return nil end
-  for _, m in ipairs(redis.call('ZRANGEBYSCORE', K.ready, '-inf', cutoff, 'LIMIT', 0, 2)) do
-    if m ~= TIMERS then return nil end
+local reserving = r > 0 and not M.v.paused
+local B, out = newBatch(M, now), {}
+B.reserving = reserving
+
+if n == 1 then
+  -- One job: HSETNX checks the id and writes the record in one command.
+  local id, state, data = arg(1, 1), stateOf(1), arg(1, 5)
+  local record = encodeJob(state, data)
+  if redis.call('HSETNX', K.jobs, id, record) == 0 then
+    return { 1, { { id, stateOfExisting(K, id, redis.call('HGET', K.jobs, id)), 1 } }, M.v.config, {}, -1 }
   end
-  if redis.call('ZCARD', K.active) >= cfg.concurrency then return {} end
-  B.ready[groupKey] = nil
-  local id = idOf(entry[2])
-  local record = records[id]
-  local nl = string.find(record, '\n', 1, true)
-  local stateJson = string.sub(record, 1, nl - 1)
-  local deadline = now + leaseMsOf(cjson.decode(stateJson), cfg)
-  redis.call('ZADD', K.active, deadline, id)
-  batchTimer(B, deadline) -- the lease's deadline is a timer of the queue (see tick.lua)
-  return { { id, stateJson, string.sub(record, nl + 1), deadline } }
+  metaSet(M, 'seq', int(firstSeq))
+  -- Solo: nothing else could be reserved before it (nothing ready, no paused group to skip),
+  -- there is room, and its group has no job: it is leased at once.
+  local solo = reserving and not state.st and groupJobs(M, state.g) == 0 and metaNum(M, 'ready') == 0
+    and metaNum(M, 'pausedGroups') == 0 and metaNum(M, 'active') < cfg.concurrency
+    and state.o + cfg.orderingWindowMs <= now
+  if solo then
+    addGroupJobs(M, state.g, 1)
+    local deadline = now + leaseMsOf(state, cfg)
+    redis.call('ZADD', K.active, deadline, leaseMember(state.t, id, state.g))
+    metaAdd(M, 'active', 1)
+    noteTimer(M, deadline)
+    saveMeta(M)
+    local stateJson = string.sub(record, 1, #record - #data - 1)
+    return { 1, { { id, 'waiting', 0 } }, M.v.config, { { id, stateJson, data, deadline, 's' } }, dueReport(M, now) }
+  end
+  out[1] = { id, placeJob(K, B, KEYS[8], id, state), 0 }
+else
+  local ids = {}
+  for i = 1, n do ids[i] = arg(i, 1) end
+  local existing = redis.call('HMGET', K.jobs, unpack(ids))
+  local created = {}
+  for i = 1, n do
+    local id = ids[i]
+    if existing[i] then
+      out[i] = { id, stateOfExisting(K, id, existing[i]), 1 }
+    elseif created[id] then
+      out[i] = { id, out[created[id]][2], 1 } -- the same id twice in one batch
+    else
+      local state = stateOf(i)
+      B.fresh[#B.fresh + 1] = id
+      B.fresh[#B.fresh + 1] = encodeJob(state, arg(i, 5))
+      created[id] = i
+      out[i] = { id, placeJob(K, B, KEYS[7 + i], id, state), 0 }
+    end
+  end
+  metaSet(M, 'seq', int(firstSeq + n - 1))
 end
 
-local jobs
-local reserving = r > 0 and not meta[2]
-if reserving and tonumber(meta[3] or '0') == 0 then jobs = leaseLoneHead() end
 flushBatch(K, B)
-if reserving and not jobs then jobs = reserveJobs(K, cfg, tonumber(meta[3] or '0'), r, now) end
-return { 1, out, meta[1], jobs or {} }
+local jobs = {}
+if reserving then jobs = reserveJobs(K, M, r, now) end
+saveMeta(M)
+return { 1, out, M.v.config, jobs, dueReport(M, now) }

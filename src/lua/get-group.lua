@@ -1,35 +1,43 @@
---[[ get-group: a group's state and its jobs in the order they will run.
+#!lua flags=no-writes,allow-key-locking
+--[[ get-group: a group's state and its jobs in the order they will run (a solo lease, which is
+not in the group zset, first: it is the one running).
 
-KEYS[1] meta           hash  config
+KEYS[1] meta           hash  config and counters (meta.lua)
 KEYS[2] jobs           hash  id -> job record
 KEYS[3] ready          zset  idle group heads
-KEYS[4] active         zset  leased job ids
+KEYS[4] active         zset  lease members by deadline
 KEYS[5] held           zset  held or parked groups
 KEYS[6] paused-groups  set   paused group names
-KEYS[7] the group zset
+KEYS[7] group          zset  the group's jobs
 
 ARGV[1] group
 ARGV[2] now (epoch ms)
 ARGV[3] limit: at most this many jobs
 
-Returns {1, state, {{id, state JSON, data, state, startedAt, expiresAt, maxAttempts}...}}
+Returns {1, state, {job view (view.lua)...}}
 Errors  {-1} QUEUE_NOT_FOUND, {-6} GROUP_NOT_FOUND
 ]]
 -- @include job
+-- @include meta
 -- @include view
 
-local K = {
-  jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5], pausedGroups = KEYS[6],
-  prefix = string.sub(KEYS[1], 1, -5),
-}
-local cfgJson = redis.call('HGET', KEYS[1], 'config')
-if not cfgJson then return { -1 } end
-local cfg = cjson.decode(cfgJson)
-local state = groupState(K, cfg, ARGV[1], tonumber(ARGV[2]))
+local K = { jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5], pausedGroups = KEYS[6] }
+local group, now, limit = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local M = openMeta(KEYS[1], { groupField(group) })
+if not M.cfg then return { -1 } end
+local state = groupState(K, M, KEYS[7], group, now)
 if not state then return { -6 } end
+local ids = {}
+if groupJobs(M, group) > redis.call('ZCARD', KEYS[7]) then
+  -- A solo lease: its member in `active` (at most `concurrency` of them) names the group.
+  for _, m in ipairs(redis.call('ZRANGE', K.active, 0, -1)) do
+    local id, owner = splitLease(m)
+    if owner == group then ids[#ids + 1] = id end
+  end
+end
+for _, m in ipairs(redis.call('ZRANGE', KEYS[7], 0, limit - 1)) do ids[#ids + 1] = idOf(m) end
 local jobs = {}
-for _, m in ipairs(redis.call('ZRANGE', KEYS[7], 0, tonumber(ARGV[3]) - 1)) do
-  local id = idOf(m)
-  jobs[#jobs + 1] = jobView(K, cfg, id, redis.call('HGET', K.jobs, id))
+for i = 1, math.min(#ids, limit) do
+  jobs[i] = jobView(K, M.cfg, ids[i], redis.call('HGET', K.jobs, ids[i]))
 end
 return { 1, state, jobs }

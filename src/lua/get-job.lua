@@ -1,8 +1,9 @@
+#!lua flags=no-writes,allow-key-locking
 --[[ get-job: one job as the API shows it.
 
 KEYS[1] meta    hash  config
 KEYS[2] jobs    hash  id -> job record
-KEYS[3] active  zset  leased job ids by lease deadline
+KEYS[3] active  zset  lease members by lease deadline
 
 ARGV[1] id
 
@@ -10,9 +11,10 @@ Returns {1, {id, state JSON, data, state, startedAt, expiresAt, maxAttempts}}
 Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND
 ]]
 -- @include job
+-- @include meta
 -- @include view
 
 local K = { jobs = KEYS[2], active = KEYS[3] }
-local cfg, raw, err = loadJob(KEYS[1], K.jobs, ARGV[1])
+local M, raw, err = loadJob(KEYS[1], K.jobs, ARGV[1])
 if err then return err end
-return { 1, jobView(K, cfg, ARGV[1], raw) }
+return { 1, jobView(K, M.cfg, ARGV[1], raw) }

@@ -1,11 +1,15 @@
---[[ get-metrics: the queue's per-minute outcome counters (the ring metrics.lua writes), as
+#!lua flags=no-writes,allow-key-locking
+--[[ get-metrics: the queue's per-minute outcome counters (the ring in meta, see meta.lua), as
 stored; the caller picks the last 60 minutes and drops slots that hold an older minute.
 
-KEYS[1] meta     hash  config (the queue must exist)
-KEYS[2] metrics  hash  '<c|f|r>:<minute % 60>' -> epoch minute * 1e8 + count
+KEYS[1] meta  hash  config and counters: '<c|f|r>:<minute % 60>' -> epoch minute * 1e8 + count
 
-Returns {1, {field, value, field, value, ...}}
+Returns {1, {value of c:0, c:1, ... c:59, f:0, ... f:59, r:0, ... r:59}} (false where unset)
 Errors  {-1} QUEUE_NOT_FOUND
 ]]
 if redis.call('HEXISTS', KEYS[1], 'config') == 0 then return { -1 } end
-return { 1, redis.call('HGETALL', KEYS[2]) }
+local fields = {}
+for _, kind in ipairs({ 'c', 'f', 'r' }) do
+  for slot = 0, 59 do fields[#fields + 1] = kind .. ':' .. slot end
+end
+return { 1, redis.call('HMGET', KEYS[1], unpack(fields)) }

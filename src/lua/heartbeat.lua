@@ -1,28 +1,30 @@
---[[ heartbeat: extends a live lease (async deliveries keep their job this way).
+#!lua flags=allow-key-locking
+--[[ heartbeat: extends a live lease (async deliveries keep their job this way). The new deadline
+usually lies past the queue's timer; a shorter extension lowers it.
 
-KEYS[1] meta    hash  config
+KEYS[1] meta    hash  config and counters (meta.lua)
 KEYS[2] jobs    hash  id -> job record
-KEYS[3] active  zset  leased job ids by lease deadline
-KEYS[4] ready   zset  holds the ~timers marker
+KEYS[3] active  zset  lease members by lease deadline
 
 ARGV[1] now (epoch ms)
 ARGV[2] id
 ARGV[3] lease token
 ARGV[4] extendMs (0: the job's timeoutMs); the lease ends at now + extendMs, at most 24 h
 
-Returns {1, expiresAt}
+Returns {1, expiresAt, dueAt}
 Errors  {-3} LEASE_LOST (also when the queue is gone: its leases went with it)
 ]]
 -- @include job
+-- @include meta
 -- @include lease
 
 local K = { jobs = KEYS[2], active = KEYS[3] }
 local now, id, token, extendMs = tonumber(ARGV[1]), ARGV[2], ARGV[3], tonumber(ARGV[4])
 
-local cfgJson = redis.call('HGET', KEYS[1], 'config')
-if not cfgJson then return { -3 } end
-local cfg = cjson.decode(cfgJson)
-local state, data, deadline = liveLease(K, id, token)
+local M = openMeta(KEYS[1])
+if not M.cfg then return { -3 } end
+local cfg = M.cfg
+local state, data, deadline, member = liveLease(K, id, token)
 if not state then return { -3 } end
 
 if not state.sa then
@@ -33,6 +35,7 @@ if not state.sa then
 end
 if extendMs <= 0 then extendMs = state.to or cfg.timeoutMs end
 local expiresAt = now + math.min(extendMs, DAY_MS)
-redis.call('ZADD', K.active, 'XX', expiresAt, id)
-noteTimer(KEYS[4], expiresAt)
-return { 1, expiresAt }
+redis.call('ZADD', K.active, 'XX', expiresAt, member)
+noteTimer(M, expiresAt)
+saveMeta(M)
+return { 1, expiresAt, dueReport(M, now) }

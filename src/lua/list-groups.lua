@@ -1,65 +1,42 @@
---[[ list-groups: one page of the groups that hold a waiting or active job, with their state.
-Groups are found where the invariant keeps them: active (by their leased job), ready (by their
-head), held. The cursor is '<phase>:<offset>' over those three in that order.
+#!lua flags=no-writes,allow-key-locking
+--[[ list-groups: one page of the names of the groups that hold a waiting or active job: the
+'g:<group>' counters of meta, walked with HSCAN (group-info then reads their state). The cursor
+is '<scan cursor>:<shown>': HSCAN's COUNT is only a hint, so a page is cut at `limit` and the
+cursor remembers how much of the last batch was shown.
 
-KEYS[1] meta           hash  config
-KEYS[2] jobs           hash  id -> job record
-KEYS[3] ready          zset  idle group heads (+ ~timers marker)
-KEYS[4] active         zset  leased job ids
-KEYS[5] held           zset  held or parked groups
-KEYS[6] paused-groups  set   paused group names
+KEYS[1] meta  hash  config and counters (meta.lua)
 
-ARGV[1] now (epoch ms)
-ARGV[2] limit (page size)
-ARGV[3] cursor ('' = first page)
+ARGV[1] limit (page size)
+ARGV[2] cursor ('' = first page)
 
-Returns {1, next cursor ('' = no more), {{group, waiting, active, state}...}}
+Returns {1, next cursor ('' = no more), {group...}}
 Errors  {-1} QUEUE_NOT_FOUND
 ]]
--- @include job
--- @include view
-
-local K = {
-  jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5], pausedGroups = KEYS[6],
-  prefix = string.sub(KEYS[1], 1, -5),
-}
-local now, limit, cursor = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
-local cfgJson = redis.call('HGET', KEYS[1], 'config')
-if not cfgJson then return { -1 } end
-local cfg = cjson.decode(cfgJson)
-
-local function groupOfJob(id)
-  local raw = redis.call('HGET', K.jobs, id)
-  return raw and decodeJob(raw).g
-end
-local phases = {
-  { 'a', K.active, groupOfJob },
-  { 'r', K.ready, function(m) return m ~= TIMERS and groupOfJob(idOf(m)) end },
-  { 'h', K.held, function(g) return g end },
-}
-local phase, offset = string.match(cursor, '^(%a):(%d+)$')
-phase, offset = phase or 'a', tonumber(offset) or 0
-
-local groups, started = {}, false
-for _, p in ipairs(phases) do
-  if p[1] == phase then started = true end
-  if started then
-    while #groups < limit do
-      local members = redis.call('ZRANGE', p[2], offset, offset + limit - #groups - 1)
-      if #members == 0 then break end
-      offset = offset + #members
-      for _, m in ipairs(members) do
-        local group = p[3](m)
-        local state = group and groupState(K, cfg, group, now)
-        if state then
-          local active = p[1] == 'a' and 1 or 0
-          local size = redis.call('ZCARD', groupKeyOf(K.prefix, group))
-          groups[#groups + 1] = { group, size - active, active, state }
-        end
+if redis.call('HEXISTS', KEYS[1], 'config') == 0 then return { -1 } end
+local limit = tonumber(ARGV[1])
+local scan, shown = string.match(ARGV[2], '^(%d+):(%d+)$')
+scan, shown = scan or '0', tonumber(shown) or 0
+local names, nextCursor = {}, ''
+for _ = 1, 3 do -- bounded work per page: a page may come back short, with a cursor
+  local page = redis.call('HSCAN', KEYS[1], scan, 'MATCH', 'g:*', 'COUNT', limit)
+  local fields, full = page[2], false
+  local seen = 0
+  for i = 1, #fields, 2 do
+    seen = seen + 1
+    if seen > shown then
+      if #names == limit then
+        full = true
+        break
       end
+      names[#names + 1] = string.sub(fields[i], 3)
     end
-    if #groups >= limit then return { 1, p[1] .. ':' .. offset, groups } end
-    offset = 0
   end
+  if full then
+    nextCursor = scan .. ':' .. (seen - 1)
+    break
+  end
+  scan, shown = page[1], 0
+  nextCursor = scan == '0' and '' or scan .. ':0'
+  if scan == '0' or #names == limit then break end
 end
-return { 1, '', groups }
+return { 1, nextCursor, names }

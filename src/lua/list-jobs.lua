@@ -1,14 +1,15 @@
+#!lua flags=no-writes,allow-key-locking
 --[[ list-jobs: one page of a queue's jobs in one state.
 Order: waiting with a group, as they will run; waiting without a group, hash order (HSCAN);
 delayed by runAt; active by lease deadline; completed and failed newest first.
 
 KEYS[1] meta       hash  config
 KEYS[2] jobs       hash  id -> job record
-KEYS[3] active     zset  leased job ids by deadline
-KEYS[4] delayed    zset  delayed job ids by runAt
+KEYS[3] active     zset  lease members '<id> <token><group>' by deadline
+KEYS[4] delayed    zset  '<id> <group>' by runAt
 KEYS[5] completed  zset  kept completed ids by finishedAt
 KEYS[6] failed     zset  kept failed ids by finishedAt
-KEYS[7] the group zset (only with a group)
+KEYS[7] group      zset  the group's jobs (only with a group)
 
 ARGV[1] state: waiting | delayed | active | completed | failed
 ARGV[2] limit (page size)
@@ -19,6 +20,7 @@ Returns {1, next cursor ('' = no more), {{id, state JSON, data, state, startedAt
 Errors  {-1} QUEUE_NOT_FOUND
 ]]
 -- @include job
+-- @include meta
 -- @include view
 
 local K = { jobs = KEYS[2], active = KEYS[3] }
@@ -70,7 +72,17 @@ else
   local source, reverse = ({ delayed = KEYS[4], active = KEYS[3], completed = KEYS[5],
     failed = KEYS[6], waiting = KEYS[7] })[wanted], wanted == 'completed' or wanted == 'failed'
   local members = redis.call(reverse and 'ZREVRANGE' or 'ZRANGE', source, offset, offset + limit - 1)
-  for _, m in ipairs(members) do add(wanted == 'waiting' and idOf(m) or m) end
+  for _, m in ipairs(members) do
+    if wanted == 'waiting' then
+      add(idOf(m))
+    elseif wanted == 'delayed' then
+      add((splitMember(m)))
+    elseif wanted == 'active' then
+      add((splitLease(m)))
+    else
+      add(m)
+    end
+  end
   if #members == limit then nextCursor = tostring(offset + limit) end
 end
 return { 1, nextCursor, views }

@@ -1,3 +1,4 @@
+#!lua flags=no-writes,allow-key-locking
 --[[ list-repeats: every repeatable job of a queue (their number is capped by put-repeat).
 
 KEYS[1] meta     hash  config (the queue must exist)

@@ -1,22 +1,26 @@
---[[ pause-queue: pauses or resumes dispatching for a whole queue. Paused: enqueue is still
-accepted, nothing new is reserved, active jobs finish.
+#!lua flags=allow-key-locking
+--[[ pause-queue: pauses or resumes a whole queue. Paused: enqueue still accepted, nothing new
+is reserved, active jobs finish. Resuming makes the queue's tick due now, to drain what waited.
 
-KEYS[1] meta   hash  config, paused flag
-KEYS[2] ready  zset  holds the ~timers marker
+KEYS[1] meta  hash  config and counters (meta.lua)
 
 ARGV[1] '1' pause | '0' resume
 ARGV[2] now (epoch ms)
 
-Returns {1, paused 0|1}
+Returns {1, paused 0|1, dueAt}
 Errors  {-1} QUEUE_NOT_FOUND
 ]]
 -- @include job
+-- @include meta
 
-if redis.call('HEXISTS', KEYS[1], 'config') == 0 then return { -1 } end
+local now = tonumber(ARGV[2])
+local M = openMeta(KEYS[1])
+if not M.cfg then return { -1 } end
 if ARGV[1] == '1' then
-  redis.call('HSET', KEYS[1], 'paused', '1')
-  return { 1, 1 }
+  metaSet(M, 'paused', '1')
+else
+  metaSet(M, 'paused', false)
+  noteTimer(M, now)
 end
-redis.call('HDEL', KEYS[1], 'paused')
-noteTimer(KEYS[2], tonumber(ARGV[2])) -- the next tick drains what waited
-return { 1, 0 }
+saveMeta(M)
+return { 1, ARGV[1] == '1' and 1 or 0, dueReport(M, now) }

@@ -1,7 +1,8 @@
+#!lua flags=allow-key-locking
 --[[ progress: records a live lease's progress (a number 0-100 or a small JSON object).
 
 KEYS[1] jobs    hash  id -> job record
-KEYS[2] active  zset  leased job ids by lease deadline
+KEYS[2] active  zset  lease members by lease deadline
 
 ARGV[1] id
 ARGV[2] lease token

@@ -1,29 +1,37 @@
---[[ promote-job: makes a delayed job waiting now.
+#!lua flags=allow-key-locking
+--[[ promote-job: a delayed job joins its group now.
 
-KEYS[1] meta     hash  config
+KEYS[1] meta     hash  config and counters (meta.lua)
 KEYS[2] jobs     hash  id -> job record
 KEYS[3] ready    zset  idle group heads
-KEYS[4] active   zset  leased job ids
-KEYS[5] delayed  zset  delayed job ids
+KEYS[4] active   zset  lease members (for the view)
+KEYS[5] delayed  zset  '<id> <group>' by runAt
+KEYS[6] group    zset  the job's group (the caller read it with job-group)
 
 ARGV[1] id
+ARGV[2] the job's group
+ARGV[3] now (epoch ms)
 
-Returns {1, {id, state JSON, data, state, startedAt, expiresAt, maxAttempts}}
-Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND, {-4} INVALID_STATE (not delayed)
+Returns {1, job view (view.lua), dueAt}
+Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND, {-4} INVALID_STATE (not delayed),
+        {-10, group} the job's group is another one: call again with it declared
 ]]
 -- @include job
+-- @include meta
 -- @include group
 -- @include job-ops
 -- @include view
 
-local K = { jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], prefix = string.sub(KEYS[1], 1, -5) }
-local id = ARGV[1]
-local cfg, raw, err = loadJob(KEYS[1], K.jobs, id)
+local K = { jobs = KEYS[2], ready = KEYS[3], active = KEYS[4] }
+local id, now = ARGV[1], tonumber(ARGV[3])
+local M, raw, err = loadJob(KEYS[1], K.jobs, id, { groupField(ARGV[2]) })
 if err then return err end
 local state, data = decodeJob(raw)
+if state.g ~= ARGV[2] then return { -10, state.g } end
 if state.st ~= 'delayed' then return { -4 } end
-redis.call('ZREM', KEYS[5], id)
-local B = newBatch()
-local record = attachWaiting(K, B, id, state, data)
+redis.call('ZREM', KEYS[5], delayedMember(id, state.g))
+local B = newBatch(M, now)
+local record = attachWaiting(K, B, KEYS[6], id, state, data)
 flushBatch(K, B)
-return { 1, jobView(K, cfg, id, record) }
+saveMeta(M)
+return { 1, jobView(K, M.cfg, id, record), dueReport(M, now) }

@@ -1,3 +1,4 @@
+#!lua flags=allow-key-locking
 --[[ publish-tokens: the index of publish tokens (SHA-256 hashes) to their queue. The queue's own
 config stays the authority on what a token may do; this index only tells a token of another
 queue (403 FORBIDDEN) from one nobody issued (401 UNAUTHORIZED). Like the registry it lives

@@ -1,19 +1,24 @@
---[[ put-queue: creates a queue or replaces its whole config.
+#!lua flags=allow-key-locking
+--[[ put-queue: creates a queue or replaces its whole config (validated by the caller). The
+queue's next tick is made due now, so a changed config (retention, concurrency) takes effect.
 
-KEYS[1] meta   hash  config, paused flag, enqueue sequence
-KEYS[2] ready  zset  holds the ~timers marker
+KEYS[1] meta  hash  config and counters (meta.lua)
 
 ARGV[1] now (epoch ms)
 ARGV[2] config JSON (validated and defaulted by the caller)
 
-Returns {1, created 0|1, previous config JSON or ''} (the caller unindexes its publish tokens)
+Returns {1, created 0|1, previous config JSON or '', dueAt} (the caller unindexes the previous
+  config's publish tokens)
 Errors  {-8} the queue is still being deleted (the caller finishes that first)
 ]]
 -- @include job
+-- @include meta
 
-if redis.call('HEXISTS', KEYS[1], 'deleting') == 1 then return { -8 } end
-local previous = redis.call('HGET', KEYS[1], 'config')
-local created = redis.call('HSET', KEYS[1], 'config', ARGV[2])
--- The next tick takes a full pass: a lower keepCompleted/keepFailed trims retention there.
-noteTimer(KEYS[2], tonumber(ARGV[1]))
-return { 1, created, previous or '' }
+local now = tonumber(ARGV[1])
+local M = openMeta(KEYS[1], { 'deleting' })
+if M.v.deleting then return { -8 } end
+local previous = M.v.config or ''
+metaSet(M, 'config', ARGV[2])
+noteTimer(M, now)
+saveMeta(M)
+return { 1, previous == '' and 1 or 0, previous, dueReport(M, now) }

@@ -1,25 +1,28 @@
---[[ put-repeat: creates or replaces a repeatable job. The caller computes the first run with
+#!lua flags=allow-key-locking
+--[[ put-repeat: creates or replaces a repeatable job. The caller computed the next run with
 cron-parser. Runs created so far (`count`) are kept across replacements, so a used-up `limit`
 stays used up; every replacement gets a new version `v`, which commit-repeat compares.
 
-KEYS[1] meta        hash  config (the queue must exist)
+KEYS[1] meta        hash  config and counters (meta.lua)
 KEYS[2] repeats     hash  repeat key -> spec JSON
 KEYS[3] repeat-due  zset  repeat key -> next run (epoch ms)
-KEYS[4] ready       zset  holds the ~timers marker
 
 ARGV[1] repeat key
 ARGV[2] spec JSON: {group, data (JSON text), every?|pattern?, tz, startAt?, endAt?, limit?}
 ARGV[3] next run (epoch ms; -1 = none, e.g. endAt already passed)
 ARGV[4] the most repeats a queue may hold
+ARGV[5] now (epoch ms)
 
-Returns {1, next run (-1 = none)}
+Returns {1, next run (-1 = none), dueAt}
 Errors  {-1} QUEUE_NOT_FOUND, {-9, max} too many repeats
 ]]
 -- @include job
+-- @include meta
 
-local metaKey, repeatsKey, dueKey, readyKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local repeatsKey, dueKey = KEYS[2], KEYS[3]
 local key, nextRunAt, maxRepeats = ARGV[1], tonumber(ARGV[3]), tonumber(ARGV[4])
-if redis.call('HEXISTS', metaKey, 'config') == 0 then return { -1 } end
+local M = openMeta(KEYS[1])
+if not M.cfg then return { -1 } end
 
 local spec = cjson.decode(ARGV[2])
 local existing = redis.call('HGET', repeatsKey, key)
@@ -35,9 +38,10 @@ if spec.limit and spec.count >= spec.limit then nextRunAt = -1 end
 if nextRunAt >= 0 then
   spec.nextRunAt = nextRunAt
   redis.call('ZADD', dueKey, nextRunAt, key)
-  noteTimer(readyKey, nextRunAt)
+  noteTimer(M, nextRunAt)
 else
   redis.call('ZREM', dueKey, key)
 end
 redis.call('HSET', repeatsKey, key, cjson.encode(spec))
-return { 1, nextRunAt }
+saveMeta(M)
+return { 1, nextRunAt, dueReport(M, tonumber(ARGV[5])) }

@@ -1,3 +1,4 @@
+#!lua flags=no-writes,allow-key-locking
 --[[ queue-config: a queue's stored config, for the checks a request needs before it runs
 (publish tokens, CORS origins). Two commands with the EVALSHA.
 

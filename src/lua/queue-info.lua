@@ -1,11 +1,13 @@
+#!lua flags=no-writes,allow-key-locking
 --[[ queue-info: a queue's config, paused flag and counts, all O(1) reads.
 waiting = jobs - active - delayed - completed - failed (every record is in exactly one state);
-groups = idle groups in ready + held groups + active groups (each busy group has one lease).
+groups = idle groups in ready + held groups + active groups (each busy group has one lease);
+meta's counters give `active` and `ready` without a command.
 
-KEYS[1] meta       hash  config, paused flag
+KEYS[1] meta       hash  config and counters (meta.lua)
 KEYS[2] jobs       hash  id -> job record
-KEYS[3] ready      zset  idle group heads (+ ~timers marker)
-KEYS[4] active     zset  leased job ids
+KEYS[3] ready      zset  idle group heads
+KEYS[4] active     zset  lease members
 KEYS[5] held       zset  held or parked groups
 KEYS[6] delayed    zset  delayed job ids
 KEYS[7] completed  zset  kept completed job ids
@@ -15,18 +17,14 @@ Returns {1, config JSON, paused 0|1, waiting, delayed, active, completed, failed
 Errors  {-1} QUEUE_NOT_FOUND
 ]]
 -- @include job
+-- @include meta
 
-local metaKey, jobsKey, readyKey, activeKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local heldKey, delayedKey, completedKey, failedKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
-
-local meta = redis.call('HMGET', metaKey, 'config', 'paused')
-if not meta[1] then return { -1 } end
-local active = redis.call('ZCARD', activeKey)
-local delayed = redis.call('ZCARD', delayedKey)
-local completed = redis.call('ZCARD', completedKey)
-local failed = redis.call('ZCARD', failedKey)
-local waiting = redis.call('HLEN', jobsKey) - active - delayed - completed - failed
-local idle = redis.call('ZCARD', readyKey)
-if redis.call('ZSCORE', readyKey, TIMERS) then idle = idle - 1 end
-local groups = idle + redis.call('ZCARD', heldKey) + active
-return { 1, meta[1], meta[2] and 1 or 0, waiting, delayed, active, completed, failed, groups }
+local M = openMeta(KEYS[1])
+if not M.cfg then return { -1 } end
+local active, idle = metaNum(M, 'active'), metaNum(M, 'ready')
+local delayed = redis.call('ZCARD', KEYS[6])
+local completed = redis.call('ZCARD', KEYS[7])
+local failed = redis.call('ZCARD', KEYS[8])
+local waiting = redis.call('HLEN', KEYS[2]) - active - delayed - completed - failed
+local groups = idle + redis.call('ZCARD', KEYS[5]) + active
+return { 1, M.v.config, M.v.paused and 1 or 0, waiting, delayed, active, completed, failed, groups }

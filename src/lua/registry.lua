@@ -1,3 +1,4 @@
+#!lua flags=allow-key-locking
 --[[ registry: the set of queue names the scheduler walks. It lives outside every queue's hash
 slot, so it is changed by this script alone and never inside a queue's scripts.
 

@@ -1,40 +1,49 @@
---[[ remove-job: deletes a job that is not active.
+#!lua flags=allow-key-locking
+--[[ remove-job: deletes a job that is not active. A waiting job leaves its group (its next job
+becomes the head); a delayed, completed or failed one leaves its zset.
 
-KEYS[1] meta       hash  config
-KEYS[2] jobs       hash  id -> job record
-KEYS[3] ready      zset  idle group heads
-KEYS[4] active     zset  leased job ids
-KEYS[5] held       zset  held or parked groups
-KEYS[6] delayed    zset  delayed job ids
-KEYS[7] completed  zset  kept completed ids
-KEYS[8] failed     zset  kept failed ids
+KEYS[1] meta           hash  config and counters (meta.lua)
+KEYS[2] jobs           hash  id -> job record
+KEYS[3] ready          zset  idle group heads
+KEYS[4] active         zset  lease members (an active job cannot be removed)
+KEYS[5] held           zset  group -> release time
+KEYS[6] delayed        zset  '<id> <group>' by runAt
+KEYS[7] completed      zset  kept completed ids
+KEYS[8] failed         zset  kept failed ids
+KEYS[9] group          zset  the job's group (the caller read it with job-group)
 
 ARGV[1] id
+ARGV[2] the job's group
+ARGV[3] now (epoch ms)
 
-Returns {1}
-Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND, {-4} INVALID_STATE (active)
+Returns {1, dueAt}
+Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND, {-4} INVALID_STATE (active),
+        {-10, group} the job's group is another one: call again with it declared
 ]]
 -- @include job
+-- @include meta
 -- @include group
 -- @include job-ops
 
-local K = {
-  jobs = KEYS[2], ready = KEYS[3], held = KEYS[5], delayed = KEYS[6],
-  prefix = string.sub(KEYS[1], 1, -5),
-}
-local id = ARGV[1]
-if redis.call('HEXISTS', KEYS[1], 'config') == 0 then return { -1 } end
+local K = { jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5] }
+local id, now = ARGV[1], tonumber(ARGV[3])
+local M = openMeta(KEYS[1], { groupField(ARGV[2]) })
+if not M.cfg then return { -1 } end
 local raw = redis.call('HGET', K.jobs, id)
 if not raw then return { -2 } end
 local state = decodeJob(raw)
-if state.st then
-  redis.call('ZREM', ({ delayed = KEYS[6], completed = KEYS[7], failed = KEYS[8] })[state.st], id)
-elseif redis.call('ZSCORE', KEYS[4], id) then
+if state.g ~= ARGV[2] then return { -10, state.g } end
+if state.st == 'delayed' then
+  redis.call('ZREM', KEYS[6], delayedMember(id, state.g))
+elseif state.st then
+  redis.call('ZREM', ({ completed = KEYS[7], failed = KEYS[8] })[state.st], id)
+elseif redis.call('ZSCORE', K.active, leaseMember(state.t, id, state.g)) then
   return { -4 }
 else
-  local B = newBatch()
-  detachWaiting(K, B, id, state)
+  local B = newBatch(M, now)
+  detachWaiting(K, B, KEYS[9], id, state)
   flushBatch(K, B)
 end
 redis.call('HDEL', K.jobs, id)
-return { 1 }
+saveMeta(M)
+return { 1, dueReport(M, now) }

@@ -1,107 +1,121 @@
---[[ tick: the scheduler's bounded pass over one queue. Promotes due delayed jobs, releases
-groups whose retry backoff ended, expires leases past their deadline (a failed attempt: retry or
-fail), trims retention, lists repeats that are due (the caller computes their next time and
-commits each with commit-repeat), and reports when the queue next needs a tick.
-An idle queue costs one command here: the `~timers` marker in `ready` holds the earliest timer
-(delayed, held, lease, repeat), so one look at `ready` tells whether anything is due.
+#!lua flags=allow-key-locking
+--[[ tick: the scheduler's bounded pass over one queue, after tick-scan named the groups due
+items belong to. Promotes due delayed jobs, releases groups whose retry backoff ended, expires
+leases past their deadline (a failed attempt: retry or fail), trims retention, lists repeats
+that are due (the caller computes their next time and commits each with commit-repeat), and
+sets the queue's `timer` to when it next needs a tick. Items of groups not declared (they came
+due since the scan) are left for the next pass.
 
-KEYS[1]  meta           hash  config, paused flag, pausedGroups count
-KEYS[2]  jobs           hash  id -> job record
-KEYS[3]  ready          zset  idle group heads (+ ~timers marker)
-KEYS[4]  active         zset  leased job ids by lease deadline
-KEYS[5]  held           zset  group -> release time (+inf: paused)
-KEYS[6]  delayed        zset  delayed job ids by runAt
-KEYS[7]  completed      zset  kept completed ids by finishedAt
-KEYS[8]  failed         zset  kept failed ids by finishedAt
-KEYS[9]  repeat-due     zset  repeat key -> next run (epoch ms)
-KEYS[10] repeats        hash  repeat key -> repeat spec JSON
-KEYS[11] tick-lock      string held while an opportunistic tick runs (expires by itself)
-KEYS[12] metrics        hash  per-minute counters (expired leases count as retried or failed)
-Group zsets are derived from the meta key's prefix.
+KEYS[1]     meta           hash  config and counters (meta.lua)
+KEYS[2]     jobs           hash  id -> job record
+KEYS[3]     ready          zset  idle group heads
+KEYS[4]     active         zset  lease members by lease deadline
+KEYS[5]     held           zset  group -> release time (+inf: paused)
+KEYS[6]     delayed        zset  '<id> <group>' by runAt
+KEYS[7]     completed      zset  kept completed ids by finishedAt
+KEYS[8]     failed         zset  kept failed ids by finishedAt
+KEYS[9]     repeat-due     zset  repeat key -> next run (epoch ms)
+KEYS[10]    repeats        hash  repeat key -> repeat spec JSON
+KEYS[10+i]  group          zset  the group zset of the i-th group named in ARGV
 
 ARGV[1] now (epoch ms)
 ARGV[2] seed (random hex, for new lease tokens and jitter)
 ARGV[3] limit: at most this many items per phase
-ARGV[4] lockMs: 0 for the cron's ticks; > 0 for a request's opportunistic tick, which runs only
-        if it can take the lock for this long (a burst of requests runs one pass, not many)
+ARGV[4...] group names, one per declared group key
 
 Returns {1, nextDueAt (epoch ms, -1 = nothing scheduled), readyDue 0|1, more 0|1,
-         {{repeat key, spec JSON}...}, locked 0|1}
-  readyDue: jobs are ready to be reserved now; more: a phase hit its limit, tick again;
-  locked: another opportunistic tick holds the lock, nothing was done
+         {{repeat key, spec JSON}...}}
+  readyDue: jobs are ready to be reserved now; more: a phase hit its limit or met an
+  undeclared group, tick again
 Errors  {-1} QUEUE_NOT_FOUND
 ]]
 -- @include job
+-- @include meta
 -- @include group
 -- @include finish
 -- @include job-ops
--- @include metrics
 
 local K = {
-  meta = KEYS[1], jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5],
-  delayed = KEYS[6], completed = KEYS[7], failed = KEYS[8], repeatDue = KEYS[9], repeats = KEYS[10], metrics = KEYS[12],
-  prefix = string.sub(KEYS[1], 1, -5), -- 'gq:{queue}:' (KEYS[1] ends in 'meta')
+  jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5], delayed = KEYS[6],
+  completed = KEYS[7], failed = KEYS[8], repeatDue = KEYS[9], repeats = KEYS[10],
 }
-local now, seed, limit, lockMs = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
--- Due repeats go back to the caller to commit; should no commit come, look again this late.
-local REPEAT_RECHECK_MS = 60000
+local now, seed, limit = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
+-- Due repeats go back to the caller to commit, ready jobs to its drain; should neither happen
+-- (the caller died), look again this late.
+local RECHECK_MS = 60000
 
-local first = redis.call('ZRANGE', K.ready, 0, 0, 'WITHSCORES')
-if not first[1] then return { 1, -1, 0, 0, {} } end
-if tonumber(first[2]) > now then return { 1, tonumber(first[2]), 0, 0, {} } end
--- Taken only when there is work: an idle queue stays at one command.
-if lockMs > 0 and not redis.call('SET', KEYS[11], '1', 'NX', 'PX', lockMs) then
-  return { 1, -1, 0, 0, {}, 1 }
+local keyOf, extra = {}, tallyFields(now)
+for i = 4, #ARGV do
+  keyOf[ARGV[i]] = KEYS[7 + i]
+  extra[#extra + 1] = groupField(ARGV[i])
 end
-
-local meta = redis.call('HMGET', K.meta, 'config', 'paused')
-if not meta[1] then return { -1 } end
-local cfg = cjson.decode(meta[1])
+local M = openMeta(KEYS[1], extra)
+if not M.cfg then return { -1 } end
+local cfg = M.cfg
 local more = false
 -- At most `limit` members due by now, with their scores: {member, score, member, score, ...}.
 local function due(key)
   local items = redis.call('ZRANGEBYSCORE', key, '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)
   if #items == 2 * limit then more = true end
-  local members = {}
-  for i = 1, #items, 2 do members[#members + 1] = items[i] end
-  return members, items
+  return items
+end
+-- The due members of `key` whose group is declared; `groupOf` reads a member's group.
+local function declared(items, groupOf)
+  local members, scores = {}, {}
+  for i = 1, #items, 2 do
+    if keyOf[groupOf(items[i])] then
+      members[#members + 1] = items[i]
+      scores[#scores + 1] = tonumber(items[i + 1])
+    else
+      more = true
+    end
+  end
+  return members, scores
 end
 
-local B = newBatch()
-local promoted = due(K.delayed)
+local B, T = newBatch(M, now), newTally()
+B.reserving = true -- the caller drains when this tick reports readyDue
+local promoted = declared(due(K.delayed), function(m) return select(2, splitMember(m)) end)
 if #promoted > 0 then
   redis.call('ZREM', K.delayed, unpack(promoted))
-  for i, raw in ipairs(redis.call('HMGET', K.jobs, unpack(promoted))) do
+  local ids = {}
+  for i, m in ipairs(promoted) do ids[i] = splitMember(m) end
+  for i, raw in ipairs(redis.call('HMGET', K.jobs, unpack(ids))) do
     local state, data = decodeJob(raw)
-    attachWaiting(K, B, promoted[i], state, data)
+    attachWaiting(K, B, keyOf[state.g], ids[i], state, data)
   end
 end
 
-local released = due(K.held)
+local released = declared(due(K.held), function(g) return g end)
 if #released > 0 then
   redis.call('ZREM', K.held, unpack(released))
-  for _, group in ipairs(released) do advanceGroup(B, groupKeyOf(K.prefix, group)) end
+  for _, group in ipairs(released) do advanceGroup(B, keyOf[group]) end
 end
 
-local expired, deadlines = due(K.active)
-local T = newTally()
+local expired, deadlines = declared(due(K.active), function(m) return select(2, splitLease(m)) end)
 if #expired > 0 then
   redis.call('ZREM', K.active, unpack(expired))
-  for i, raw in ipairs(redis.call('HMGET', K.jobs, unpack(expired))) do
+  metaAdd(M, 'active', -#expired)
+  local ids = {}
+  for i, m in ipairs(expired) do ids[i] = splitLease(m) end
+  for i, raw in ipairs(redis.call('HMGET', K.jobs, unpack(ids))) do
     local state, data = decodeJob(raw)
+    local lease = {
+      id = ids[i], group = state.g, groupKey = keyOf[state.g], member = memberOf(state.s, ids[i]),
+      hint = '?', state = state, data = data, deadline = deadlines[i],
+    }
     local err = 'lease expired: no answer within ' .. leaseMsOf(state, cfg) .. ' ms'
-    local outcome = failJob(K, B, cfg, expired[i], state, data, tonumber(deadlines[2 * i]), err, true, -1, seed, now)
-    countOutcome(T, outcome) -- retried, or failed when it was the last attempt
+    countOutcome(T, failJob(K, B, cfg, lease, err, true, -1, seed, now)) -- retried, or failed at the last attempt
   end
 end
 flushBatch(K, B)
-writeTally(K.metrics, T, now)
+writeTally(M, T, now)
 
 if trimRetention(K.completed, K.jobs, cfg.keepCompleted, limit) then more = true end
 if trimRetention(K.failed, K.jobs, cfg.keepFailed, limit) then more = true end
 
 local repeats = {}
-local dueRepeats = due(K.repeatDue)
+local dueRepeats = redis.call('ZRANGEBYSCORE', K.repeatDue, '-inf', now, 'LIMIT', 0, limit)
 if #dueRepeats > 0 then
   local specs = redis.call('HMGET', K.repeats, unpack(dueRepeats))
   for i, key in ipairs(dueRepeats) do
@@ -109,34 +123,30 @@ if #dueRepeats > 0 then
   end
 end
 
--- Reset the marker to the exact earliest timer (it may have been lowered by timers now gone).
--- The repeats listed above are the caller's to commit (commit-repeat notes their next run).
-local nextTimer = more and now or nil
+-- The queue's next tick: its earliest timer, exactly (the repeats listed above are the
+-- caller's to commit; commit-repeat notes their next run), or now when work was left.
+local nextAt = more and now or nil
 local function consider(at)
-  if at and at ~= math.huge and (not nextTimer or at < nextTimer) then nextTimer = at end
+  if at and at ~= math.huge and (not nextAt or at < nextAt) then nextAt = at end
 end
 for _, key in ipairs({ K.delayed, K.held, K.active }) do
   consider(tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]))
 end
 consider(tonumber(redis.call('ZRANGEBYSCORE', K.repeatDue, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2]))
-if #repeats > 0 then consider(now + REPEAT_RECHECK_MS) end
-if nextTimer then
-  redis.call('ZADD', K.ready, nextTimer, TIMERS)
-else
-  redis.call('ZREM', K.ready, TIMERS)
-end
+if #repeats > 0 then consider(now + RECHECK_MS) end
 
-local readyDue, nextDueAt = 0, nextTimer or -1
-local heads = redis.call('ZRANGE', K.ready, 0, 1, 'WITHSCORES')
-for i = 1, #heads, 2 do
-  if heads[i] ~= TIMERS then
-    local at = tonumber(heads[i + 1]) + cfg.orderingWindowMs
-    if at <= now then
-      if not meta[2] then readyDue = 1 end
-    elseif nextDueAt < 0 or at < nextDueAt then
-      nextDueAt = at
-    end
-    break
+-- Ready heads: due now (drain), and the first one the ordering window (or a future orderMs)
+-- still holds back, which is a timer.
+local readyDue = 0
+if not M.v.paused and metaNum(M, 'ready') > 0 then
+  local cutoff = now - cfg.orderingWindowMs
+  if #redis.call('ZRANGEBYSCORE', K.ready, '-inf', cutoff, 'LIMIT', 0, 1) > 0 then
+    readyDue = 1
+    consider(now + RECHECK_MS)
   end
+  local waiting = redis.call('ZRANGEBYSCORE', K.ready, '(' .. cutoff, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  if waiting[2] then consider(tonumber(waiting[2]) + cfg.orderingWindowMs) end
 end
-return { 1, nextDueAt, readyDue, more and 1 or 0, repeats }
+metaSet(M, 'timer', nextAt and int(nextAt) or false)
+saveMeta(M)
+return { 1, nextAt or -1, readyDue, more and 1 or 0, repeats }

@@ -39,7 +39,7 @@ describe('the flag', () => {
 
   it('is INTERNAL for the engine (a script error, not Redis being down)', async () => {
     const source = unique(`${FLAG}redis.call('INCR', ARGV[1]); return {0}`);
-    const script = { name: 'undeclared', source, sha1: sha1(source) };
+    const script = { name: 'undeclared', keys: [], keyPerItem: null, source, sha1: sha1(source), plainSource: source, plainSha1: sha1(source) };
     const error = await runScript(redis, script, [key()], [`${key()}:counter`]).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(QueueError);
     expect((error as QueueError).code).toBe('INTERNAL');

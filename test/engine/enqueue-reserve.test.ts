@@ -1,9 +1,10 @@
 // enqueueAndReserve: the Worker's way in. An enqueue leases ready jobs in the same script call,
 // by the same rules as reserve (G1 one lease per group, G5 oldest head first, G6 capacity, paused
 // queues and groups, the ordering window). A lone job on a quiet queue takes a shorter path
-// (leased without entering `ready`): these tests hold it to the same rules and state.
+// (leased "solo", without entering `ready` or its group zset): these tests hold it to the same
+// rules and state.
 import { afterAll, describe, expect, it } from 'vitest';
-import { queueKeys } from '../../src/core/keys';
+import { DUE_KEY, queueKeys } from '../../src/core/keys';
 import { setupQueue } from '../helpers/engine';
 import { adminClient } from '../helpers/stack';
 
@@ -12,7 +13,7 @@ describe('enqueueAndReserve', () => {
   afterAll(() => admin.close());
   const ready = async (q: string) => ((await admin.call(['ZRANGE', queueKeys(q).ready, 0, -1, 'WITHSCORES'])) as Buffer[]).map(String);
 
-  it('leases a lone job at once: active with its deadline, nothing left in ready but the timer', async () => {
+  it('leases a lone job at once: active with its deadline, nothing in ready, the deadline in the due index', async () => {
     const { clock, engine, q } = await setupQueue({ timeoutMs: 10_000 });
     await engine.tick(q); // the new queue's first pass: no timer is left after it
     expect(await ready(q)).toEqual([]);
@@ -21,7 +22,8 @@ describe('enqueueAndReserve', () => {
     expect(leased).toHaveLength(1);
     const deadline = clock.now() + 15_000;
     expect(leased[0]).toMatchObject({ id: 'a', group: 'g', data: { n: 1 }, rawData: '{"n":1}', attempt: 1, lease: { expiresAt: deadline } });
-    expect(await ready(q)).toEqual(['~timers', String(deadline)]);
+    expect(await ready(q)).toEqual([]);
+    expect(Number(await admin.call(['ZSCORE', DUE_KEY, q]))).toBe(deadline);
     expect((await engine.getJob(q, 'a')).state).toBe('active');
     // The lease's deadline is a timer: the tick expires it then, and not before.
     expect(await engine.tick(q)).toMatchObject({ nextDueAt: deadline, readyDue: false });
@@ -38,8 +40,8 @@ describe('enqueueAndReserve', () => {
     await engine.enqueue(q, { id: 'late', group: 'g', orderMs: clock.now() });
     const { leased } = await engine.enqueueAndReserve(q, { id: 'early', group: 'g', orderMs: clock.now() - 2000 }, 6);
     expect(leased.map((job) => job.id)).toEqual(['early']);
-    // The group is active: nothing of it is left in ready (only the timer), so 'late' cannot start.
-    expect((await ready(q)).filter((_, i) => i % 2 === 0)).toEqual(['~timers']);
+    // The group is active: nothing of it is left in ready, so 'late' cannot start.
+    expect(await ready(q)).toEqual([]);
     clock.advance(1000);
     expect((await engine.reserve(q, 6)).jobs).toEqual([]);
     const done = await engine.complete(q, { id: 'early', lease: leased[0]!.lease.token }, 6);

@@ -1,12 +1,16 @@
 // Edges a busy deployment meets: oversized acks, callbacks for a queue deleted under them, and
-// one broken queue during the cron's pass over all of them.
+// one broken queue during the cron's pass over the due queues.
 import { afterAll, describe, expect, it } from 'vitest';
+import { createRespClient } from '../../scripts/resp.mjs';
+import { createEngine } from '../../src/core/engine';
 import { queueKeys } from '../../src/core/keys';
 import { Invocation } from '../../src/core/invocation';
-import { DueTimes, runQueues } from '../../src/core/runner';
+import { createRedis } from '../../src/core/redis';
+import { DueTimes, runDueQueues } from '../../src/core/runner';
 import { createSigner } from '../../src/core/signing';
-import { createQueue, rejectsWith, setupQueue, testClock, testEngine } from '../helpers/engine';
+import { createQueue, rejectsWith, setupQueue, testClock } from '../helpers/engine';
 import { adminClient } from '../helpers/stack';
+import { startPrivateStack } from '../helpers/worker';
 
 describe('robustness', () => {
   const admin = adminClient();
@@ -34,25 +38,30 @@ describe('robustness', () => {
   });
 
   it("the cron's pass goes on past a queue that fails", async () => {
-    const clock = testClock();
-    const engine = testEngine(clock);
-    const broken = await createQueue(engine, {}, 'a-broken');
-    const healthy = await createQueue(engine, {}, 'b-healthy');
-    await engine.enqueue(healthy, { id: 'd', group: 'g', delayMs: 1 });
-    await engine.putQueue(broken, { endpoint: 'http://127.0.0.1:9/jobs' }); // its next tick is a full pass
-    await admin.call(['SET', queueKeys(broken).delayed, 'not a zset']); // and that pass fails
+    // A Redis of its own: the due index is shared by every queue, and other files' queues run
+    // on their own clocks.
+    const stack = await startPrivateStack();
+    const raw = createRespClient({ port: stack.redisPort });
+    try {
+      const clock = testClock();
+      const engine = createEngine({ redis: createRedis({ url: stack.restUrl, token: stack.restToken }), now: clock.now, allowHttpLoopback: true });
+      const broken = await createQueue(engine, {}, 'a-broken');
+      const healthy = await createQueue(engine, {}, 'b-healthy');
+      await engine.enqueue(healthy, { id: 'd', group: 'g', delayMs: 1 });
+      await engine.putQueue(broken, { endpoint: 'http://127.0.0.1:9/jobs' }); // its next tick is a full pass
+      await raw.call(['SET', queueKeys(broken).delayed, 'not a zset']); // and that pass fails
 
-    // Only these two: other test files' queues share this Redis and run on their own clocks.
-    clock.advance(1);
-    const invocation = new Invocation(clock.now(), 1000, clock.now);
-    const delivery = { signer: createSigner(['whsec_MDEyMzQ1Njc4OWFiY2RlZg==']), publicUrl: 'http://127.0.0.1', now: clock.now };
-    const results = await runQueues({ engine, invocation, delivery }, new DueTimes(), [broken, healthy], clock.now());
-    expect(results[broken]).toMatchObject({ error: expect.any(String) });
-    expect(results[healthy]).toMatchObject({ readyDue: true });
-    expect((await engine.getJob(healthy, 'd')).state).toBe('waiting');
-
-    await admin.call(['DEL', queueKeys(broken).delayed]);
-    await engine.deleteQueue(broken);
-    await engine.deleteQueue(healthy);
+      clock.advance(1);
+      const invocation = new Invocation(clock.now() + 1000, 1000, clock.now);
+      const delivery = { signer: createSigner(['whsec_MDEyMzQ1Njc4OWFiY2RlZg==']), publicUrl: 'http://127.0.0.1', now: clock.now };
+      const results = await runDueQueues({ engine, invocation, delivery }, new DueTimes(), clock.now());
+      expect(results[broken]).toMatchObject({ error: expect.any(String) });
+      expect(results[healthy]).toMatchObject({ readyDue: true });
+      // Its drain had nowhere to push (port 9): the attempt failed, the job waits for its retry.
+      expect((await engine.getJob(healthy, 'd')).attempts).toBe(1);
+    } finally {
+      raw.close();
+      await stack.close();
+    }
   });
 });

@@ -2,9 +2,8 @@
 // still the one that tick read. Replaced in between (here: another group, same next run), the
 // commit does nothing, and the next tick commits the run of the new spec, in its own group.
 import { describe, expect, it } from 'vitest';
-import { groupKey, queueKeys } from '../../src/core/keys';
 import { createRedis } from '../../src/core/redis';
-import { runScript } from '../../src/core/scripts';
+import { callScript } from '../../src/core/scripts';
 import { scripts } from '../../src/lua/scripts.generated';
 import { setupQueue, T0 } from '../helpers/engine';
 import { stack } from '../helpers/stack';
@@ -12,31 +11,22 @@ import { stack } from '../helpers/stack';
 describe('commit-repeat', () => {
   it('does not commit a run of a repeat replaced since the tick read it', async () => {
     const { clock, engine, q } = await setupQueue();
-    const redis = createRedis({ url: stack().restUrl, token: stack().restToken });
-    const k = queueKeys(q);
+    const ctx = { redis: createRedis({ url: stack().restUrl, token: stack().restToken }) };
     const spec = { group: 'A', every: 60_000, startAt: T0 + 1000 };
     await engine.putRepeat(q, 'r', spec);
     clock.set(T0 + 1000);
 
     // What a tick reads: the due repeat, version 1, group A.
-    const listed = await runScript(
-      redis,
-      scripts.tick,
-      [k.meta, k.jobs, k.ready, k.active, k.held, k.delayed, k.completed, k.failed, k.repeatDue, k.repeats, k.tickLock, k.metrics],
-      [clock.now(), 'seed', 100, 0],
-    );
+    const listed = await callScript(ctx, scripts.tick, { queue: q }, [clock.now(), 'seed', 100]);
     const [key, specJson] = (listed[4] as [string, string][])[0]!;
     const read = JSON.parse(specJson) as { v: number; nextRunAt: number; group: string };
     expect(read).toMatchObject({ v: 1, nextRunAt: T0 + 1000, group: 'A' });
 
     // Replaced before the commit: another group, the same next run.
     await engine.putRepeat(q, 'r', { ...spec, group: 'B' });
-    const reply = await runScript(
-      redis,
-      scripts.commitRepeat,
-      [k.meta, k.jobs, k.ready, k.delayed, k.active, k.repeats, k.repeatDue, groupKey(q, 'A')],
-      [clock.now(), 'seed', key, read.v, read.nextRunAt, read.nextRunAt + 60_000],
-    );
+    const reply = await callScript(ctx, scripts.commitRepeat, { queue: q, group: 'A' }, [
+      clock.now(), 'seed', key, read.v, read.nextRunAt, read.nextRunAt + 60_000, 'A',
+    ]);
     expect(reply).toEqual([0]);
     expect((await engine.getQueue(q)).counts.waiting).toBe(0);
 

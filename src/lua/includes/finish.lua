@@ -1,5 +1,11 @@
--- Ending a lease: complete, fail with retry, fail for good. Needs job.lua and group.lua, a
--- batch B (group.lua) and a table K of keys: jobs, ready, held, completed, failed, prefix.
+-- Ending a lease: complete, fail with retry, fail for good. Needs job.lua, meta.lua and
+-- group.lua, a batch B (group.lua) and a table K of keys: jobs, held, completed, failed.
+--
+-- A lease L being ended: { id, group, groupKey, member (in the group zset), hint, state, data,
+-- deadline }. `hint` says whether the job is in its group zset: 's' no (a solo lease), 'm' yes,
+-- '?' unknown (the caller did not lease it itself): with '?' both removal and re-adding are
+-- done, harmless when there was nothing to do. `state`, `data` and `deadline` are read only
+-- when needed: completing a job that is not kept needs none of them.
 
 -- Keeps at most `keep` jobs in a retention zset (oldest go first), removing at most `step` per
 -- call: one per finished job keeps up as jobs finish; the tick trims a lowered limit in steps.
@@ -16,19 +22,20 @@ end
 
 -- Moves a finished job out of its group and into retention (or deletes it), then lets the
 -- group's next job become ready.
-local function retire(K, B, id, state, data, zkey, keep, now)
-  local groupKey = groupKeyOf(K.prefix, state.g)
-  redis.call('ZREM', groupKey, memberOf(state.s, id))
+local function retire(K, B, L, zkey, keep, now)
+  if L.hint ~= 's' then redis.call('ZREM', L.groupKey, L.member) end
+  addGroupJobs(B.M, L.group, -1)
   if keep > 0 then
-    state.f = now
-    state.t = nil
-    redis.call('HSET', K.jobs, id, encodeJob(state, data))
-    redis.call('ZADD', zkey, now, id)
+    L.state.f = now
+    L.state.t = nil
+    B.fresh[#B.fresh + 1] = L.id
+    B.fresh[#B.fresh + 1] = encodeJob(L.state, L.data)
+    redis.call('ZADD', zkey, now, L.id)
     trimRetention(zkey, K.jobs, keep, 2)
   else
-    B.deleted[#B.deleted + 1] = id
+    B.deleted[#B.deleted + 1] = L.id
   end
-  advanceGroup(B, groupKey)
+  if groupJobs(B.M, L.group) > 0 then advanceGroup(B, L.groupKey) end
 end
 
 -- The attempt's start, recorded on a finished job: from its first heartbeat, else from the lease
@@ -37,14 +44,17 @@ local function startOf(state, cfg, deadline)
   return state.sa or (deadline - leaseMsOf(state, cfg))
 end
 
-local function completeJob(K, B, cfg, id, state, data, deadline, result, truncated, now)
-  state.a = (state.a or 0) + 1
-  state.sa = startOf(state, cfg, deadline)
-  state.st = 'completed'
-  state.e = nil -- an earlier attempt's error no longer describes the job
-  if result ~= '' then state.r = result end
-  if truncated then state.rt = true end
-  retire(K, B, id, state, data, K.completed, cfg.keepCompleted, now)
+local function completeJob(K, B, cfg, L, result, truncated, now)
+  local state = L.state
+  if state then
+    state.a = (state.a or 0) + 1
+    state.sa = startOf(state, cfg, L.deadline)
+    state.st = 'completed'
+    state.e = nil -- an earlier attempt's error no longer describes the job
+    if result ~= '' then state.r = result end
+    if truncated then state.rt = true end
+  end
+  retire(K, B, L, K.completed, cfg.keepCompleted, now)
   return 'completed'
 end
 
@@ -62,27 +72,31 @@ end
 -- A failed attempt. `retryAfterMs` < 0 means "use the backoff"; `retry` false fails for good.
 -- A retried job stays in its group (at its own orderMs) and the group is held until runAt, so
 -- later jobs cannot overtake it.
-local function failJob(K, B, cfg, id, state, data, deadline, err, retry, retryAfterMs, seed, now)
+local function failJob(K, B, cfg, L, err, retry, retryAfterMs, seed, now)
+  local state = L.state
   local attempts = (state.a or 0) + 1
   state.a = attempts
   state.e = err
   if retry and attempts < (state.ma or cfg.maxAttempts) then
     state.sa, state.p = nil, nil -- the next attempt starts afresh
     local delay = retryAfterMs
-    if delay < 0 then delay = backoffMs(state.bo or cfg.backoff, attempts, jitterFor(seed, id)) end
+    if delay < 0 then delay = backoffMs(state.bo or cfg.backoff, attempts, jitterFor(seed, L.id)) end
     state.ra = now + math.min(delay, DAY_MS)
-    state.t = tokenFor(seed, id, attempts)
-    redis.call('HSET', K.jobs, id, encodeJob(state, data))
+    state.t = tokenFor(seed, L.id, attempts)
+    B.fresh[#B.fresh + 1] = L.id
+    B.fresh[#B.fresh + 1] = encodeJob(state, L.data)
+    -- A solo lease's job joins its group now, at its own place (adding it again is harmless).
+    if L.hint ~= 'm' then redis.call('ZADD', L.groupKey, state.o, L.member) end
     if state.ra <= now then
-      advanceGroup(B, groupKeyOf(K.prefix, state.g))
+      advanceGroup(B, L.groupKey)
     else
-      redis.call('ZADD', K.held, state.ra, state.g)
-      batchTimer(B, state.ra)
+      redis.call('ZADD', K.held, state.ra, L.group)
+      noteTimer(B.M, state.ra)
     end
     return 'waiting'
   end
-  state.sa = startOf(state, cfg, deadline)
+  state.sa = startOf(state, cfg, L.deadline)
   state.st = 'failed'
-  retire(K, B, id, state, data, K.failed, cfg.keepFailed, now)
+  retire(K, B, L, K.failed, cfg.keepFailed, now)
   return 'failed'
 end

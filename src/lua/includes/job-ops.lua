@@ -1,17 +1,15 @@
--- Moving jobs into and out of their groups. Needs job.lua and group.lua; B is a batch
--- (group.lua) the script flushes. K needs: detachWaiting jobs, ready, held, prefix;
--- attachWaiting jobs, ready, prefix.
+-- Moving jobs into and out of their groups. Needs job.lua, meta.lua and group.lua; B is a batch
+-- (group.lua) the script flushes. K needs jobs, ready, held (detachWaiting).
 
 -- Takes a waiting job out of its group. A retry backoff holds the group for one job, the one
 -- whose runAt is the hold's release time: taking that job out releases the group at once;
 -- taking out any other job leaves the hold alone. A group left empty leaves `held` too, so no
 -- group is counted or listed without jobs.
-local function detachWaiting(K, B, id, state)
-  local groupKey = groupKeyOf(K.prefix, state.g)
-  removeFromGroup(B, K.ready, groupKey, memberOf(state.s, id))
+local function detachWaiting(K, B, groupKey, id, state)
+  removeFromGroup(K, B, groupKey, state.g, memberOf(state.s, id))
   local hold = tonumber(redis.call('ZSCORE', K.held, state.g))
   if not hold then return end
-  if redis.call('EXISTS', groupKey) == 0 then
+  if groupJobs(B.M, state.g) == 0 then
     redis.call('ZREM', K.held, state.g)
   elseif hold == state.ra then
     redis.call('ZREM', K.held, state.g)
@@ -21,11 +19,11 @@ end
 
 -- Puts a job into its group as waiting now (promotion of a delayed job, retry of a failed one).
 -- Returns the record, which the batch writes.
-local function attachWaiting(K, B, id, state, data)
+local function attachWaiting(K, B, groupKey, id, state, data)
   state.st, state.ra = nil, nil
   local record = encodeJob(state, data)
   B.fresh[#B.fresh + 1] = id
   B.fresh[#B.fresh + 1] = record
-  addToGroup(B, K.ready, groupKeyOf(K.prefix, state.g), state.o, memberOf(state.s, id))
+  addToGroup(K, B, groupKey, state.g, state.o, memberOf(state.s, id))
   return record
 end

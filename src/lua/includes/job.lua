@@ -1,4 +1,4 @@
--- Job records and group members.
+-- Job records and the members that point at them.
 --
 -- A job is one field of the `jobs` hash: `<state JSON>\n<data JSON>`. The state JSON is written
 -- by cjson and so never holds a raw newline; the first "\n" always ends it. The data stays the
@@ -9,10 +9,14 @@
 --   st 'delayed'|'completed'|'failed' (absent: waiting or active), ra runAt,
 --   sa startedAt (recorded on demand), f finishedAt, r result, rt result truncated,
 --   e last error, p progress.
--- A job's member in its group zset (and in `ready`) is its sequence, zero-padded to 15 digits,
--- followed by its id: equal orderMs scores then sort by enqueue order, exactly.
+-- Members, each carrying what the scripts that meet it need, so that no key is looked up:
+--   group zset and `ready`: the sequence zero-padded to 15 digits, then the id (equal orderMs
+--     then sort by enqueue order, exactly);
+--   `delayed`: '<id> <group>' (ids hold no space), so the scheduler learns each due job's group
+--     (whose key it must declare) without reading records;
+--   `active`: '<id> <token><group>', the token being 16 hex digits: removing that member is the
+--     lease's fencing check and its end in one command (and equal deadlines list by id).
 
-local TIMERS = '~timers' -- marker in `ready`: its score is the earliest timer of the queue
 local DAY_MS = 86400000
 -- A lease outlives its delivery's timeout by this much, so a synchronous delivery that the
 -- dispatcher aborts at timeoutMs never outlives its lease.
@@ -39,8 +43,29 @@ local function idOf(member)
   return string.sub(member, 16)
 end
 
-local function groupKeyOf(prefix, group)
-  return prefix .. 'g:' .. group
+local function delayedMember(id, group)
+  return id .. ' ' .. group
+end
+
+local function leaseMember(token, id, group)
+  return id .. ' ' .. token .. group
+end
+
+-- A delayed member '<id> <group>' -> id, group.
+local function splitMember(member)
+  local space = string.find(member, ' ', 1, true)
+  return string.sub(member, 1, space - 1), string.sub(member, space + 1)
+end
+
+-- A lease member '<id> <token><group>' -> id, group.
+local function splitLease(member)
+  local id, rest = splitMember(member)
+  return id, string.sub(rest, 17)
+end
+
+-- Integers as Redis should store them (Lua would write 1e+15 for large ones).
+local function int(x)
+  return string.format('%.0f', x)
 end
 
 -- A fresh lease token: unguessable (the seed is random per call) and new on every lease end.
@@ -52,10 +77,4 @@ end
 -- (Redis seeds Lua's math.random identically for every script).
 local function jitterFor(seed, id)
   return tonumber(string.sub(redis.sha1hex(seed .. '\1' .. id), 1, 8), 16) / 4294967296
-end
-
--- Lowers the `~timers` marker to `at` (ZADD LT adds it when absent): the tick reads only `ready`
--- to learn whether anything in the queue is due.
-local function noteTimer(readyKey, at)
-  redis.call('ZADD', readyKey, 'LT', at, TIMERS)
 end

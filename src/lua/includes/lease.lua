@@ -1,20 +1,16 @@
--- Lease checks. Needs job.lua and a table K with jobs and active. A lease is live while its
--- job is in `active` and the token matches; every lease end rotates or drops the token, so a
+-- Lease checks. Needs job.lua. A lease is live while its member '<id> <token><group>' is in
+-- `active`; every lease end removes that member and rotates or drops the record's token, so a
 -- stale holder never matches again (G1 fencing).
 
--- Whether `raw` (a job record) is leased under `token`: its state and data, or nil.
-local function leasedRecord(raw, token)
+-- The live lease behind (id, token): state, data, deadline and member, or nil. K needs jobs
+-- and active.
+local function liveLease(K, id, token)
+  local raw = redis.call('HGET', K.jobs, id)
   if not raw then return nil end
   local state, data = decodeJob(raw)
   if state.st or state.t ~= token then return nil end
-  return state, data
-end
-
--- The live lease behind (id, token): state, data and deadline, or nil.
-local function liveLease(K, id, token)
-  local state, data = leasedRecord(redis.call('HGET', K.jobs, id), token)
-  if not state then return nil end
-  local deadline = redis.call('ZSCORE', K.active, id)
+  local member = leaseMember(token, id, state.g)
+  local deadline = redis.call('ZSCORE', K.active, member)
   if not deadline then return nil end
-  return state, data, tonumber(deadline)
+  return state, data, tonumber(deadline), member
 end

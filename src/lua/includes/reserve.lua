@@ -1,39 +1,31 @@
--- Reserving ready jobs. Needs job.lua and a table K of keys: jobs, ready, active, held,
--- pausedGroups.
+-- Reserving ready jobs. Needs job.lua and meta.lua, and a table K of keys: jobs, ready, active,
+-- held, pausedGroups. Touches no group key: `ready` holds each idle group's head member, and
+-- a leased job stays in its group zset.
 
 local PAUSED_FOREVER = '+inf'
 local MAX_EXAMINED = 1000 -- due heads one call looks at, at most: paused ones are skipped
 
--- Leases up to `n` jobs, oldest group head first (G5), never more than `cfg.concurrency` in
--- flight (G6), one per group (G1: a group is in `ready` only while it has no lease).
--- `pausedGroups` > 0 means some groups are paused: those met here are parked in `held` and do
--- not take a slot. Without paused groups this is a fixed number of commands, whatever `n`.
--- Returns a list of {id, state JSON, data, lease deadline}.
-local function reserveJobs(K, cfg, pausedGroups, n, now)
-  n = math.min(n, cfg.concurrency)
+-- Leases up to `n` jobs, oldest group head first (G5), never more than the config's
+-- concurrency in flight (G6: meta's `active` count), one per group (G1: a group is in `ready`
+-- only while it has no lease). Groups met here that are paused are parked in `held` and take
+-- no slot. Without paused groups this is a fixed number of commands, whatever `n`.
+-- Returns a list of {id, state JSON, data, lease deadline, 'm'} ('m': the job is in its group
+-- zset, see finish.lua).
+local function reserveJobs(K, M, n, now)
+  local cfg = M.cfg
+  local room = math.min(n, cfg.concurrency - metaNum(M, 'active'))
+  if room <= 0 or metaNum(M, 'ready') == 0 then return {} end
+  local pausedGroups = metaNum(M, 'pausedGroups')
   local cutoff = now - cfg.orderingWindowMs -- a head is due once orderMs + window <= now
-  local room, examined = nil, 0
+  local examined = 0
   local taken, leases, out, earliest = {}, {}, {}, nil
   repeat
-    -- Due heads, oldest first, past those already looked at. One more than needed is read:
-    -- the ~timers marker may sit among them (it is never taken).
-    local want = (room or n) - #out
-    local candidates = redis.call('ZRANGEBYSCORE', K.ready, '-inf', cutoff, 'LIMIT', examined, want + 1)
-    if #candidates == 0 then break end
-    -- Counting the active jobs only once a head is due makes an empty queue one command.
-    room = room or math.min(n, cfg.concurrency - redis.call('ZCARD', K.active))
-    if room <= #out then break end
-
-    local members, ids = {}, {}
-    for _, m in ipairs(candidates) do
-      if #members == room - #out then break end
-      examined = examined + 1 -- next round reads past this one (taken, or the marker)
-      if m ~= TIMERS then
-        members[#members + 1] = m
-        ids[#ids + 1] = idOf(m)
-      end
-    end
+    local want = room - #out
+    local members = redis.call('ZRANGEBYSCORE', K.ready, '-inf', cutoff, 'LIMIT', examined, want)
     if #members == 0 then break end
+    examined = examined + #members
+    local ids = {}
+    for i, m in ipairs(members) do ids[i] = idOf(m) end
     -- Records are split by hand rather than with decodeJob: the state is decoded, the data is
     -- passed on as it is.
     local raws = redis.call('HMGET', K.jobs, unpack(ids))
@@ -54,17 +46,21 @@ local function reserveJobs(K, cfg, pausedGroups, n, now)
         local nl = string.find(raw, '\n', 1, true)
         local deadline = now + leaseMsOf(states[i], cfg)
         leases[#leases + 1] = deadline
-        leases[#leases + 1] = ids[i]
-        out[#out + 1] = { ids[i], string.sub(raw, 1, nl - 1), string.sub(raw, nl + 1), deadline }
+        leases[#leases + 1] = leaseMember(states[i].t, ids[i], groups[i])
+        out[#out + 1] = { ids[i], string.sub(raw, 1, nl - 1), string.sub(raw, nl + 1), deadline, 'm' }
         if not earliest or deadline < earliest then earliest = deadline end
       end
     end
-  until #out >= room or examined >= MAX_EXAMINED or #candidates <= want
+  until #out >= room or examined >= MAX_EXAMINED or #members < want
 
-  if #taken > 0 then redis.call('ZREM', K.ready, unpack(taken)) end
+  if #taken > 0 then
+    redis.call('ZREM', K.ready, unpack(taken))
+    metaAdd(M, 'ready', -#taken)
+  end
   if earliest then
     redis.call('ZADD', K.active, unpack(leases))
-    noteTimer(K.ready, earliest)
+    metaAdd(M, 'active', #out)
+    noteTimer(M, earliest) -- a lease's deadline is a timer of the queue (see tick.lua)
   end
   return out
 end

@@ -1,0 +1,141 @@
+-- The queue's `meta` hash: its config and every counter the scripts keep, read with one HMGET
+-- at the start of a call and written with one HSET (and one HDEL) at its end, so counters cost
+-- no command of their own. Fields:
+--   config (JSON), paused ('1'), pausedGroups (how many groups are paused), deleting ('1'),
+--   seq (the last enqueue sequence), active (leases: the size of `active`), ready (the size of
+--   `ready`), timer (the earliest time the queue needs a tick, as told to the due index),
+--   'g:<group>' (the group's waiting and active jobs; absent: none),
+--   '<c|f|r>:<minute % 60>' (per-minute counters, see writeTally).
+-- A script names, up front, the group and counter fields it will touch (openMeta's `extra`);
+-- one it did not name is read on first use, correct but one command more.
+
+local BASE_FIELDS = { 'config', 'paused', 'pausedGroups', 'seq', 'active', 'ready', 'timer' }
+
+-- A timer overdue by this much was told to the due index and still not run: its index entry
+-- may have been lost (a Worker cut off between a script and its index update), so it is
+-- reported again.
+local TIMER_STALE_MS = 60000
+
+local function openMeta(key, extra)
+  local fields = {}
+  for i, f in ipairs(BASE_FIELDS) do fields[i] = f end
+  for _, f in ipairs(extra or {}) do fields[#fields + 1] = f end
+  local values = redis.call('HMGET', key, unpack(fields))
+  local M = { key = key, v = {}, changed = {}, lowered = nil }
+  for i, f in ipairs(fields) do M.v[f] = values[i] or false end
+  if M.v.config then M.cfg = cjson.decode(M.v.config) end
+  return M
+end
+
+local function metaGet(M, field)
+  local value = M.v[field]
+  if value == nil then
+    value = redis.call('HGET', M.key, field) or false
+    M.v[field] = value
+  end
+  return value
+end
+
+local function metaNum(M, field)
+  return tonumber(metaGet(M, field)) or 0
+end
+
+-- Sets a field; false deletes it. An unchanged value costs no write.
+local function metaSet(M, field, value)
+  if M.v[field] == value then return end
+  M.v[field] = value
+  M.changed[field] = true
+end
+
+local function metaAdd(M, field, delta)
+  if delta ~= 0 then metaSet(M, field, int(metaNum(M, field) + delta)) end
+end
+
+local function groupField(group)
+  return 'g:' .. group
+end
+
+-- The group's waiting and active jobs (delayed ones are not in their group yet).
+local function groupJobs(M, group)
+  return metaNum(M, groupField(group))
+end
+
+local function addGroupJobs(M, group, delta)
+  local n = groupJobs(M, group) + delta
+  metaSet(M, groupField(group), n > 0 and int(n) or false)
+end
+
+-- A new timer at `at` (a delay, a backoff, a lease deadline, a repeat): when it is the queue's
+-- earliest, the caller must lower the queue's entry in the due index (see dueReport).
+local function noteTimer(M, at)
+  local current = tonumber(M.v.timer)
+  if not current or at < current then
+    metaSet(M, 'timer', int(at))
+    if not M.lowered or at < M.lowered then M.lowered = at end
+  end
+end
+
+-- What the caller tells the due index: the timer this call lowered, or a stale one again; -1
+-- for nothing.
+local function dueReport(M, now)
+  if M.lowered then return M.lowered end
+  local current = tonumber(M.v.timer)
+  if current and current < now - TIMER_STALE_MS then return current end
+  return -1
+end
+
+local function saveMeta(M)
+  local set, del = {}, {}
+  for field in pairs(M.changed) do
+    local value = M.v[field]
+    if value then
+      set[#set + 1] = field
+      set[#set + 1] = value
+    else
+      del[#del + 1] = field
+    end
+  end
+  if #set > 0 then redis.call('HSET', M.key, unpack(set)) end
+  if #del > 0 then redis.call('HDEL', M.key, unpack(del)) end
+  M.changed = {}
+end
+
+-- Per-minute outcome counters for the dashboard's chart: how many attempts ended completed,
+-- failed (for good) or retried, in each of the last 60 minutes. A ring of 60 minutes in meta:
+-- field '<kind>:<minute % 60>' (c completed, f failed, r retried), value epoch minute * 1e8 +
+-- count. Carrying the minute in the value tells a slot that still holds a minute an hour (or
+-- more) old, which is then overwritten: fixed size, nothing to trim. Every value stays below
+-- 2^53, exact in Lua's doubles (counts below 1e8 per minute, minutes below 9e7).
+local MINUTE_MS = 60000
+local COUNT_SPAN = 100000000
+-- Outcomes as completeJob/failJob name them ('waiting': retry pending), and their kinds.
+local TALLIED = { { 'completed', 'c' }, { 'failed', 'f' }, { 'waiting', 'r' } }
+
+-- The meta fields a call that ends attempts at `now` writes (for openMeta's `extra`).
+local function tallyFields(now)
+  local slot = math.floor(now / MINUTE_MS) % 60
+  return { 'c:' .. slot, 'f:' .. slot, 'r:' .. slot }
+end
+
+local function newTally()
+  return { completed = 0, failed = 0, waiting = 0 }
+end
+
+-- Counts one attempt's outcome; anything else (LEASE_LOST) is not an ended attempt.
+local function countOutcome(T, outcome)
+  if T[outcome] then T[outcome] = T[outcome] + 1 end
+end
+
+local function writeTally(M, T, now)
+  local minute = math.floor(now / MINUTE_MS)
+  local base, slot = minute * COUNT_SPAN, minute % 60
+  for _, kind in ipairs(TALLIED) do
+    local count = T[kind[1]]
+    if count > 0 then
+      local field = kind[2] .. ':' .. slot
+      local value = metaNum(M, field)
+      if value < base then value = base end -- empty, or an hour old or more: start this minute
+      metaSet(M, field, int(value + count))
+    end
+  end
+end

@@ -1,0 +1,19 @@
+#!lua flags=no-writes,allow-key-locking
+--[[ job-group: the group and enqueue sequence of a job, read before a script that must declare
+the job's group key (a lease callback, an operation on one job by id).
+
+KEYS[1] meta  hash  config (the queue must exist)
+KEYS[2] jobs  hash  id -> job record
+
+ARGV[1] id
+
+Returns {1, group, sequence}
+Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND
+]]
+-- @include job
+
+if redis.call('HEXISTS', KEYS[1], 'config') == 0 then return { -1 } end
+local raw = redis.call('HGET', KEYS[2], ARGV[1])
+if not raw then return { -2 } end
+local state = decodeJob(raw)
+return { 1, state.g, state.s }
