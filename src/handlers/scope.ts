@@ -56,7 +56,11 @@ export function openScope(env: Env, { deadline, origin }: { deadline: number; or
   const publicUrl = settings.publicUrl ?? origin ?? isolate.lastOrigin;
   if (publicUrl === null) console.warn('groupq: set GROUPQ_PUBLIC_URL: deliveries carry relative callback URLs');
   const invocation = new Invocation(deadline, settings.maxSubrequests);
-  const engine = createEngine({ redis: invocation.count(isolate.redis), allowHttpLoopback: settings.allowHttpLoopback });
+  const engine = createEngine({
+    redis: invocation.count(isolate.redis),
+    allowHttpLoopback: settings.allowHttpLoopback,
+    keyLocking: settings.scriptKeyLocking,
+  });
   return {
     settings,
     engine,

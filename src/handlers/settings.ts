@@ -17,6 +17,7 @@ const envSchema = z.object({
   GROUPQ_ALLOW_HTTP_LOOPBACK: flag.default('false'),
   GROUPQ_SCHEDULER_STAY_MS: intString(50_000, 0, 14 * 60_000),
   GROUPQ_MAX_SUBREQUESTS: intString(10_000, 10, 10_000_000),
+  GROUPQ_SCRIPT_KEY_LOCKING: flag.default('true'),
 });
 
 export interface Settings {
@@ -31,6 +32,8 @@ export interface Settings {
   schedulerStayMs: number;
   /** Subrequests one invocation may make (Workers Paid allows 10,000, Free 50). */
   maxSubrequests: number;
+  /** Send scripts with Upstash's allow-key-locking flag (off for a Redis that refuses it). */
+  scriptKeyLocking: boolean;
 }
 
 const parsed = new WeakMap<object, Settings>();
@@ -53,6 +56,7 @@ export function settingsOf(env: Env): Settings {
     allowHttpLoopback: e.GROUPQ_ALLOW_HTTP_LOOPBACK === 'true',
     schedulerStayMs: e.GROUPQ_SCHEDULER_STAY_MS,
     maxSubrequests: e.GROUPQ_MAX_SUBREQUESTS,
+    scriptKeyLocking: e.GROUPQ_SCRIPT_KEY_LOCKING === 'true',
   };
   parsed.set(env, settings);
   return settings;
