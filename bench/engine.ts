@@ -4,7 +4,7 @@
 // Worker in bare Miniflare, pushing to a loopback endpoint (throughput, latency, costs per job).
 //   npm run bench             readable report on stdout, progress on stderr
 //   npm run bench -- --json   one JSON object on stdout, nothing else
-//   npm run bench -- --scale  also the scale rows (bench/lib/scale.ts): ~10 minutes;
+//   npm run bench -- --scale  also the scale rows (bench/lib/scale.ts): ~7 minutes on 2 cores;
 //                             --scale-quick for small sizes, GROUPQ_BENCH_SCALE='{"waitingJobs":[...]}'
 //                             to override any size
 // Either way the result is also written to bench/results/engine.json (engine-scale.json with
