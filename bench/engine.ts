@@ -4,7 +4,11 @@
 // Worker in bare Miniflare, pushing to a loopback endpoint (throughput, latency, costs per job).
 //   npm run bench             readable report on stdout, progress on stderr
 //   npm run bench -- --json   one JSON object on stdout, nothing else
-// Either way the result is also written to bench/results/engine.json.
+//   npm run bench -- --scale  also the scale rows (bench/lib/scale.ts): ~7 minutes on 2 cores;
+//                             --scale-quick for small sizes, GROUPQ_BENCH_SCALE='{"waitingJobs":[...]}'
+//                             to override any size
+// Either way the result is also written to bench/results/engine.json (engine-scale.json with
+// --scale, engine-scale-quick.json with --scale-quick).
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,6 +19,8 @@ import { runMemory } from './lib/memory';
 import { serverInfo } from './lib/redis-stats';
 import { formatReport } from './lib/report';
 import { BUDGETS, type BenchConfig, type BenchResult, type MachineInfo } from './lib/result';
+import { runScale, scaleSizes } from './lib/scale';
+import { formatScale } from './lib/scale-report';
 import { runSingleJob } from './lib/single-job';
 import { startBenchStack, type BenchStack } from './lib/stack';
 import { runThroughput } from './lib/throughput';
@@ -44,9 +50,11 @@ const CONFIG: BenchConfig = {
     warmupJobs: 200,
   },
 };
-const RESULT_FILE = path.join('bench', 'results', 'engine.json');
-
-const json = process.argv.slice(2).includes('--json');
+const args = process.argv.slice(2);
+const json = args.includes('--json');
+const quick = args.includes('--scale-quick');
+const scale = quick || args.includes('--scale');
+const RESULT_FILE = path.join('bench', 'results', `engine${scale ? (quick ? '-scale-quick' : '-scale') : ''}.json`);
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
 async function upstashVersion(): Promise<string> {
@@ -88,6 +96,9 @@ async function run(stack: BenchStack): Promise<BenchResult> {
     // Its own redis-server, bridge and Worker: nothing above is counted there.
     const e2e = await runE2e(CONFIG.e2e, log);
     const { p50, p95, p99 } = e2e.latency.latencyMs;
+    // Fresh queues on the same Redis (each deleted once drained), then stacks of their own.
+    const scaled = scale ? await runScale(stack, scaleSizes(quick), CONFIG, CONFIG.e2e, fetches, log) : undefined;
+    const idleRows = scaled?.idle.rows;
     return {
       benchmark: 'groupq-engine',
       startedAt: startedAt.toISOString(),
@@ -102,6 +113,8 @@ async function run(stack: BenchStack): Promise<BenchResult> {
       e2eLatencyMs: { p50, p95, p99 },
       e2eCommandsPerJob: e2e.throughput.commandsPerJob,
       e2eRestRequestsPerJob: e2e.throughput.restRequestsPerJob,
+      singleJobE2eCommands: e2e.latency.commandsPerJob,
+      ...(idleRows ? { idleCommandsPerPass: idleRows[idleRows.length - 1]!.commandsPerPass } : {}),
       budgets: BUDGETS,
       config: CONFIG,
       machine,
@@ -110,6 +123,7 @@ async function run(stack: BenchStack): Promise<BenchResult> {
       idle,
       singleJob,
       e2e,
+      ...(scaled ? { scale: scaled } : {}),
     };
   } finally {
     fetches.restore();
@@ -138,7 +152,8 @@ async function main() {
   const text = JSON.stringify(result, null, 2);
   await mkdir(path.dirname(RESULT_FILE), { recursive: true });
   await writeFile(RESULT_FILE, `${text}\n`);
-  process.stdout.write(json ? `${JSON.stringify(result)}\n` : `${formatReport(result)}\n`);
+  const report = () => [formatReport(result), ...(result.scale ? [formatScale(result.scale)] : [])].join('\n\n');
+  process.stdout.write(json ? `${JSON.stringify(result)}\n` : `${report()}\n`);
   log(`result written to ${RESULT_FILE}`);
 }
 

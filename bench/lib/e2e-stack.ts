@@ -1,11 +1,12 @@
 // The end-to-end benchmark's stack: the Worker bundle in bare Miniflare (workerd, not wrangler
-// dev, whose proxy layer is the bottleneck), a private redis-server (AOF on, as the engine bench)
-// with the REST bridge, and a loopback endpoint in this process that answers 200 at once and
+// dev, whose proxy layer is the bottleneck; one or more instances, each its own workerd process),
+// a private redis-server (AOF on, as the engine bench) with the REST bridge, and a loopback endpoint in this process that answers 200 at once and
 // notes when each job arrived. Also the measuring around a phase: Redis commands (INFO
 // commandstats) and REST requests (the bridge's counter) from reset to the moment all is quiet.
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
 import { createRespClient, type RespClient } from '../../scripts/resp.mjs';
 import { startMiniflareWorker, startPrivateStack } from '../../scripts/worker-stack.mjs';
 import { type CommandCounts, commandStats, resetStats } from './redis-stats';
@@ -72,17 +73,21 @@ export interface E2eStack {
   /** The private redis-server's port on 127.0.0.1 (for a look with redis-cli MONITOR, say). */
   redisPort: number;
   endpoint: LoopbackEndpoint;
-  workerUrl: string;
-  /** A request to the Worker with the admin token (a backend publishing with the admin token). */
+  /** Every Worker instance's origin; they share the one Redis through the one bridge. */
+  workerUrls: string[];
+  /**
+   * A request with the admin token (a backend publishing with the admin token), to the Worker
+   * instances in turn: a load balancer spreading requests over them.
+   */
   api(path: string, init?: { method?: string; json?: unknown }): Promise<Response>;
-  /** Fires the cron trigger and waits for the scheduled handler to end. */
+  /** Fires the cron trigger of the first instance and waits for the scheduled handler to end. */
   scheduled(): Promise<void>;
   /** HTTP requests the REST bridge has received so far (from the Worker only: nothing else uses it). */
   restRequests(): number;
   close(): Promise<void>;
 }
 
-export async function startE2eStack(log: (line: string) => void): Promise<E2eStack> {
+export async function startE2eStack(log: (line: string) => void, { workers = 1 } = {}): Promise<E2eStack> {
   const stack = await startPrivateStack({ appendonly: true });
   const closers: (() => Promise<unknown> | void)[] = [() => stack.close()];
   const close = async () => {
@@ -94,25 +99,32 @@ export async function startE2eStack(log: (line: string) => void): Promise<E2eSta
     const endpoint = await startEndpoint();
     closers.push(() => endpoint.close());
     const adminToken = randomBytes(24).toString('hex');
-    const worker = await startMiniflareWorker(
-      stack,
-      { GROUPQ_ADMIN_TOKEN: adminToken, GROUPQ_SIGNING_SECRET: `whsec_${randomBytes(32).toString('base64')}` },
-      // stdout is the report (or the one JSON object): whatever workerd prints goes to stderr.
-      { runtimeOutputTo: process.stderr },
-    );
-    closers.push(() => worker.dispose());
-    log(`e2e: redis-server on 127.0.0.1:${stack.redisPort}, REST bridge ${stack.restUrl}, Worker (Miniflare) ${worker.url}, endpoint ${endpoint.url}`);
+    const bindings = { GROUPQ_ADMIN_TOKEN: adminToken, GROUPQ_SIGNING_SECRET: `whsec_${randomBytes(32).toString('base64')}` };
+    const instances: Awaited<ReturnType<typeof startMiniflareWorker>>[] = [];
+    for (let i = 0; i < workers; i++) {
+      // stdout is the report (or the one JSON object): whatever workerd prints goes to stderr,
+      // through a stream of the instance's own (piping every instance into process.stderr itself
+      // would pile their listeners up there).
+      const runtimeOutputTo = new Writable({ write: (chunk, _encoding, done) => void process.stderr.write(chunk, () => done()) });
+      const worker = await startMiniflareWorker(stack, bindings, { runtimeOutputTo });
+      closers.push(() => worker.dispose());
+      instances.push(worker);
+    }
+    const workerUrls = instances.map((worker) => worker.url);
+    log(`e2e: redis-server on 127.0.0.1:${stack.redisPort}, REST bridge ${stack.restUrl}, Worker (Miniflare) ${workerUrls.join(' ')}, endpoint ${endpoint.url}`);
+    let turn = 0;
     return {
       admin,
       redisPort: stack.redisPort,
       endpoint,
-      workerUrl: worker.url,
+      workerUrls,
       api(path, { method = 'GET', json } = {}) {
         const headers: Record<string, string> = { authorization: `Bearer ${adminToken}` };
         if (json !== undefined) headers['content-type'] = 'application/json';
-        return fetch(`${worker.url}${path}`, { method, headers, body: json === undefined ? undefined : JSON.stringify(json) });
+        const url = workerUrls[turn++ % workerUrls.length]!;
+        return fetch(`${url}${path}`, { method, headers, body: json === undefined ? undefined : JSON.stringify(json) });
       },
-      scheduled: () => worker.scheduled(),
+      scheduled: () => instances[0]!.scheduled(),
       restRequests: () => stack.bridgeStats.requests,
       close,
     };

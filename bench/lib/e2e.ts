@@ -258,3 +258,14 @@ export async function runE2e(config: E2eConfig, log: (line: string) => void): Pr
     await stack.close();
   }
 }
+
+/** The batch run alone on a stack of `workers` Worker instances (separate workerd processes) sharing one Redis. */
+export async function runE2eThroughput(config: E2eConfig, workers: number, log: (line: string) => void): Promise<E2eThroughput> {
+  const stack = await startE2eStack(log, { workers });
+  try {
+    await warmUp(stack, config, log);
+    return await throughputRun(stack, config, log);
+  } finally {
+    await stack.close();
+  }
+}

@@ -3,9 +3,8 @@
 // the queue splits the cost by structure (job records, group zsets, the ready index).
 import { groupKey, queueKeys } from '../../src/core/keys';
 import type { BenchStack } from './stack';
-import type { RespClient } from '../../scripts/resp.mjs';
-import { keyBytes, keyEncoding, memoryInfo, memoryPurge, round } from './redis-stats';
-import { chunk, makeJobs, sleep } from './workload';
+import { QUIET_MS, keyBytes, keyEncoding, quietUsedMemory, round } from './redis-stats';
+import { chunk, makeJobs } from './workload';
 
 export interface MemoryOptions {
   jobs: number;
@@ -29,16 +28,6 @@ export interface MemoryResult {
 }
 
 const QUEUE = 'bench-memory';
-// Long enough for Redis' cron to shrink the bridge connection's query buffer after a big batch.
-const QUIET_MS = 2500;
-
-async function quietUsedMemory(admin: RespClient): Promise<{ usedMemory: number; dataset: number; purged: boolean }> {
-  await sleep(QUIET_MS);
-  const purged = await memoryPurge(admin);
-  await sleep(100);
-  const { usedMemory, dataset } = await memoryInfo(admin);
-  return { usedMemory, dataset, purged };
-}
 
 export async function runMemory(stack: BenchStack, options: MemoryOptions, log: (line: string) => void): Promise<MemoryResult> {
   const { jobs, groups, payloadBytes, batchSize } = options;

@@ -1,6 +1,7 @@
 // Reading Redis' own counters: INFO commandstats (calls per command, including the commands run
 // inside scripts, which is what Upstash bills) and INFO memory.
 import type { RespClient } from '../../scripts/resp.mjs';
+import { sleep } from './workload';
 
 /** Calls per command name (lower case; subcommands as Redis names them, e.g. `config|resetstat`). */
 export type CommandCounts = Record<string, number>;
@@ -74,6 +75,18 @@ export async function memoryInfo(admin: RespClient): Promise<{ usedMemory: numbe
     dataset: Number(fields.used_memory_dataset),
     overhead: Number(fields.used_memory_overhead),
   };
+}
+
+// Long enough for Redis' cron to shrink the bridge connection's query buffer after a big batch.
+export const QUIET_MS = 2500;
+
+/** used_memory (and the dataset part) on a quiet server, after MEMORY PURGE. */
+export async function quietUsedMemory(admin: RespClient): Promise<{ usedMemory: number; dataset: number; purged: boolean }> {
+  await sleep(QUIET_MS);
+  const purged = await memoryPurge(admin);
+  await sleep(100);
+  const { usedMemory, dataset } = await memoryInfo(admin);
+  return { usedMemory, dataset, purged };
 }
 
 /** CPU time Redis' process has used (user + system), in milliseconds. */

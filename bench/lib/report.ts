@@ -3,9 +3,10 @@
 import type { CommandCounts } from './redis-stats';
 import type { BenchResult } from './result';
 
-const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+export const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
-function table(rows: string[][], header: string[]): string {
+/** Columns padded to their widest cell: the first left-aligned, the others right-aligned. */
+export function table(rows: string[][], header: string[]): string {
   const all = [header, ...rows];
   const widths = header.map((_, c) => Math.max(...all.map((row) => (row[c] ?? '').length)));
   const line = (row: string[]) =>

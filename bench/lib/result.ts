@@ -2,6 +2,7 @@
 import type { E2eConfig, E2eResult } from './e2e';
 import type { IdleResult } from './idle';
 import type { MemoryResult } from './memory';
+import type { ScaleResult } from './scale';
 import type { SingleJobResult } from './single-job';
 import type { ThroughputOptions, ThroughputResult } from './throughput';
 
@@ -55,6 +56,13 @@ export interface BenchResult {
   e2eCommandsPerJob: number;
   /** Through the Worker, the batch run: requests at the REST bridge per job. */
   e2eRestRequestsPerJob: number;
+  /**
+   * Through the Worker, a lone job: single enqueues to an idle queue, each completed by its
+   * endpoint (the latency run's commands per job: at its pace every job is alone).
+   */
+  singleJobE2eCommands: number;
+  /** With --scale: Redis commands of one whole cron invocation over the largest idle row's queues (1,000). */
+  idleCommandsPerPass?: number;
   budgets: typeof BUDGETS;
   config: BenchConfig;
   machine: MachineInfo;
@@ -63,4 +71,6 @@ export interface BenchResult {
   idle: IdleResult;
   singleJob: SingleJobResult;
   e2e: E2eResult;
+  /** With --scale (bench/lib/scale.ts). */
+  scale?: ScaleResult;
 }

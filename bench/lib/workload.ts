@@ -1,4 +1,4 @@
-// The jobs the benchmark enqueues: `jobs` jobs spread round-robin over `groups` groups, each with a
+// The jobs the benchmark enqueues: job i goes to group `user:${i % groups}`, each with a
 // JSON payload of exactly `payloadBytes` bytes shaped like a product event.
 export interface BenchJob {
   group: string;
@@ -13,8 +13,12 @@ export function makePayload(i: number, payloadBytes: number): unknown {
   return data;
 }
 
-export function makeJobs(jobs: number, groups: number, payloadBytes: number): BenchJob[] {
-  return Array.from({ length: jobs }, (_, i) => ({ group: `user:${i % groups}`, data: makePayload(i, payloadBytes) }));
+/** Jobs `first` .. `first + jobs - 1` of the sequence (a big run builds its batches one by one). */
+export function makeJobs(jobs: number, groups: number, payloadBytes: number, first = 0): BenchJob[] {
+  return Array.from({ length: jobs }, (_, k) => {
+    const i = first + k;
+    return { group: `user:${i % groups}`, data: makePayload(i, payloadBytes) };
+  });
 }
 
 export function chunk<T>(items: T[], size: number): T[][] {

@@ -1,0 +1,146 @@
+// `npm run bench -- --scale`: how the figures move as the work grows. Four groups of rows, each
+// measured on this machine: groups (same jobs over more groups), waiting jobs (enqueue, then
+// drain, a bigger backlog each row), idle cron passes (more idle queues), Worker instances (the
+// end-to-end batch run on one or several workerd processes). Each group says whether it is flat.
+// Only the engine's public API and the Worker's HTTP API and cron trigger are used.
+import os from 'node:os';
+import type { E2eConfig } from './e2e';
+import type { FetchCounter } from './fetch-counter';
+import { round } from './redis-stats';
+import { type GroupsRow, type WaitingRow, runGroupsRows, runWaitingRows } from './scale-engine';
+import { type IdleRow, type WorkersRow, runIdleRows, runWorkersRows } from './scale-worker';
+import type { BenchStack } from './stack';
+import type { ThroughputOptions } from './throughput';
+
+export interface ScaleSizes {
+  /** Jobs of each groups row (the same for every row). */
+  groupsJobs: number;
+  /** The groups rows: jobs spread round-robin over this many groups. */
+  groups: number[];
+  /** The waiting-jobs rows: this many jobs waiting at once, then drained. */
+  waitingJobs: number[];
+  /** Groups of the waiting-jobs rows. */
+  waitingGroups: number;
+  /** The idle rows: this many idle queues (created cumulatively on one stack; ascending). */
+  idleQueues: number[];
+  /** Cron passes measured per idle row (averaged). */
+  idlePasses: number;
+  /** The Worker rows: this many Worker instances behind one round-robin client. */
+  workers: number[];
+  /** Jobs of each Worker row. */
+  workersJobs: number;
+  /** Concurrent batch producers of each Worker row (the same for every row). */
+  workersProducers: number;
+}
+
+export const SCALE_FULL: ScaleSizes = {
+  groupsJobs: 100_000,
+  groups: [10, 1_000, 100_000],
+  waitingJobs: [1_000, 100_000, 1_000_000],
+  waitingGroups: 1_000,
+  idleQueues: [1, 100, 1_000],
+  idlePasses: 3,
+  workers: [1, 3],
+  workersJobs: 10_000,
+  workersProducers: 6,
+};
+
+/** `--scale-quick`: the same rows, small (the idle rows stay full size: they take seconds). */
+export const SCALE_QUICK: ScaleSizes = {
+  ...SCALE_FULL,
+  groupsJobs: 5_000,
+  groups: [10, 100, 1_000],
+  waitingJobs: [1_000, 5_000, 20_000],
+  idlePasses: 2,
+  workersJobs: 2_000,
+};
+
+/** Env var with a JSON object of ScaleSizes fields that override the preset, e.g. '{"waitingJobs":[1000,10000]}'. */
+export const SIZES_ENV = 'GROUPQ_BENCH_SCALE';
+
+export function scaleSizes(quick: boolean, override = process.env[SIZES_ENV]): ScaleSizes {
+  const sizes: ScaleSizes = { ...(quick ? SCALE_QUICK : SCALE_FULL) };
+  if (!override) return sizes;
+  const given = JSON.parse(override) as Record<string, unknown>;
+  for (const [key, value] of Object.entries(given)) {
+    const current = (sizes as unknown as Record<string, unknown>)[key];
+    const ok = Array.isArray(current)
+      ? Array.isArray(value) && value.length > 0 && value.every((n) => Number.isInteger(n) && n > 0)
+      : Number.isInteger(value) && (value as number) > 0;
+    if (current === undefined || !ok) throw new Error(`${SIZES_ENV}: ${key} must be ${Array.isArray(current) ? 'a list of positive integers' : 'a positive integer'} (one of ${Object.keys(sizes).join(', ')})`);
+    (sizes as unknown as Record<string, unknown>)[key] = value;
+  }
+  sizes.idleQueues = [...sizes.idleQueues].sort((a, b) => a - b);
+  return sizes;
+}
+
+export const FLAT_TOLERANCE = 0.2;
+export const FLAT_RULE =
+  `flat: every row within ${FLAT_TOLERANCE * 100}% of the smallest case (the first row); ` +
+  'spread = max |row - first row| / first row, whichever way it moves; ratio = last row / first row (its direction)';
+
+export interface Flatness {
+  flat: boolean;
+  spread: number;
+  ratio: number;
+}
+
+/** `values` in row order, the smallest case first. */
+export function flatness(values: number[]): Flatness {
+  const base = values[0]!;
+  const spread = base === 0 ? (values.every((v) => v === 0) ? 0 : Infinity) : Math.max(...values.map((v) => Math.abs(v - base) / base));
+  const ratio = base === 0 ? 0 : values[values.length - 1]! / base;
+  return { flat: spread <= FLAT_TOLERANCE, spread: round(spread, 3), ratio: round(ratio, 3) };
+}
+
+export interface ScaleGroup<Row, Metric extends keyof Row> {
+  /** The 1-minute load average when the group began: other work on the machine skews rates. */
+  loadAverage1m: number;
+  rows: Row[];
+  flat: Record<Metric, Flatness>;
+}
+
+export const SCALE_DEFINITIONS = {
+  flat: FLAT_RULE,
+  groups: 'the engine through the REST bridge: enqueueBatch by producers, then settle(outcomes, n) loops; jobs/s = jobs / (enqueue time + drain time); commands/job = INFO commandstats calls (script-internal included) / jobs',
+  waiting:
+    'the same two phases with the backlog fully waiting in between; bytes/job = used_memory after - before (quiet server, MEMORY PURGE) / jobs, as bench/lib/memory.ts',
+  idle: "the Worker's scheduled() in Miniflare over N idle queues (after a first pass), its whole invocation; commands from INFO commandstats, REST requests at the bridge; flat is judged per queue",
+  workers: 'the end-to-end batch run (POST /jobs/batch round-robin over N Worker instances, separate workerd processes sharing one Redis and bridge); jobs/s = jobs / (last arrival - first request)',
+} as const;
+
+export interface ScaleResult {
+  definitions: typeof SCALE_DEFINITIONS;
+  sizes: ScaleSizes;
+  elapsedMs: number;
+  groups: ScaleGroup<GroupsRow, 'jobsPerSecond' | 'commandsPerJob'>;
+  waiting: ScaleGroup<WaitingRow, 'enqueueJobsPerSecond' | 'drainJobsPerSecond' | 'commandsPerJob' | 'bytesPerWaitingJob'>;
+  idle: ScaleGroup<IdleRow, 'commandsPerQueue' | 'restRequestsPerQueue'>;
+  workers: ScaleGroup<WorkersRow, 'jobsPerSecond' | 'commandsPerJob'>;
+}
+
+async function group<Row, Metric extends keyof Row>(rows: () => Promise<Row[]>, metrics: Metric[]): Promise<ScaleGroup<Row, Metric>> {
+  const loadAverage1m = round(os.loadavg()[0]!, 2);
+  const measured = await rows();
+  const flat = Object.fromEntries(metrics.map((m) => [m, flatness(measured.map((row) => row[m] as number))])) as Record<Metric, Flatness>;
+  return { loadAverage1m, rows: measured, flat };
+}
+
+export async function runScale(
+  stack: BenchStack,
+  sizes: ScaleSizes,
+  engineOptions: ThroughputOptions,
+  e2eConfig: E2eConfig,
+  fetches: FetchCounter,
+  log: (line: string) => void,
+): Promise<ScaleResult> {
+  const t0 = performance.now();
+  const groups = await group(() => runGroupsRows(stack, sizes, engineOptions, fetches, log), ['jobsPerSecond', 'commandsPerJob']);
+  const waiting = await group(
+    () => runWaitingRows(stack, sizes, engineOptions, fetches, log),
+    ['enqueueJobsPerSecond', 'drainJobsPerSecond', 'commandsPerJob', 'bytesPerWaitingJob'],
+  );
+  const idle = await group(() => runIdleRows(sizes, log), ['commandsPerQueue', 'restRequestsPerQueue']);
+  const workers = await group(() => runWorkersRows(sizes, e2eConfig, log), ['jobsPerSecond', 'commandsPerJob']);
+  return { definitions: SCALE_DEFINITIONS, sizes, elapsedMs: Math.round(performance.now() - t0), groups, waiting, idle, workers };
+}
