@@ -14,6 +14,8 @@ export interface DrainReport {
   delivered: number;
   /** Attempts that failed and will be retried: the queue has a new timer (the tick knows when). */
   retrying: number;
+  /** The invocation's budget ran out while jobs may still be ready: the next trigger takes them. */
+  cut: boolean;
 }
 
 export interface Dispatcher {
@@ -52,7 +54,7 @@ async function settleWithRetry(d: Dispatcher, queue: string, outcomes: Outcome[]
 /** Drains one queue until nothing is ready, or the invocation's budget is spent. */
 export async function drain(d: Dispatcher, queue: string, leased?: Leased): Promise<DrainReport> {
   const { invocation } = d;
-  const report: DrainReport = { delivered: 0, retrying: 0 };
+  const report: DrainReport = { delivered: 0, retrying: 0, cut: false };
   const outcomes: Outcome[] = [];
   let mine = 0; // pushes of this drain in flight
   let mayHaveMore = leased?.more ?? true; // the last reservation was not short: more may be ready
@@ -92,7 +94,10 @@ export async function drain(d: Dispatcher, queue: string, leased?: Leased): Prom
     // Nothing to ack and nothing to reserve: done once our pushes are back, unless jobs may be
     // waiting for a slot that another drain of this invocation holds.
     const slotElsewhere = !ackOnly && mayHaveMore && invocation.open > 0 && invocation.now() < invocation.deadline;
-    if (mine === 0 && !slotElsewhere) return report;
+    if (mine === 0 && !slotElsewhere) {
+      report.cut = mayHaveMore && !ackOnly && invocation.reservable() === 0;
+      return report;
+    }
     await invocation.changed();
   }
 }

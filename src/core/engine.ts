@@ -55,6 +55,7 @@ export function createEngine({ redis, now = Date.now, keyLocking = true, ...opti
     progress: bind(ctx, leases.progress),
 
     tick: bind(ctx, scheduler.tick),
+    noteDue: bind(ctx, dueIndex.noteDue),
     firstDue: bind(ctx, dueIndex.firstDue),
     dueQueues: bind(ctx, dueIndex.dueQueues),
     nextDueAfter: bind(ctx, dueIndex.nextDueAfter),

@@ -64,6 +64,7 @@ export async function runQueue(d: Dispatcher, due: DueTimes, queue: string, unti
     let report: DrainReport | null = null;
     if (ticked.readyDue) report = await drain(d, queue);
     const now = invocation.now();
+    if (report?.cut) await d.engine.noteDue(queue, now); // out of budget: the next trigger drains the rest
     if (now >= invocation.deadline || invocation.subrequestsLeft <= 2) return ticked;
     // A request's follow-up: deliveries made or retries scheduled mean new timers and maybe new
     // ready jobs, tick again. (The cron needs not: the due index names the queue when it is due.)
@@ -89,6 +90,10 @@ export async function followUp(d: Dispatcher, due: DueTimes, queue: string, star
     if (start === 'drain') report = await drain(d, queue);
     else if (start.jobs.length > 0 || start.more) report = await drain(d, queue, start);
     if (report && report.retrying > 0) due.lower(queue, d.invocation.now());
+    if (report?.cut) {
+      await d.engine.noteDue(queue, d.invocation.now()); // out of budget: the next trigger drains the rest
+      return;
+    }
     if (due.isDue(queue, d.invocation.now())) await runQueue(d, due, queue, d.invocation.deadline, true);
   } catch (error) {
     console.error(`groupq: background work on queue ${queue} failed`, error);

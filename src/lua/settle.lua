@@ -114,5 +114,10 @@ end
 
 local jobs = {}
 if n > 0 and not M.v.paused then jobs = reserveJobs(K, M, n, now) end
+if n == 0 and not M.v.paused and metaNum(M, 'ready') > 0 and metaNum(M, 'active') < cfg.concurrency then
+  -- Jobs are ready, there is room, and the caller takes none (a drain out of its invocation's
+  -- budget): the scheduler must come for them.
+  noteTimer(M, now)
+end
 saveMeta(M)
 return { 1, results, M.v.config, jobs, dueReport(M, now) }
