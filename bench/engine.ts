@@ -113,7 +113,7 @@ async function run(stack: BenchStack): Promise<BenchResult> {
       e2eLatencyMs: { p50, p95, p99 },
       e2eCommandsPerJob: e2e.throughput.commandsPerJob,
       e2eRestRequestsPerJob: e2e.throughput.restRequestsPerJob,
-      singleJobE2eCommands: e2e.latency.commandsPerJob,
+      singleJobE2eCommands: e2e.lone.commandsPerJob,
       ...(idleRows ? { idleCommandsPerPass: idleRows[idleRows.length - 1]!.commandsPerPass } : {}),
       budgets: BUDGETS,
       config: CONFIG,

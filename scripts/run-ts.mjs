@@ -14,8 +14,21 @@ if (!entry) {
 const outDir = resolve('.cache', 'run-ts');
 mkdirSync(outDir, { recursive: true });
 const outfile = join(outDir, `${basename(entry).replace(/\.ts$/, '')}.mjs`);
+// The scripts/*.mjs modules are plain JavaScript and read files next to them (import.meta.url):
+// they stay where they are, imported by absolute path, not copied into the bundle.
+const keepScriptsInPlace = {
+  name: 'keep-scripts-in-place',
+  setup(b) {
+    b.onResolve({ filter: /\.mjs$/ }, (args) => {
+      const path = resolve(args.resolveDir, args.path);
+      return path.startsWith(scriptsDir) ? { path, external: true } : undefined;
+    });
+  },
+};
+const scriptsDir = resolve('scripts');
 await build({
   entryPoints: [entry],
+  plugins: [keepScriptsInPlace],
   outfile,
   bundle: true,
   platform: 'node',

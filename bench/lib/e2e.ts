@@ -12,6 +12,7 @@
 // queue at its concurrency end at once, so a burst delivers about concurrency / 6 drains x ~700
 // jobs (~12,000 here) and the rest waits for the cron. The bench fires the cron when deliveries
 // stall and reports how often it had to (scheduledRuns).
+import { type E2eLone, loneRun } from './e2e-lone';
 import os from 'node:os';
 import { type E2eStack, measured, startE2eStack, waitDelivered, waitQuiet, type PhaseCost } from './e2e-stack';
 import { type CommandCounts, perUnit, round, totalCalls } from './redis-stats';
@@ -92,9 +93,12 @@ export interface E2eResult {
   loadAverage1m: number;
   throughput: E2eThroughput;
   latency: E2eLatency;
+  lone: E2eLone;
 }
 
 const QUEUE = 'bench-e2e';
+/** Lone jobs measured one after the other. */
+const LONE_JOBS = 20;
 
 function percentiles(values: number[]): Percentiles {
   const sorted = [...values].sort((a, b) => a - b);
@@ -253,7 +257,8 @@ export async function runE2e(config: E2eConfig, log: (line: string) => void): Pr
     await warmUp(stack, config, log);
     const throughput = await throughputRun(stack, config, log);
     const latency = await latencyRun(stack, config, log);
-    return { definitions: E2E_DEFINITIONS, loadAverage1m, throughput, latency };
+    const lone = await loneRun(stack, LONE_JOBS, config.payloadBytes, log);
+    return { definitions: E2E_DEFINITIONS, loadAverage1m, throughput, latency, lone };
   } finally {
     await stack.close();
   }

@@ -66,7 +66,7 @@ export async function runGroupsRows(
 
 export async function runWaitingRows(
   stack: BenchStack,
-  sizes: { waitingJobs: number[]; waitingGroups: number },
+  sizes: { waitingJobs: number[]; waitingJobsPerGroup: number },
   base: ThroughputOptions,
   fetches: FetchCounter,
   log: (line: string) => void,
@@ -74,7 +74,7 @@ export async function runWaitingRows(
   const rows: WaitingRow[] = [];
   const engine = stack.engine();
   for (const jobs of sizes.waitingJobs) {
-    const groups = sizes.waitingGroups;
+    const groups = Math.max(1, Math.round(jobs / sizes.waitingJobsPerGroup));
     const options = { ...base, jobs, groups };
     const queue = `bench-scale-waiting-${jobs}`;
     await engine.putQueue(queue, THROUGHPUT_QUEUE_CONFIG);

@@ -71,7 +71,7 @@ export function formatScale(s: ScaleResult): string {
     groups,
     flatLine(g.flat),
     '',
-    `Waiting jobs: N jobs over ${fmt(s.sizes.waitingGroups)} groups enqueued, then drained; ${load(w.loadAverage1m)}`,
+    `Waiting jobs: N jobs, ${fmt(s.sizes.waitingJobsPerGroup)} per group, enqueued, then drained; ${load(w.loadAverage1m)}`,
     waiting,
     flatLine(w.flat),
     '',

@@ -19,8 +19,12 @@ export interface ScaleSizes {
   groups: number[];
   /** The waiting-jobs rows: this many jobs waiting at once, then drained. */
   waitingJobs: number[];
-  /** Groups of the waiting-jobs rows. */
-  waitingGroups: number;
+  /**
+   * Jobs per group in the waiting-jobs rows (groups = jobs / this), so every row keeps the same
+   * shape: Redis stores a sorted set of up to 128 members compactly (listpack) and bigger ones as
+   * a skiplist, so bytes per job depend on jobs per group, not on the total.
+   */
+  waitingJobsPerGroup: number;
   /** The idle rows: this many idle queues (created cumulatively on one stack; ascending). */
   idleQueues: number[];
   /** Cron passes measured per idle row (averaged). */
@@ -37,7 +41,7 @@ export const SCALE_FULL: ScaleSizes = {
   groupsJobs: 100_000,
   groups: [10, 1_000, 100_000],
   waitingJobs: [1_000, 100_000, 1_000_000],
-  waitingGroups: 1_000,
+  waitingJobsPerGroup: 100,
   idleQueues: [1, 100, 1_000],
   idlePasses: 3,
   workers: [1, 3],

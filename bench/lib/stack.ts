@@ -43,9 +43,11 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
     bridge = await startBridge({ port: 0, redisPort: redis.port, token });
     admin = createRespClient({ port: redis.port });
     log(`redis-server on 127.0.0.1:${redis.port} (data in ${dir}), REST bridge at ${bridge.url}`);
-    // Load every script up front so no measured window pays a NOSCRIPT miss and EVAL fallback.
+    // Load every script up front so no measured window pays a NOSCRIPT miss and EVAL fallback
+    // (through the bridge, which takes Upstash's allow-key-locking flag as Upstash does).
+    const loader = createRedis({ url: bridge.url, token });
     for (const script of Object.values(scripts)) {
-      const sha = String(await admin.call(['SCRIPT', 'LOAD', script.source]));
+      const sha = await loader.scriptLoad(script.source);
       if (sha !== script.sha1) throw new Error(`script ${script.name}: SCRIPT LOAD gave ${sha}, bundle says ${script.sha1}`);
     }
   } catch (error) {

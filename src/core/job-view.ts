@@ -7,7 +7,8 @@ export interface JobRecord {
   s: number;
   o: number;
   c?: number;
-  t?: string;
+  /** A retried-by-hand job's nonce (lease tokens derive from it). */
+  n?: string;
   a?: number;
   ma?: number;
   bo?: unknown;

@@ -64,7 +64,7 @@ export interface Settled {
 const leaseRefSchema = z.object({ id: jobIdSchema, lease: z.string().min(1).max(64) });
 
 export function toLeasedJob(queue: string, config: StoredConfig, tuple: unknown): LeasedJob {
-  const [id, stateJson, rawData, deadline, hint] = tuple as [string, string, string, number, string];
+  const [id, stateJson, rawData, deadline, hint, token] = tuple as [string, string, string, number, string, string];
   const record = JSON.parse(stateJson) as JobRecord;
   return {
     id,
@@ -77,7 +77,7 @@ export function toLeasedJob(queue: string, config: StoredConfig, tuple: unknown)
     orderMs: record.o,
     createdAt: record.c ?? record.o,
     timeoutMs: record.to ?? config.timeoutMs,
-    lease: { token: record.t!, expiresAt: deadline },
+    lease: { token, expiresAt: deadline },
     seq: record.s,
     solo: hint === 's',
   };

@@ -7,7 +7,7 @@ import { type EngineContext, parse } from './context';
 import { batchInputSchema, jobInputSchema } from './job-input';
 import { noteDue } from './due-index';
 import { checkQueueName } from './queues';
-import { randomId, randomSeed } from './ids';
+import { randomId } from './ids';
 import { type LeasedJob, toLeasedJob } from './leases';
 import { callScript } from './scripts';
 
@@ -40,7 +40,7 @@ async function enqueueParsed(
   rawData: readonly (string | undefined)[] = [],
 ): Promise<Enqueued> {
   const now = ctx.now();
-  const args: (string | number)[] = [now, randomSeed(), Math.min(Math.max(0, reserve), 1000), jobs.length];
+  const args: (string | number)[] = [now, Math.min(Math.max(0, reserve), 1000), jobs.length];
   for (const [i, job] of jobs.entries()) {
     const orderMs = job.orderMs ?? now;
     const runAt = job.runAt ?? (job.delayMs !== undefined ? now + job.delayMs : 0);

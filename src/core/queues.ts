@@ -7,6 +7,7 @@ import { type EngineContext, parse } from './context';
 import { QueueError } from './errors';
 import { groupNameSchema, queueNameSchema } from './job-input';
 import { dropDue, noteDue } from './due-index';
+import { randomSeed } from './ids';
 import { callScript } from './scripts';
 
 export type { GroupState, QueueCounts, QueueInfo } from './api-types';
@@ -23,7 +24,7 @@ export async function putQueue(ctx: EngineContext, name: string, input: unknown)
   // Registered first: a registered name without a queue is skipped by GET /v1/queues, while a
   // queue missing from the list would be invisible.
   await callScript(ctx, scripts.registry, {}, ['add', name]);
-  const put = () => callScript(ctx, scripts.putQueue, { queue: name }, [ctx.now(), JSON.stringify(stored)]);
+  const put = () => callScript(ctx, scripts.putQueue, { queue: name }, [ctx.now(), JSON.stringify(stored), randomSeed()]);
   let reply;
   try {
     reply = await put();

@@ -45,12 +45,12 @@ local id = 'repeat:' .. key .. ':' .. string.format('%d', runAt)
 local existing = redis.call('HGET', K.jobs, id)
 local state
 if existing then
-  state = stateOfExisting(K, id, existing)
+  state = stateOfExisting(K, M, id, existing)
 else
   local B = newBatch(M, now)
   local seq = metaNum(M, 'seq') + 1
   metaSet(M, 'seq', int(seq))
-  local job = newJobState(seed, now, id, spec.group, seq, runAt, 0, now ~= runAt and { c = now } or nil)
+  local job = newJobState(now, spec.group, seq, runAt, 0, now ~= runAt and { c = now } or nil)
   B.fresh[1], B.fresh[2] = id, encodeJob(job, spec.data)
   state = placeJob(K, B, groupKey, id, job)
   flushBatch(K, B)

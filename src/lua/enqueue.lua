@@ -16,13 +16,12 @@ KEYS[7]    paused-groups  set   paused group names
 KEYS[7+i]  group          zset  the group zset of job i
 
 ARGV[1]  now (epoch ms)
-ARGV[2]  seed (random hex; lease tokens derive from it)
-ARGV[3]  r, how many ready jobs to reserve after adding (0: none)
-ARGV[4]  n, the number of jobs; then 6 fields per job:
+ARGV[2]  r, how many ready jobs to reserve after adding (0: none)
+ARGV[3]  n, the number of jobs; then 6 fields per job:
          id, group, orderMs (epoch ms), runAt (epoch ms, 0 = now), data (JSON text),
          options (JSON object of per-job state fields, e.g. {"ma":5}, or '')
 
-Returns {1, {{id, state, duplicate 0|1}...}, config JSON, {{id, state JSON, data, lease deadline, hint}...}, dueAt}
+Returns {1, {{id, state, duplicate 0|1}...}, config JSON, {{id, state JSON, data, lease deadline, hint, token}...}, dueAt}
   (leased jobs as settle returns them, none when r is 0; dueAt: lower the queue's due-index
   entry to this, -1 = nothing to do)
 Errors  {-1} QUEUE_NOT_FOUND; {-5, i, limit} PAYLOAD_TOO_LARGE for job i (nothing written)
@@ -33,8 +32,8 @@ Errors  {-1} QUEUE_NOT_FOUND; {-5, i, limit} PAYLOAD_TOO_LARGE for job i (nothin
 -- @include insert
 -- @include reserve
 
-local now, seed, r, n = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
-local F = 4 -- ARGV fields of job i start after F + (i - 1) * 6
+local now, r, n = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local F = 3 -- ARGV fields of job i start after F + (i - 1) * 6
 local function arg(i, field) return ARGV[F + (i - 1) * 6 + field] end
 
 local groupFields = {}
@@ -53,7 +52,7 @@ local K = {
 local firstSeq = metaNum(M, 'seq') + 1
 local function stateOf(i)
   local options = arg(i, 6)
-  return newJobState(seed, now, arg(i, 1), arg(i, 2), firstSeq + i - 1, tonumber(arg(i, 3)), tonumber(arg(i, 4)),
+  return newJobState(now, arg(i, 2), firstSeq + i - 1, tonumber(arg(i, 3)), tonumber(arg(i, 4)),
     options ~= '' and cjson.decode(options))
 end
 local reserving = r > 0 and not M.v.paused
@@ -65,7 +64,7 @@ if n == 1 then
   local id, state, data = arg(1, 1), stateOf(1), arg(1, 5)
   local record = encodeJob(state, data)
   if redis.call('HSETNX', K.jobs, id, record) == 0 then
-    return { 1, { { id, stateOfExisting(K, id, redis.call('HGET', K.jobs, id)), 1 } }, M.v.config, {}, -1 }
+    return { 1, { { id, stateOfExisting(K, M, id, redis.call('HGET', K.jobs, id)), 1 } }, M.v.config, {}, -1 }
   end
   metaSet(M, 'seq', int(firstSeq))
   -- Solo: nothing else could be reserved before it (nothing ready, no paused group to skip),
@@ -76,12 +75,13 @@ if n == 1 then
   if solo then
     addGroupJobs(M, state.g, 1)
     local deadline = now + leaseMsOf(state, cfg)
-    redis.call('ZADD', K.active, deadline, leaseMember(state.t, id, state.g))
+    local token = leaseToken(M, id, state)
+    redis.call('ZADD', K.active, deadline, leaseMember(token, id, state.g))
     metaAdd(M, 'active', 1)
     noteTimer(M, deadline)
     saveMeta(M)
     local stateJson = string.sub(record, 1, #record - #data - 1)
-    return { 1, { { id, 'waiting', 0 } }, M.v.config, { { id, stateJson, data, deadline, 's' } }, dueReport(M, now) }
+    return { 1, { { id, 'waiting', 0 } }, M.v.config, { { id, stateJson, data, deadline, 's', token } }, dueReport(M, now) }
   end
   out[1] = { id, placeJob(K, B, KEYS[8], id, state), 0 }
 else
@@ -92,7 +92,7 @@ else
   for i = 1, n do
     local id = ids[i]
     if existing[i] then
-      out[i] = { id, stateOfExisting(K, id, existing[i]), 1 }
+      out[i] = { id, stateOfExisting(K, M, id, existing[i]), 1 }
     elseif created[id] then
       out[i] = { id, out[created[id]][2], 1 } -- the same id twice in one batch
     else

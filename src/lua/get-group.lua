@@ -38,6 +38,6 @@ end
 for _, m in ipairs(redis.call('ZRANGE', KEYS[7], 0, limit - 1)) do ids[#ids + 1] = idOf(m) end
 local jobs = {}
 for i = 1, math.min(#ids, limit) do
-  jobs[i] = jobView(K, M.cfg, ids[i], redis.call('HGET', K.jobs, ids[i]))
+  jobs[i] = jobView(K, M, ids[i], redis.call('HGET', K.jobs, ids[i]))
 end
 return { 1, state, jobs }

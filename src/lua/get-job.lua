@@ -17,4 +17,4 @@ Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND
 local K = { jobs = KEYS[2], active = KEYS[3] }
 local M, raw, err = loadJob(KEYS[1], K.jobs, ARGV[1])
 if err then return err end
-return { 1, jobView(K, M.cfg, ARGV[1], raw) }
+return { 1, jobView(K, M, ARGV[1], raw) }

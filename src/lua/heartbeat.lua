@@ -24,7 +24,7 @@ local now, id, token, extendMs = tonumber(ARGV[1]), ARGV[2], ARGV[3], tonumber(A
 local M = openMeta(KEYS[1])
 if not M.cfg then return { -3 } end
 local cfg = M.cfg
-local state, data, deadline, member = liveLease(K, id, token)
+local state, data, deadline, member = liveLease(K, M, id, token)
 if not state then return { -3 } end
 
 if not state.sa then

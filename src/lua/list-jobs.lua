@@ -25,13 +25,12 @@ Errors  {-1} QUEUE_NOT_FOUND
 
 local K = { jobs = KEYS[2], active = KEYS[3] }
 local wanted, limit, cursor, group = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
-local cfgJson = redis.call('HGET', KEYS[1], 'config')
-if not cfgJson then return { -1 } end
-local cfg = cjson.decode(cfgJson)
+local M = openMeta(KEYS[1])
+if not M.cfg then return { -1 } end
 
 local views, nextCursor = {}, ''
 local function viewIf(id, raw)
-  local view = jobView(K, cfg, id, raw)
+  local view = jobView(K, M, id, raw)
   if view[4] == wanted and (group == '' or decodeJob(raw).g == group) then return view end
 end
 local function add(id)

@@ -1,8 +1,9 @@
 #!lua flags=allow-key-locking
 --[[ progress: records a live lease's progress (a number 0-100 or a small JSON object).
 
-KEYS[1] jobs    hash  id -> job record
-KEYS[2] active  zset  lease members by lease deadline
+KEYS[1] meta    hash  config and counters: the secret lease tokens derive from
+KEYS[2] jobs    hash  id -> job record
+KEYS[3] active  zset  lease members by lease deadline
 
 ARGV[1] id
 ARGV[2] lease token
@@ -12,10 +13,13 @@ Returns {1}
 Errors  {-3} LEASE_LOST
 ]]
 -- @include job
+-- @include meta
 -- @include lease
 
-local K = { jobs = KEYS[1], active = KEYS[2] }
-local state, data = liveLease(K, ARGV[1], ARGV[2])
+local K = { jobs = KEYS[2], active = KEYS[3] }
+local M = openMeta(KEYS[1])
+if not M.cfg then return { -3 } end
+local state, data = liveLease(K, M, ARGV[1], ARGV[2])
 if not state then return { -3 } end
 state.p = ARGV[3]
 redis.call('HSET', K.jobs, ARGV[1], encodeJob(state, data))

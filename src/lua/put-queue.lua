@@ -6,6 +6,7 @@ KEYS[1] meta  hash  config and counters (meta.lua)
 
 ARGV[1] now (epoch ms)
 ARGV[2] config JSON (validated and defaulted by the caller)
+ARGV[3] a random secret, kept if the queue has one (lease tokens derive from it)
 
 Returns {1, created 0|1, previous config JSON or '', dueAt} (the caller unindexes the previous
   config's publish tokens)
@@ -19,6 +20,7 @@ local M = openMeta(KEYS[1], { 'deleting' })
 if M.v.deleting then return { -8 } end
 local previous = M.v.config or ''
 metaSet(M, 'config', ARGV[2])
+if not M.v.secret then metaSet(M, 'secret', ARGV[3]) end
 noteTimer(M, now)
 saveMeta(M)
 return { 1, previous == '' and 1 or 0, previous, dueReport(M, now) }

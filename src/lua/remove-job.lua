@@ -37,7 +37,7 @@ if state.st == 'delayed' then
   redis.call('ZREM', KEYS[6], delayedMember(id, state.g))
 elseif state.st then
   redis.call('ZREM', ({ completed = KEYS[7], failed = KEYS[8] })[state.st], id)
-elseif redis.call('ZSCORE', K.active, leaseMember(state.t, id, state.g)) then
+elseif redis.call('ZSCORE', K.active, leaseMember(leaseToken(M, id, state), id, state.g)) then
   return { -4 }
 else
   local B = newBatch(M, now)

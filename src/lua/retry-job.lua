@@ -9,7 +9,7 @@ KEYS[5] failed  zset  kept failed ids
 KEYS[6] group   zset  the job's group (the caller read it with job-group)
 
 ARGV[1] id
-ARGV[2] seed (random hex, for the new lease token)
+ARGV[2] seed (random hex: the retried job's nonce, see tokenFor)
 ARGV[3] the job's group
 ARGV[4] now (epoch ms)
 
@@ -31,10 +31,10 @@ local state, data = decodeJob(raw)
 if state.g ~= ARGV[3] then return { -10, state.g } end
 if state.st ~= 'failed' then return { -4 } end
 redis.call('ZREM', KEYS[5], id)
-state.a, state.e, state.f, state.sa = 0, nil, nil, nil
-state.t = tokenFor(ARGV[2], id, 0)
+-- Attempts start again at 0: a nonce keeps the new tokens unlike the ones of the first run.
+state.a, state.e, state.f, state.sa, state.n = 0, nil, nil, nil, string.sub(ARGV[2], 1, 8)
 local B = newBatch(M, now)
 local record = attachWaiting(K, B, KEYS[6], id, state, data)
 flushBatch(K, B)
 saveMeta(M)
-return { 1, jobView(K, M.cfg, id, record), dueReport(M, now) }
+return { 1, jobView(K, M, id, record), dueReport(M, now) }

@@ -28,7 +28,7 @@ then 9 fields per outcome: kind ('complete'|'fail'), id, lease token, group, seq
   flag (complete: '1' = result truncated; fail: '1' = may retry),
   retryAfterMs (fail: -1 = use the backoff)
 
-Returns {1, {{id, state}...}, config JSON, {{id, state JSON, data, lease deadline, hint}...}, dueAt}
+Returns {1, {{id, state}...}, config JSON, {{id, state JSON, data, lease deadline, hint, token}...}, dueAt}
   where state is 'completed' | 'waiting' (retry pending) | 'failed' | 'LEASE_LOST'
 Errors  {-1} QUEUE_NOT_FOUND
 ]]

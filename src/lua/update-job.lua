@@ -34,7 +34,7 @@ if err then return err end
 local cfg = M.cfg
 local state, data = decodeJob(raw)
 if state.g ~= ARGV[5] then return { -10, state.g } end
-local waiting = not state.st and not redis.call('ZSCORE', K.active, leaseMember(state.t, id, state.g))
+local waiting = not state.st and not redis.call('ZSCORE', K.active, leaseMember(leaseToken(M, id, state), id, state.g))
 if not waiting and state.st ~= 'delayed' then return { -4 } end
 if #newData > cfg.maxPayloadBytes then return { -5, 1, cfg.maxPayloadBytes } end
 if newData ~= '' then data = newData end
@@ -55,4 +55,4 @@ if not record then
 end
 flushBatch(K, B)
 saveMeta(M)
-return { 1, jobView(K, cfg, id, record), dueReport(M, now) }
+return { 1, jobView(K, M, id, record), dueReport(M, now) }

@@ -27,7 +27,6 @@ local function retire(K, B, L, zkey, keep, now)
   addGroupJobs(B.M, L.group, -1)
   if keep > 0 then
     L.state.f = now
-    L.state.t = nil
     B.fresh[#B.fresh + 1] = L.id
     B.fresh[#B.fresh + 1] = encodeJob(L.state, L.data)
     redis.call('ZADD', zkey, now, L.id)
@@ -81,8 +80,7 @@ local function failJob(K, B, cfg, L, err, retry, retryAfterMs, seed, now)
     state.sa, state.p = nil, nil -- the next attempt starts afresh
     local delay = retryAfterMs
     if delay < 0 then delay = backoffMs(state.bo or cfg.backoff, attempts, jitterFor(seed, L.id)) end
-    state.ra = now + math.min(delay, DAY_MS)
-    state.t = tokenFor(seed, L.id, attempts)
+    state.ra = now + math.min(delay, DAY_MS) -- the attempt counted: the next lease has a new token
     B.fresh[#B.fresh + 1] = L.id
     B.fresh[#B.fresh + 1] = encodeJob(state, L.data)
     -- A solo lease's job joins its group now, at its own place (adding it again is harmless).

@@ -1,15 +1,15 @@
 -- Creating job records. Needs job.lua, meta.lua and group.lua.
 
 -- The state a duplicate enqueue reports: its record's, or active/waiting for a job without one.
-local function stateOfExisting(K, id, raw)
+local function stateOfExisting(K, M, id, raw)
   local state = decodeJob(raw)
   if state.st then return state.st end
-  return redis.call('ZSCORE', K.active, leaseMember(state.t, id, state.g)) and 'active' or 'waiting'
+  return redis.call('ZSCORE', K.active, leaseMember(leaseToken(M, id, state), id, state.g)) and 'active' or 'waiting'
 end
 
 -- The state of a new job `id` (sequence `seq`): due now, or delayed until runAt.
-local function newJobState(seed, now, id, group, seq, orderMs, runAt, options)
-  local state = { g = group, s = seq, o = orderMs, t = tokenFor(seed, id, 0) }
+local function newJobState(now, group, seq, orderMs, runAt, options)
+  local state = { g = group, s = seq, o = orderMs }
   if options then
     for k, v in pairs(options) do state[k] = v end
   end

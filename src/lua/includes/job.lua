@@ -5,7 +5,7 @@
 -- exact text the producer sent (cjson would turn [] into {} and round big numbers).
 -- State fields (short, they are paid for in every waiting job):
 --   g group, s enqueue sequence, o orderMs, c createdAt (only when it differs from o),
---   t lease token, a attempts made, ma/bo/to per-job maxAttempts/backoff/timeoutMs,
+--   a attempts made, n a retry's nonce (see tokenFor), ma/bo/to per-job maxAttempts/backoff/timeoutMs,
 --   st 'delayed'|'completed'|'failed' (absent: waiting or active), ra runAt,
 --   sa startedAt (recorded on demand), f finishedAt, r result, rt result truncated,
 --   e last error, p progress.
@@ -68,9 +68,13 @@ local function int(x)
   return string.format('%.0f', x)
 end
 
--- A fresh lease token: unguessable (the seed is random per call) and new on every lease end.
-local function tokenFor(seed, id, attempt)
-  return string.sub(redis.sha1hex(seed .. '\0' .. id .. '\0' .. attempt), 1, 16)
+-- The job's current lease token, derived rather than stored (a stored one would cost every
+-- waiting job 23 bytes): unguessable without the queue's secret (meta), and new on every lease
+-- end, since each end counts an attempt. A job retried by hand starts again at attempt 0 with a
+-- nonce of its own, so no earlier token comes back.
+local function tokenFor(secret, id, state)
+  local input = secret .. '\0' .. id .. '\0' .. state.s .. '\0' .. (state.a or 0) .. '\0' .. (state.n or '')
+  return string.sub(redis.sha1hex(input), 1, 16)
 end
 
 -- A pseudo-random number in [0, 1) for backoff jitter, unpredictable through the random seed

@@ -1,7 +1,8 @@
 -- The queue's `meta` hash: its config and every counter the scripts keep, read with one HMGET
 -- at the start of a call and written with one HSET (and one HDEL) at its end, so counters cost
 -- no command of their own. Fields:
---   config (JSON), paused ('1'), pausedGroups (how many groups are paused), deleting ('1'),
+--   config (JSON), secret (lease tokens derive from it), paused ('1'), pausedGroups (how many
+--   groups are paused), deleting ('1'),
 --   seq (the last enqueue sequence), active (leases: the size of `active`), ready (the size of
 --   `ready`), timer (the earliest time the queue needs a tick, as told to the due index),
 --   'g:<group>' (the group's waiting and active jobs; absent: none),
@@ -9,7 +10,7 @@
 -- A script names, up front, the group and counter fields it will touch (openMeta's `extra`);
 -- one it did not name is read on first use, correct but one command more.
 
-local BASE_FIELDS = { 'config', 'paused', 'pausedGroups', 'seq', 'active', 'ready', 'timer' }
+local BASE_FIELDS = { 'config', 'secret', 'paused', 'pausedGroups', 'seq', 'active', 'ready', 'timer' }
 
 -- A timer overdue by this much was told to the due index and still not run: its index entry
 -- may have been lost (a Worker cut off between a script and its index update), so it is
@@ -82,6 +83,11 @@ local function dueReport(M, now)
   local current = tonumber(M.v.timer)
   if current and current < now - TIMER_STALE_MS then return current end
   return -1
+end
+
+-- The current lease token of job `id` (job.lua).
+local function leaseToken(M, id, state)
+  return tokenFor(M.v.secret, id, state)
 end
 
 local function saveMeta(M)

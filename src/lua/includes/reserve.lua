@@ -9,8 +9,8 @@ local MAX_EXAMINED = 1000 -- due heads one call looks at, at most: paused ones a
 -- concurrency in flight (G6: meta's `active` count), one per group (G1: a group is in `ready`
 -- only while it has no lease). Groups met here that are paused are parked in `held` and take
 -- no slot. Without paused groups this is a fixed number of commands, whatever `n`.
--- Returns a list of {id, state JSON, data, lease deadline, 'm'} ('m': the job is in its group
--- zset, see finish.lua).
+-- Returns a list of {id, state JSON, data, lease deadline, 'm', lease token} ('m': the job is in
+-- its group zset, see finish.lua).
 local function reserveJobs(K, M, n, now)
   local cfg = M.cfg
   local room = math.min(n, cfg.concurrency - metaNum(M, 'active'))
@@ -46,8 +46,9 @@ local function reserveJobs(K, M, n, now)
         local nl = string.find(raw, '\n', 1, true)
         local deadline = now + leaseMsOf(states[i], cfg)
         leases[#leases + 1] = deadline
-        leases[#leases + 1] = leaseMember(states[i].t, ids[i], groups[i])
-        out[#out + 1] = { ids[i], string.sub(raw, 1, nl - 1), string.sub(raw, nl + 1), deadline, 'm' }
+        local token = leaseToken(M, ids[i], states[i])
+        leases[#leases + 1] = leaseMember(token, ids[i], groups[i])
+        out[#out + 1] = { ids[i], string.sub(raw, 1, nl - 1), string.sub(raw, nl + 1), deadline, 'm', token }
         if not earliest or deadline < earliest then earliest = deadline end
       end
     end

@@ -13,12 +13,13 @@ end
 
 -- What GET shows of a job: {id, state JSON, data, state, startedAt, lease expiresAt,
 -- maxAttempts} (-1 where not known). Waiting and active jobs carry no `st`: `active` tells them apart.
-local function jobView(K, cfg, id, raw)
+local function jobView(K, M, id, raw)
+  local cfg = M.cfg
   local state, data = decodeJob(raw)
   local stateJson = string.sub(raw, 1, #raw - #data - 1)
   local name, startedAt, expiresAt = state.st, state.sa or -1, -1
   if not name then
-    local deadline = redis.call('ZSCORE', K.active, leaseMember(state.t, id, state.g))
+    local deadline = redis.call('ZSCORE', K.active, leaseMember(leaseToken(M, id, state), id, state.g))
     name = deadline and 'active' or 'waiting'
     if deadline then
       expiresAt = tonumber(deadline)
