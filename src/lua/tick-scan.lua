@@ -1,21 +1,27 @@
 #!lua flags=allow-key-locking
 --[[ tick-scan: the first half of the scheduler's pass over one queue. Tells whether anything is
 due, and if so which groups the due items (delayed jobs, ended backoffs, expired leases) belong
-to: the tick that follows must declare their keys. Costs one command when nothing is due.
+to: the tick that follows must declare their keys. When the queue's timer has come but nothing
+is due after all (a lease it was set for has ended), it sets the timer to the next one itself,
+so no tick is needed.
 
 KEYS[1] meta       hash    config and counters; `timer` is the queue's earliest timer
 KEYS[2] delayed    zset    '<id> <group>' by runAt
 KEYS[3] held       zset    group -> release time (+inf: paused)
 KEYS[4] active     zset    lease members '<id> <token><group>' by deadline
-KEYS[5] tick-lock  string  held while an opportunistic tick runs (expires by itself)
-KEYS[6] ready      zset    idle group heads (due ones make a tick worth running)
+KEYS[5] tick-lock   string  held while an opportunistic tick runs (expires by itself)
+KEYS[6] ready       zset    idle group heads (due ones make a tick worth running)
+KEYS[7] repeat-due  zset    repeat key -> next run
+KEYS[8] completed   zset    kept completed ids (a tick trims them past keepCompleted)
+KEYS[9] failed      zset    kept failed ids (a tick trims them past keepFailed)
 
 ARGV[1] now (epoch ms)
 ARGV[2] limit: at most this many items per kind
 ARGV[3] lockMs: 0 for the cron's ticks; > 0 for a request's opportunistic tick, which runs only
         if it can take the lock for this long (a burst of requests runs one pass, not many)
 
-Returns {1, 'idle', timer (epoch ms, -1 = none)}: nothing due before `timer`;
+Returns {1, 'idle', timer (epoch ms, -1 = none)}: nothing due before `timer` (set here when it
+        had passed);
         {1, 'locked'}: another opportunistic tick holds the lock;
         {1, 'due', {group...}}: run tick with these groups declared
 Errors  {-1} QUEUE_NOT_FOUND
@@ -26,15 +32,33 @@ Errors  {-1} QUEUE_NOT_FOUND
 local now, limit, lockMs = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local M = openMeta(KEYS[1])
 if not M.cfg then return { -1 } end
-local timer = tonumber(M.v.timer)
-local function readyHeadDue()
-  if M.v.paused or metaNum(M, 'ready') == 0 then return false end
-  local head = redis.call('ZRANGE', KEYS[6], 0, 0, 'WITHSCORES')
-  return tonumber(head[2]) + M.cfg.orderingWindowMs <= now
+local cfg, timer = M.cfg, tonumber(M.v.timer)
+-- When the first ready head may start: now or earlier means a tick drains it.
+local readyAt
+if not M.v.paused and metaNum(M, 'ready') > 0 then
+  readyAt = tonumber(redis.call('ZRANGE', KEYS[6], 0, 0, 'WITHSCORES')[2]) + cfg.orderingWindowMs
 end
--- Nothing timed is due; ready heads due now still want a tick (it reports readyDue: drain).
-if (not timer or timer > now) and not readyHeadDue() then return { 1, 'idle', timer or -1 } end
+local readyDue = readyAt ~= nil and readyAt <= now
+if (not timer or timer > now) and not readyDue then return { 1, 'idle', timer or -1 } end
 if lockMs > 0 and not redis.call('SET', KEYS[5], '1', 'NX', 'PX', lockMs) then return { 1, 'locked' } end
+
+-- Each timed set's first entry says whether it holds anything due, or when it next will.
+local dueKeys, nextAt = {}, nil
+for _, key in ipairs({ KEYS[2], KEYS[3], KEYS[4], KEYS[7] }) do
+  local at = tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2])
+  if at and at <= now then
+    dueKeys[key] = true
+  elseif at and at ~= math.huge and (not nextAt or at < nextAt) then
+    nextAt = at
+  end
+end
+local trim = redis.call('ZCARD', KEYS[8]) > cfg.keepCompleted or redis.call('ZCARD', KEYS[9]) > cfg.keepFailed
+if not next(dueKeys) and not trim and not readyDue then
+  if readyAt and (not nextAt or readyAt < nextAt) then nextAt = readyAt end
+  metaSet(M, 'timer', nextAt and int(nextAt) or false)
+  saveMeta(M)
+  return { 1, 'idle', nextAt or -1 }
+end
 
 local groups, seen = {}, {}
 local function add(group)
@@ -44,6 +68,7 @@ local function add(group)
   end
 end
 local function due(key)
+  if not dueKeys[key] then return {} end
   return redis.call('ZRANGEBYSCORE', key, '-inf', now, 'LIMIT', 0, limit)
 end
 for _, member in ipairs(due(KEYS[2])) do add(select(2, splitMember(member))) end
