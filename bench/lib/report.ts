@@ -98,9 +98,9 @@ export function formatReport(r: BenchResult): string {
       ['restRequestsPerJob', fmt(r.restRequestsPerJob, 4), '', ''],
       ['bytesPerWaitingJob (used_memory)', fmt(r.bytesPerWaitingJob), `<= ${b.bytesPerWaitingJob}`, ok(r.bytesPerWaitingJob, b.bytesPerWaitingJob)],
       ['  used_memory_dataset per job', fmt(m.datasetBytesPerWaitingJob), '', ''],
-      ['idleCommandsPerTick (no jobs)', fmt(r.idle.empty.commandsPerTick, 2), `<= ${b.idleCommandsPerTick}`, ok(r.idle.empty.commandsPerTick, b.idleCommandsPerTick)],
-      ['  one future delayed job', fmt(r.idle.delayedJob.commandsPerTick, 2), `<= ${b.idleCommandsPerTick}`, ok(r.idle.delayedJob.commandsPerTick, b.idleCommandsPerTick)],
-      ['  one live long lease', fmt(r.idle.activeLease.commandsPerTick, 2), `<= ${b.idleCommandsPerTick}`, ok(r.idle.activeLease.commandsPerTick, b.idleCommandsPerTick)],
+      ['idleCommandsPerTick: a cron pass, queue without jobs', fmt(r.idle.empty.commandsPerTick, 2), `<= ${b.idleCommandsPerTick}`, ok(r.idle.empty.commandsPerTick, b.idleCommandsPerTick)],
+      ['  a queue with one future delayed job', fmt(r.idle.delayedJob.commandsPerTick, 2), `<= ${b.idleCommandsPerTick}`, ok(r.idle.delayedJob.commandsPerTick, b.idleCommandsPerTick)],
+      ['  a queue with one live long lease', fmt(r.idle.activeLease.commandsPerTick, 2), `<= ${b.idleCommandsPerTick}`, ok(r.idle.activeLease.commandsPerTick, b.idleCommandsPerTick)],
       // The budget is per job of the run above (DESIGN.md: "measured on the same work"); a lone
       // job on an idle queue pays three scripts' fixed costs alone, shown for what it is.
       ['lone job: enqueue, reserve, complete (cold path)', fmt(r.singleJobCommands, 2), 'no budget', ''],
