@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { scripts } from '../lua/scripts.generated';
 import { DAY_MS, type StoredConfig } from './config';
 import { type EngineContext, parse } from './context';
-import { QueueError, luaError } from './errors';
+import { QueueError, ScriptRefusal } from './errors';
 import { randomSeed } from './ids';
 import { noteDue } from './due-index';
 import { jobIdSchema } from './job-input';
@@ -149,10 +149,10 @@ export async function reserve(ctx: EngineContext, queue: string, max: number) {
 // of a deleted queue is lost too (DESIGN: "a removed job: LEASE_LOST").
 async function endLease(ctx: EngineContext, queue: string, outcome: Outcome, reserveNext: number) {
   const settled = await runSettle(ctx, queue, [outcome], reserveNext, true).catch((error: unknown) => {
-    throw error instanceof QueueError && error.code === 'QUEUE_NOT_FOUND' ? luaError([-3]) : error;
+    throw error instanceof QueueError && error.code === 'QUEUE_NOT_FOUND' ? new ScriptRefusal('LEASE_LOST') : error;
   });
   const state = settled.results[0]!.state;
-  if (state === 'LEASE_LOST') throw luaError([-3]);
+  if (state === 'LEASE_LOST') throw new ScriptRefusal('LEASE_LOST');
   return { state, next: settled.jobs, endpoint: settled.config.endpoint };
 }
 

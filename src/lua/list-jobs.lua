@@ -19,6 +19,7 @@ ARGV[4] group filter for the other states ('' = all groups)
 Returns {1, next cursor ('' = no more), {{id, state JSON, data, state, startedAt, expiresAt, maxAttempts}...}}
 Errors  {-1} QUEUE_NOT_FOUND
 ]]
+-- @include errors
 -- @include job
 -- @include meta
 -- @include view
@@ -26,7 +27,7 @@ Errors  {-1} QUEUE_NOT_FOUND
 local K = { jobs = KEYS[2], active = KEYS[3] }
 local wanted, limit, cursor, group = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local cfgJson = redis.call('HGET', KEYS[1], 'config')
-if not cfgJson then return { -1 } end
+if not cfgJson then return { QUEUE_NOT_FOUND } end
 local cfg = cjson.decode(cfgJson)
 
 local views, nextCursor = {}, ''

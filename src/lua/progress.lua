@@ -11,12 +11,13 @@ ARGV[3] progress (JSON text)
 Returns {1}
 Errors  {-3} LEASE_LOST
 ]]
+-- @include errors
 -- @include job
 -- @include lease
 
 local K = { jobs = KEYS[1], active = KEYS[2] }
 local state, data = liveLease(K, ARGV[1], ARGV[2])
-if not state then return { -3 } end
+if not state then return { LEASE_LOST } end
 state.p = ARGV[3]
 redis.call('HSET', K.jobs, ARGV[1], encodeJob(state, data))
 return { 1 }

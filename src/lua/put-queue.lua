@@ -9,14 +9,15 @@ ARGV[2] config JSON (validated and defaulted by the caller)
 
 Returns {1, created 0|1, previous config JSON or '', dueAt} (the caller unindexes the previous
   config's publish tokens)
-Errors  {-8} the queue is still being deleted (the caller finishes that first)
+Errors  {-8} QUEUE_DELETING: the queue is still being deleted (the caller finishes that first)
 ]]
+-- @include errors
 -- @include job
 -- @include meta
 
 local now = tonumber(ARGV[1])
 local M = openMeta(KEYS[1], { 'deleting' })
-if M.v.deleting then return { -8 } end
+if M.v.deleting then return { QUEUE_DELETING } end
 local previous = M.v.config or ''
 metaSet(M, 'config', ARGV[2])
 noteTimer(M, now)

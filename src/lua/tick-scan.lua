@@ -20,12 +20,13 @@ Returns {1, 'idle', timer (epoch ms, -1 = none)}: nothing due before `timer`;
         {1, 'due', {group...}}: run tick with these groups declared
 Errors  {-1} QUEUE_NOT_FOUND
 ]]
+-- @include errors
 -- @include job
 -- @include meta
 
 local now, limit, lockMs = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local M = openMeta(KEYS[1])
-if not M.cfg then return { -1 } end
+if not M.cfg then return { QUEUE_NOT_FOUND } end
 local timer = tonumber(M.v.timer)
 local function readyHeadDue()
   if M.v.paused or metaNum(M, 'ready') == 0 then return false end
