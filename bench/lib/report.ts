@@ -1,5 +1,5 @@
-// The human-readable report: headline metrics against DESIGN.md's budgets, then the per-command
-// breakdowns that show where the commands go.
+// The human-readable report: headline metrics against the budgets of the README (Cost), then the
+// per-command breakdowns that show where the commands go.
 import type { CommandCounts } from './redis-stats';
 import type { BenchResult } from './result';
 
@@ -44,7 +44,7 @@ function formatE2e(r: BenchResult): string {
       ['e2eCommandsPerJob (batch run)', fmt(r.e2eCommandsPerJob, 2), `<= ${b.commandsPerJob} (aim ${b.commandsPerJobAim})`, ok(r.e2eCommandsPerJob)],
       [`  single jobs at ${fmt(l.targetRatePerSecond)}/s`, fmt(l.commandsPerJob, 2), `<= ${b.commandsPerJob} (aim ${b.commandsPerJobAim})`, ok(l.commandsPerJob)],
       ['e2eRestRequestsPerJob (batch run)', fmt(r.e2eRestRequestsPerJob, 4), '', ''],
-      [`  single jobs at ${fmt(l.targetRatePerSecond)}/s`, fmt(l.restRequestsPerJob, 4), '~2 (DESIGN)', ''],
+      [`  single jobs at ${fmt(l.targetRatePerSecond)}/s`, fmt(l.restRequestsPerJob, 4), '~2 (README)', ''],
     ],
     ['end to end through the Worker', 'value', 'budget', ''],
   );
@@ -99,8 +99,9 @@ export function formatReport(r: BenchResult): string {
       ['idleCommandsPerTick (no jobs)', fmt(r.idle.empty.commandsPerTick, 2), `<= ${b.idleCommandsPerTick}`, ok(r.idle.empty.commandsPerTick, b.idleCommandsPerTick)],
       ['  one future delayed job', fmt(r.idle.delayedJob.commandsPerTick, 2), `<= ${b.idleCommandsPerTick}`, ok(r.idle.delayedJob.commandsPerTick, b.idleCommandsPerTick)],
       ['  one live long lease', fmt(r.idle.activeLease.commandsPerTick, 2), `<= ${b.idleCommandsPerTick}`, ok(r.idle.activeLease.commandsPerTick, b.idleCommandsPerTick)],
-      // The budget is per job of the run above (DESIGN.md: "measured on the same work"); a lone
-      // job on an idle queue pays three scripts' fixed costs alone, shown for what it is.
+      // The budget is per job of the run above (README, Cost); a lone job on an idle queue pays
+      // three scripts' fixed costs alone ("a lone job pays the fixed cost of its script calls by
+      // itself"), shown for what it is.
       ['lone job: enqueue, reserve, complete (cold path)', fmt(r.singleJobCommands, 2), 'no budget', ''],
       ['  as a drain runs it (settle n=16 twice)', fmt(s.drain.commandsPerJob, 2), 'no budget', ''],
       ['  REST requests per lone job', fmt(s.api.restRequestsPerJob, 2), '', ''],

@@ -146,7 +146,7 @@ export async function reserve(ctx: EngineContext, queue: string, max: number) {
 }
 
 // A stale holder changes nothing: with its lease lost, no next job is reserved either. A lease
-// of a deleted queue is lost too (DESIGN: "a removed job: LEASE_LOST").
+// of a deleted queue is lost too (README, Delivery, "Async mode": "its queue deleted").
 async function endLease(ctx: EngineContext, queue: string, outcome: Outcome, reserveNext: number) {
   const settled = await runSettle(ctx, queue, [outcome], reserveNext, true).catch((error: unknown) => {
     throw error instanceof QueueError && error.code === 'QUEUE_NOT_FOUND' ? new ScriptRefusal('LEASE_LOST') : error;
