@@ -5,7 +5,8 @@
 // to EVAL on NOSCRIPT) in two forms: as written, with Upstash's `allow-key-locking` shebang flag,
 // and without it for a plain Redis, which refuses that flag. The KEYS a script takes are read
 // from its header (`KEYS[i]  name  ...`; `KEYS[n+i]  name` for one key per item), so their order
-// is written once: src/core/scripts.ts builds the KEYS array from these names.
+// is written once: src/core/scripts.ts builds the KEYS array from these names. A refusal is
+// returned by the name includes/errors.lua gives its status, never as a bare negative number.
 // `--check` fails when the generated file is stale (CI runs it).
 import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -46,6 +47,21 @@ function keysOf(source, file) {
   return { fixed, each };
 }
 
+const STATUSES = [...readFileSync(join(luaDir, 'includes', 'errors.lua'), 'utf8').matchAll(/^local (\w+) = -\d+/gm)].map((m) => m[1]);
+
+/**
+ * Refusals by name only, and each name declared before its first use: Lua compiles a name it
+ * has not seen as a global, which Redis refuses only when that line runs.
+ */
+function checkStatuses(source, file) {
+  const code = source.replace(/--\[\[[\s\S]*?\]\]/g, '').replace(/--.*$/gm, '');
+  if (/\{\s*-\d/.test(code)) throw new Error(`${file}: return a status by its name (includes/errors.lua), not a bare number`);
+  const included = code.search(/^local QUEUE_NOT_FOUND = /m);
+  const before = included < 0 ? code : code.slice(0, included);
+  const early = STATUSES.find((name) => new RegExp(`\\b${name}\\b`).test(before));
+  if (early) throw new Error(`${file}: ${early} used before \`-- @include errors\``);
+}
+
 const sha1 = (text) => createHash('sha1').update(text).digest('hex');
 const camel = (name) => name.replace(/\.lua$/, '').replace(/-(\w)/g, (_, c) => c.toUpperCase());
 
@@ -54,6 +70,7 @@ const entries = readdirSync(luaDir)
   .sort()
   .map((file) => {
     const source = expand(readFileSync(join(luaDir, file), 'utf8'));
+    checkStatuses(source, file);
     const plainSource = withoutFlag(source, file);
     const { fixed, each } = keysOf(source, file);
     return [

@@ -12,7 +12,10 @@ import { Miniflare } from 'miniflare';
 import { freePort, startRedis } from './redis-server.mjs';
 import { startBridge } from './rest-bridge.mjs';
 
-/** Must stay <= 2026-05-03 for the pinned workerd (DESIGN.md, toolchain facts). */
+/**
+ * wrangler.toml's date. The pinned workerd (1.20260426) refuses any after 2026-05-03 ("the newest
+ * date supported by this server binary"): raise it only with workerd.
+ */
 export const COMPATIBILITY_DATE = '2026-04-26';
 
 /**

@@ -1,5 +1,5 @@
-// The human-readable report: headline metrics against DESIGN.md's budgets, then the per-command
-// breakdowns that show where the commands go.
+// The human-readable report: headline metrics against the budgets of the README (Cost), then the
+// per-command breakdowns that show where the commands go.
 import type { CommandCounts } from './redis-stats';
 import type { BenchResult } from './result';
 
@@ -46,7 +46,7 @@ function formatE2e(r: BenchResult): string {
       ['singleJobE2eCommands (a job alone on an idle queue)', fmt(r.e2e.lone.commandsPerJob, 2), '<= 12', r.e2e.lone.commandsPerJob <= 12 ? 'ok' : 'OVER'],
       ['  its REST requests; the later idle scheduler visit', `${fmt(r.e2e.lone.restRequestsPerJob, 2)}; ${fmt(r.e2e.lone.laterVisitCommands)} commands`, '', ''],
       ['e2eRestRequestsPerJob (batch run)', fmt(r.e2eRestRequestsPerJob, 4), '', ''],
-      [`  single jobs at ${fmt(l.targetRatePerSecond)}/s`, fmt(l.restRequestsPerJob, 4), '~2', ''],
+      [`  single jobs at ${fmt(l.targetRatePerSecond)}/s`, fmt(l.restRequestsPerJob, 4), '~2 (README)', ''],
     ],
     ['end to end through the Worker', 'value', 'budget', ''],
   );
@@ -101,8 +101,9 @@ export function formatReport(r: BenchResult): string {
       ['idleCommandsPerTick: a cron pass, queue without jobs', fmt(r.idle.empty.commandsPerTick, 2), `<= ${b.idleCommandsPerTick}`, ok(r.idle.empty.commandsPerTick, b.idleCommandsPerTick)],
       ['  a queue with one future delayed job', fmt(r.idle.delayedJob.commandsPerTick, 2), `<= ${b.idleCommandsPerTick}`, ok(r.idle.delayedJob.commandsPerTick, b.idleCommandsPerTick)],
       ['  a queue with one live long lease', fmt(r.idle.activeLease.commandsPerTick, 2), `<= ${b.idleCommandsPerTick}`, ok(r.idle.activeLease.commandsPerTick, b.idleCommandsPerTick)],
-      // The budget is per job of the run above (DESIGN.md: "measured on the same work"); a lone
-      // job on an idle queue pays three scripts' fixed costs alone, shown for what it is.
+      // The budget is per job of the run above (README, Cost); a lone job on an idle queue pays
+      // three scripts' fixed costs alone ("a lone job pays the fixed cost of its script calls by
+      // itself"), shown for what it is.
       ['lone job: enqueue, reserve, complete (cold path)', fmt(r.singleJobCommands, 2), 'no budget', ''],
       ['  as a drain runs it (settle n=16 twice)', fmt(s.drain.commandsPerJob, 2), 'no budget', ''],
       ['  REST requests per lone job', fmt(s.api.restRequestsPerJob, 2), '', ''],

@@ -6,7 +6,7 @@ import type { ScaleResult } from './scale';
 import type { SingleJobResult } from './single-job';
 import type { ThroughputOptions, ThroughputResult } from './throughput';
 
-/** DESIGN.md, "Redis model rules". */
+/** The budget column of the README's Cost table. */
 export const BUDGETS = {
   commandsPerJob: 15,
   commandsPerJobAim: 12,

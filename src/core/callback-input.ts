@@ -4,7 +4,7 @@ import { DAY_MS } from './config';
 
 const lease = z.string().min(1).max(64);
 
-/** `extendMs` beyond 24 h is capped there, not refused (DESIGN: "at most 24 h"). */
+/** `extendMs` beyond 24 h is capped there, not refused (README, "Async mode": "at most 24 h"). */
 export const heartbeatInputSchema = z.object({ lease, extendMs: z.number().int().min(1).optional() }).strict();
 
 export const completeInputSchema = z.object({ lease, result: z.json().optional() }).strict();

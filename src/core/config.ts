@@ -1,4 +1,5 @@
-// Queue configuration: the zod schema with DESIGN.md's defaults, and how it is stored.
+// Queue configuration: the zod schema with the defaults of the README (HTTP API, Queues), and how
+// it is stored.
 import { z } from 'zod';
 import { sha256Hex } from './ids';
 

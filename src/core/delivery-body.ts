@@ -1,4 +1,4 @@
-// The body of a delivery (DESIGN.md, "Delivery protocol"), as a zod schema: the Worker builds it
+// The body of a delivery (README, Delivery), as a zod schema: the Worker builds it
 // (deliveryBody in delivery.ts) and the receiver (src/receiver) parses it, so both sides share
 // one description. Plain module: zod only, nothing that needs Redis or the Worker.
 import { z } from 'zod';

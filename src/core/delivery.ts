@@ -1,5 +1,5 @@
-// One push of a leased job to its queue's endpoint, and what the answer means (DESIGN.md,
-// "Delivery protocol"): 2xx completes with the body as result, 202 leaves the lease to the
+// One push of a leased job to its queue's endpoint, and what the answer means (README,
+// Delivery): 2xx completes with the body as result, 202 leaves the lease to the
 // endpoint's callbacks, anything else (or no answer within timeoutMs) is a failed attempt.
 import { DAY_MS } from './config';
 import type { Delivery } from './delivery-body';

@@ -35,29 +35,66 @@ export class QueueError extends Error {
   }
 }
 
-/** The negative status codes Lua scripts lead their replies with. */
-const LUA_ERRORS: Record<number, [ErrorCode, string]> = {
-  [-1]: ['QUEUE_NOT_FOUND', 'queue not found'],
-  [-2]: ['JOB_NOT_FOUND', 'job not found'],
-  [-3]: ['LEASE_LOST', 'the lease is not held: wrong or stale token, or the job was finished'],
-  [-4]: ['INVALID_STATE', 'the job is not in a state that allows this'],
-  [-5]: ['PAYLOAD_TOO_LARGE', 'job data is larger than the queue allows'],
-  [-6]: ['GROUP_NOT_FOUND', 'group not found'],
-  [-7]: ['REPEAT_NOT_FOUND', 'repeatable job not found'],
-  [-8]: ['INVALID_STATE', 'the queue is being deleted'],
-  [-9]: ['VALIDATION_FAILED', 'the queue holds the most repeatable jobs it may'],
-  // Internal: the job named by id is in another group than the caller read (job-ops.ts retries).
-  [-10]: ['INTERNAL', 'job changed group'],
+/**
+ * The statuses a Lua script leads its reply with when it refuses, by the names the scripts use
+ * (src/lua/includes/errors.lua; a test keeps the two equal).
+ */
+export const LuaStatus = {
+  QUEUE_NOT_FOUND: -1,
+  JOB_NOT_FOUND: -2,
+  LEASE_LOST: -3,
+  INVALID_STATE: -4,
+  /** {status, item (1-based), limit in bytes} */
+  PAYLOAD_TOO_LARGE: -5,
+  GROUP_NOT_FOUND: -6,
+  REPEAT_NOT_FOUND: -7,
+  /** A deletion of the queue is under way (putQueue finishes it, then creates). */
+  QUEUE_DELETING: -8,
+  /** {status, the most repeatable jobs a queue may hold} */
+  TOO_MANY_REPEATS: -9,
+  /** {status, group}: the job named by id is in another group than the caller read (job-ops.ts retries). */
+  JOB_CHANGED_GROUP: -10,
+} as const;
+
+export type LuaStatusName = keyof typeof LuaStatus;
+
+/** What each refusal is to the API. */
+const LUA_ERRORS: Record<LuaStatusName, [ErrorCode, string]> = {
+  QUEUE_NOT_FOUND: ['QUEUE_NOT_FOUND', 'queue not found'],
+  JOB_NOT_FOUND: ['JOB_NOT_FOUND', 'job not found'],
+  LEASE_LOST: ['LEASE_LOST', 'the lease is not held: wrong or stale token, or the job was finished'],
+  INVALID_STATE: ['INVALID_STATE', 'the job is not in a state that allows this'],
+  PAYLOAD_TOO_LARGE: ['PAYLOAD_TOO_LARGE', 'job data is larger than the queue allows'],
+  GROUP_NOT_FOUND: ['GROUP_NOT_FOUND', 'group not found'],
+  REPEAT_NOT_FOUND: ['REPEAT_NOT_FOUND', 'repeatable job not found'],
+  QUEUE_DELETING: ['INVALID_STATE', 'the queue is being deleted'],
+  TOO_MANY_REPEATS: ['VALIDATION_FAILED', 'the queue holds the most repeatable jobs it may'],
+  JOB_CHANGED_GROUP: ['INTERNAL', 'job changed group'],
 };
 
+const NAME_OF = new Map(Object.entries(LuaStatus).map(([name, status]) => [status as number, name as LuaStatusName]));
+
+/** A QueueError that a script's status raised; `luaStatus` tells which. */
+export class ScriptRefusal extends QueueError {
+  constructor(
+    readonly luaStatus: LuaStatusName,
+    details?: unknown,
+  ) {
+    super(LUA_ERRORS[luaStatus][0], LUA_ERRORS[luaStatus][1], details);
+  }
+}
+
+/** The error of a script's reply `{status, ...}` whose status is negative. */
 export function luaError(reply: readonly unknown[]): QueueError {
   const status = Number(reply[0]);
-  const known = LUA_ERRORS[status];
-  if (!known) return new QueueError('INTERNAL', `unexpected script status ${status}`);
-  const [code, message] = known;
-  if (code === 'PAYLOAD_TOO_LARGE') {
-    return new QueueError(code, message, { index: Number(reply[1]) - 1, maxPayloadBytes: Number(reply[2]) });
-  }
-  if (status === -9) return new QueueError(code, message, { maxRepeats: Number(reply[1]) });
-  return new QueueError(code, message);
+  const name = NAME_OF.get(status);
+  if (name === undefined) return new QueueError('INTERNAL', `unexpected script status ${status}`);
+  if (name === 'PAYLOAD_TOO_LARGE') return new ScriptRefusal(name, { index: Number(reply[1]) - 1, maxPayloadBytes: Number(reply[2]) });
+  if (name === 'TOO_MANY_REPEATS') return new ScriptRefusal(name, { maxRepeats: Number(reply[1]) });
+  return new ScriptRefusal(name);
+}
+
+/** Whether `error` is the refusal `name` of a script. */
+export function isRefusal(error: unknown, name: LuaStatusName): boolean {
+  return error instanceof ScriptRefusal && error.luaStatus === name;
 }

@@ -2,15 +2,12 @@
 import { scripts } from '../lua/scripts.generated';
 import { type EngineContext, parse } from './context';
 import { noteDue } from './due-index';
-import { QueueError } from './errors';
+import { isRefusal } from './errors';
 import { randomSeed } from './ids';
 import { jobIdSchema, jobPatchSchema } from './job-input';
 import { type Job, toJob } from './job-view';
 import { checkQueueName } from './queues';
 import { type Reply, callScript } from './scripts';
-
-/** The name of error -10: a job named by id was in another group than the one read for it. */
-const MOVED = 'job changed group';
 
 /**
  * Runs a script on job `id` with its group's key declared: the group is read first (job-group),
@@ -23,7 +20,7 @@ async function onJob(ctx: EngineContext, queue: string, id: string, run: (group:
   try {
     return await run(group as string);
   } catch (error) {
-    if (!(error instanceof QueueError && error.message === MOVED)) throw error;
+    if (!isRefusal(error, 'JOB_CHANGED_GROUP')) throw error;
     [, group] = await callScript(ctx, scripts.jobGroup, { queue }, [id]);
     return run(group as string);
   }

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { scripts } from '../lua/scripts.generated';
 import { DAY_MS, type StoredConfig } from './config';
 import { type EngineContext, parse } from './context';
-import { QueueError, luaError } from './errors';
+import { QueueError, ScriptRefusal } from './errors';
 import { randomSeed } from './ids';
 import { noteDue } from './due-index';
 import { jobIdSchema } from './job-input';
@@ -146,13 +146,13 @@ export async function reserve(ctx: EngineContext, queue: string, max: number) {
 }
 
 // A stale holder changes nothing: with its lease lost, no next job is reserved either. A lease
-// of a deleted queue is lost too (DESIGN: "a removed job: LEASE_LOST").
+// of a deleted queue is lost too (README, Delivery, "Async mode": "its queue deleted").
 async function endLease(ctx: EngineContext, queue: string, outcome: Outcome, reserveNext: number) {
   const settled = await runSettle(ctx, queue, [outcome], reserveNext, true).catch((error: unknown) => {
-    throw error instanceof QueueError && error.code === 'QUEUE_NOT_FOUND' ? luaError([-3]) : error;
+    throw error instanceof QueueError && error.code === 'QUEUE_NOT_FOUND' ? new ScriptRefusal('LEASE_LOST') : error;
   });
   const state = settled.results[0]!.state;
-  if (state === 'LEASE_LOST') throw luaError([-3]);
+  if (state === 'LEASE_LOST') throw new ScriptRefusal('LEASE_LOST');
   return { state, next: settled.jobs, endpoint: settled.config.endpoint };
 }
 

@@ -4,7 +4,7 @@ import { scripts } from '../lua/scripts.generated';
 import type { GroupState, QueueInfo, QueueSummary } from './api-types';
 import { type StoredConfig, queueConfigSchema, toPublicConfig, toStoredConfig } from './config';
 import { type EngineContext, parse } from './context';
-import { QueueError } from './errors';
+import { QueueError, isRefusal } from './errors';
 import { groupNameSchema, queueNameSchema } from './job-input';
 import { dropDue, noteDue } from './due-index';
 import { randomSeed } from './ids';
@@ -30,7 +30,7 @@ export async function putQueue(ctx: EngineContext, name: string, input: unknown)
     reply = await put();
   } catch (error) {
     // A deletion that was cut off still holds the name: finish it, then create.
-    if (!(error instanceof QueueError && error.code === 'INVALID_STATE')) throw error;
+    if (!isRefusal(error, 'QUEUE_DELETING')) throw error;
     await deleteQueue(ctx, name);
     await callScript(ctx, scripts.registry, {}, ['add', name]);
     reply = await put();

@@ -1,4 +1,4 @@
-// The HTTP API (DESIGN.md, API v1). Route groups live in their own files; admin routes carry
+// The HTTP API (README, HTTP API (v1)). Route groups live in their own files; admin routes carry
 // adminAuth themselves, because enqueue routes (publish tokens, CORS) and lease callbacks (the
 // lease token) share their paths' prefix but not their auth.
 import { Hono } from 'hono';

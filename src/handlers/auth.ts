@@ -27,7 +27,7 @@ const forbidden = () => new QueueError('FORBIDDEN', 'this token may not do this'
 
 /** A non-admin token: 403 if it is some queue's publish token, else 401. */
 async function rejectToken(c: Context<AppEnv>, tokenHash: string): Promise<never> {
-  throw (await scopeOf(c).engine.queueOfPublishToken(tokenHash)) === null ? unauthorized() : forbidden();
+  throw (await scopeOf(c).service.queueOfPublishToken(tokenHash)) === null ? unauthorized() : forbidden();
 }
 
 /** Admin routes: the admin token only. */

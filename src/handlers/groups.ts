@@ -1,20 +1,18 @@
 // Admin routes for groups: list, read one (its jobs in order), pause and resume one group.
 import { Hono } from 'hono';
 import { adminAuth } from './auth';
-import { type AppEnv, continueInBackground, scopeOf } from './scope';
+import { type AppEnv, scopeOf } from './scope';
 
 export const groupRoutes = new Hono<AppEnv>()
   .get('/:queue/groups', adminAuth, async (c) =>
-    c.json(await scopeOf(c).engine.listGroups(c.req.param('queue'), c.req.query())),
+    c.json(await scopeOf(c).service.listGroups(c.req.param('queue'), c.req.query())),
   )
   .get('/:queue/groups/:group', adminAuth, async (c) =>
-    c.json(await scopeOf(c).engine.getGroup(c.req.param('queue'), c.req.param('group'))),
+    c.json(await scopeOf(c).service.getGroup(c.req.param('queue'), c.req.param('group'))),
   )
   .post('/:queue/groups/:group/pause', adminAuth, async (c) =>
-    c.json(await scopeOf(c).engine.pauseGroup(c.req.param('queue'), c.req.param('group'))),
+    c.json(await scopeOf(c).service.pauseGroup(c.req.param('queue'), c.req.param('group'))),
   )
-  .post('/:queue/groups/:group/resume', adminAuth, async (c) => {
-    const result = await scopeOf(c).engine.resumeGroup(c.req.param('queue'), c.req.param('group'));
-    continueInBackground(c, c.req.param('queue'), 'drain');
-    return c.json(result);
-  });
+  .post('/:queue/groups/:group/resume', adminAuth, async (c) =>
+    c.json(await scopeOf(c).service.resumeGroup(c.req.param('queue'), c.req.param('group'))),
+  );

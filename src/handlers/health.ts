@@ -4,9 +4,9 @@ import { type AppEnv, scopeOf } from './scope';
 
 export const healthRoutes = new Hono<AppEnv>().get('/health', async (c) => {
   // Outside the try: bindings that do not parse are a 500 naming them in the log, not "redis down".
-  const { engine } = scopeOf(c);
+  const { service } = scopeOf(c);
   try {
-    await engine.countQueues();
+    await service.countQueues();
     return c.json({ ok: true, redis: 'ok' });
   } catch (error) {
     console.error('groupq: health check failed', error);

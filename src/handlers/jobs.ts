@@ -2,33 +2,27 @@
 import { Hono } from 'hono';
 import { adminAuth } from './auth';
 import { readJson } from './body';
-import { type AppEnv, continueInBackground, scopeOf } from './scope';
+import { type AppEnv, scopeOf } from './scope';
 
 export const jobRoutes = new Hono<AppEnv>()
   .get('/:queue/jobs', adminAuth, async (c) =>
-    c.json(await scopeOf(c).engine.listJobs(c.req.param('queue'), c.req.query())),
+    c.json(await scopeOf(c).service.listJobs(c.req.param('queue'), c.req.query())),
   )
   .get('/:queue/jobs/:id', adminAuth, async (c) =>
-    c.json(await scopeOf(c).engine.getJob(c.req.param('queue'), c.req.param('id'))),
+    c.json(await scopeOf(c).service.getJob(c.req.param('queue'), c.req.param('id'))),
   )
   .delete('/:queue/jobs/:id', adminAuth, async (c) => {
-    await scopeOf(c).engine.removeJob(c.req.param('queue'), c.req.param('id'));
+    await scopeOf(c).service.removeJob(c.req.param('queue'), c.req.param('id'));
     return c.body(null, 204);
   })
-  .post('/:queue/jobs/:id/retry', adminAuth, async (c) => {
-    const job = await scopeOf(c).engine.retryJob(c.req.param('queue'), c.req.param('id'));
-    continueInBackground(c, c.req.param('queue'), 'drain');
-    return c.json(job);
-  })
-  .post('/:queue/jobs/:id/promote', adminAuth, async (c) => {
-    const job = await scopeOf(c).engine.promoteJob(c.req.param('queue'), c.req.param('id'));
-    continueInBackground(c, c.req.param('queue'), 'drain');
-    return c.json(job);
-  })
+  .post('/:queue/jobs/:id/retry', adminAuth, async (c) =>
+    c.json(await scopeOf(c).service.retryJob(c.req.param('queue'), c.req.param('id'))),
+  )
+  .post('/:queue/jobs/:id/promote', adminAuth, async (c) =>
+    c.json(await scopeOf(c).service.promoteJob(c.req.param('queue'), c.req.param('id'))),
+  )
   .patch('/:queue/jobs/:id', adminAuth, async (c) => {
     const body = await readJson(c);
-    const job = await scopeOf(c).engine.updateJob(c.req.param('queue'), c.req.param('id'), body);
-    if (job.state === 'delayed') scopeOf(c).due.lower(c.req.param('queue'), job.runAt ?? Date.now());
-    return c.json(job);
+    return c.json(await scopeOf(c).service.updateJob(c.req.param('queue'), c.req.param('id'), body));
   });
 

@@ -5,5 +5,5 @@ import { adminAuth } from './auth';
 import { type AppEnv, scopeOf } from './scope';
 
 export const metricsRoutes = new Hono<AppEnv>().get('/:queue/metrics', adminAuth, async (c) =>
-  c.json({ minutes: await scopeOf(c).engine.getMetrics(c.req.param('queue')) }),
+  c.json({ minutes: await scopeOf(c).service.getMetrics(c.req.param('queue')) }),
 );

@@ -1,21 +1,20 @@
 // The enqueue routes, the only ones open to publish tokens and to browsers (CORS limited to the
-// queue's allowedOrigins). Each enqueue also leases ready jobs in the same script call and hands
-// them to a drain that runs after the response.
+// queue's allowedOrigins). Each enqueue also leases ready jobs in the same script call; the
+// service hands them to a drain that runs after the response.
 import { type Context, Hono } from 'hono';
 import type { StoredConfig } from '../core/config';
 import { QueueError } from '../core/errors';
-import type { Enqueued } from '../core/producer';
 import { checkPublisher } from './auth';
 import { readJsonWithText } from './body';
 import { rawBatchData, rawJobData } from './raw-json';
-import { type AppEnv, continueInBackground, scopeOf } from './scope';
+import { type AppEnv, scopeOf } from './scope';
 
 /** The queue's stored config, read at most once per request; null for a missing queue. */
 function configReader(c: Context<AppEnv>, queue: string): () => Promise<StoredConfig | null> {
   let read: Promise<StoredConfig | null> | undefined;
   return () =>
     (read ??= scopeOf(c)
-      .engine.getStoredConfig(queue)
+      .service.getStoredConfig(queue)
       .catch((error: unknown) => {
         if (error instanceof QueueError && (error.code === 'QUEUE_NOT_FOUND' || error.code === 'VALIDATION_FAILED')) return null;
         throw error;
@@ -31,26 +30,13 @@ async function allowOrigin(c: Context<AppEnv>, config: () => Promise<StoredConfi
   return true;
 }
 
-async function enqueueRoute(c: Context<AppEnv>, enqueue: (body: { text: string; value: unknown }, reserve: number) => Promise<Enqueued>) {
+/** CORS, then auth (the admin token or a publish token of this queue), then the body. */
+async function admit(c: Context<AppEnv>): Promise<{ queue: string; text: string; value: unknown }> {
   const queue = c.req.param('queue')!;
   const config = configReader(c, queue);
   await allowOrigin(c, config);
   await checkPublisher(c, config);
-  const body = await readJsonWithText(c);
-  const { dispatcher, due } = scopeOf(c);
-  const { invocation } = dispatcher;
-  const reserve = invocation.claim();
-  let enqueued: Enqueued | undefined;
-  try {
-    enqueued = await enqueue(body, reserve);
-  } finally {
-    invocation.release(reserve - (enqueued?.leased.length ?? 0));
-  }
-  // A delayed job is a timer this isolate has not seen: tick soon to learn when.
-  if (enqueued.results.some((r) => r.state === 'delayed')) due.lower(queue, Date.now());
-  const leased = enqueued.leased;
-  continueInBackground(c, queue, { jobs: leased, endpoint: enqueued.config.endpoint, more: reserve > 0 && leased.length === reserve });
-  return enqueued.results;
+  return { queue, ...(await readJsonWithText(c)) };
 }
 
 async function preflight(c: Context<AppEnv>) {
@@ -66,14 +52,11 @@ export const publishingRoutes = new Hono<AppEnv>()
   .options('/:queue/jobs', preflight)
   .options('/:queue/jobs/batch', preflight)
   .post('/:queue/jobs/batch', async (c) => {
-    const results = await enqueueRoute(c, ({ text, value }, reserve) =>
-      scopeOf(c).engine.enqueueBatchAndReserve(c.req.param('queue'), value, reserve, rawBatchData(text)),
-    );
-    return c.json({ jobs: results }, 201);
+    const { queue, text, value } = await admit(c);
+    return c.json({ jobs: await scopeOf(c).service.enqueueBatch(queue, value, rawBatchData(text)) }, 201);
   })
   .post('/:queue/jobs', async (c) => {
-    const [result] = await enqueueRoute(c, ({ text, value }, reserve) =>
-      scopeOf(c).engine.enqueueAndReserve(c.req.param('queue'), value, reserve, rawJobData(text)),
-    );
-    return c.json(result!, result!.duplicate ? 200 : 201);
+    const { queue, text, value } = await admit(c);
+    const result = await scopeOf(c).service.enqueue(queue, value, rawJobData(text));
+    return c.json(result, result.duplicate ? 200 : 201);
   });

@@ -2,25 +2,19 @@
 import { Hono } from 'hono';
 import { adminAuth } from './auth';
 import { readJson } from './body';
-import { type AppEnv, continueInBackground, scopeOf } from './scope';
+import { type AppEnv, scopeOf } from './scope';
 
 export const queueRoutes = new Hono<AppEnv>()
-  .get('/', adminAuth, async (c) => c.json({ queues: await scopeOf(c).engine.listQueues() }))
+  .get('/', adminAuth, async (c) => c.json({ queues: await scopeOf(c).service.listQueues() }))
   .put('/:queue', adminAuth, async (c) => {
     const body = await readJson(c);
-    const { name, config, counts } = await scopeOf(c).engine.putQueue(c.req.param('queue'), body);
+    const { name, config, counts } = await scopeOf(c).service.putQueue(c.req.param('queue'), body);
     return c.json({ name, config, counts });
   })
-  .get('/:queue', adminAuth, async (c) => c.json(await scopeOf(c).engine.getQueue(c.req.param('queue'))))
+  .get('/:queue', adminAuth, async (c) => c.json(await scopeOf(c).service.getQueue(c.req.param('queue'))))
   .delete('/:queue', adminAuth, async (c) => {
-    await scopeOf(c).engine.deleteQueue(c.req.param('queue'));
+    await scopeOf(c).service.deleteQueue(c.req.param('queue'));
     return c.body(null, 204);
   })
-  .post('/:queue/pause', adminAuth, async (c) => c.json(await scopeOf(c).engine.pauseQueue(c.req.param('queue'))))
-  .post('/:queue/resume', adminAuth, async (c) => {
-    const queue = c.req.param('queue');
-    const result = await scopeOf(c).engine.resumeQueue(queue);
-    // Jobs waited while paused: deliver them now, not at the next cron.
-    continueInBackground(c, queue, 'drain');
-    return c.json(result);
-  });
+  .post('/:queue/pause', adminAuth, async (c) => c.json(await scopeOf(c).service.pauseQueue(c.req.param('queue'))))
+  .post('/:queue/resume', adminAuth, async (c) => c.json(await scopeOf(c).service.resumeQueue(c.req.param('queue'))));

@@ -6,16 +6,14 @@ import { type AppEnv, scopeOf } from './scope';
 
 export const repeatRoutes = new Hono<AppEnv>()
   .get('/:queue/repeats', adminAuth, async (c) =>
-    c.json({ repeats: await scopeOf(c).engine.listRepeats(c.req.param('queue')) }),
+    c.json({ repeats: await scopeOf(c).service.listRepeats(c.req.param('queue')) }),
   )
   .put('/:queue/repeats/:key', adminAuth, async (c) => {
     const body = await readJson(c);
     const { queue, key } = c.req.param();
-    const result = await scopeOf(c).engine.putRepeat(queue, key, body);
-    if (result.nextRunAt !== null) scopeOf(c).due.lower(queue, result.nextRunAt);
-    return c.json(result);
+    return c.json(await scopeOf(c).service.putRepeat(queue, key, body));
   })
   .delete('/:queue/repeats/:key', adminAuth, async (c) => {
-    await scopeOf(c).engine.deleteRepeat(c.req.param('queue'), c.req.param('key'));
+    await scopeOf(c).service.deleteRepeat(c.req.param('queue'), c.req.param('key'));
     return c.body(null, 204);
   });

@@ -1,13 +1,14 @@
 // What each invocation works with. Per isolate (reused across requests): the parsed settings,
 // the Redis client, the signer and what this isolate has learned of each queue's next timer.
 // Per invocation: an engine whose Redis calls count against the invocation's budgets, and a
-// dispatcher for the drains it starts.
+// dispatcher for the drains it starts; a request gets them as the service its routes call.
 import type { Context } from 'hono';
-import type { Dispatcher, Leased } from '../core/dispatcher';
-import { type Engine, createEngine } from '../core/engine';
+import type { Dispatcher } from '../core/dispatcher';
+import { createEngine } from '../core/engine';
 import { Invocation } from '../core/invocation';
 import { createRedis } from '../core/redis';
-import { DueTimes, followUp } from '../core/runner';
+import { DueTimes } from '../core/runner';
+import { type Service, createService } from '../core/service';
 import { type Signer, createSigner } from '../core/signing';
 import { type Settings, settingsOf } from './settings';
 
@@ -41,15 +42,11 @@ function isolateOf(env: Env): Isolate {
   return isolate;
 }
 
-export interface Scope {
-  settings: Settings;
-  engine: Engine;
-  dispatcher: Dispatcher;
-  due: DueTimes;
-}
-
 /** Opens an invocation: its deadline for reserving, and the origin for callback URLs. */
-export function openScope(env: Env, { deadline, origin }: { deadline: number; origin: string | null }): Scope {
+export function openInvocation(
+  env: Env,
+  { deadline, origin }: { deadline: number; origin: string | null },
+): { settings: Settings; dispatcher: Dispatcher; due: DueTimes } {
   const isolate = isolateOf(env);
   const { settings } = isolate;
   if (origin) isolate.lastOrigin = origin;
@@ -63,26 +60,28 @@ export function openScope(env: Env, { deadline, origin }: { deadline: number; or
   });
   return {
     settings,
-    engine,
     due: isolate.due,
     dispatcher: { engine, invocation, delivery: { signer: isolate.signer, publicUrl: publicUrl ?? '', now: Date.now } },
   };
 }
 
+export interface Scope {
+  settings: Settings;
+  /** Every operation a route calls; writes start their own follow-ups (src/core/service.ts). */
+  service: Service;
+}
+
 export type AppEnv = { Bindings: Env; Variables: { scope: Scope } };
 
-/** The request's scope (engine, dispatcher, budgets), opened on first use. */
+/** The request's scope, opened on first use; work after the response runs under its waitUntil. */
 export function scopeOf(c: Context<AppEnv>): Scope {
   let scope = c.get('scope') as Scope | undefined;
   if (!scope) {
-    scope = openScope(c.env, { deadline: Date.now() + REQUEST_DRAIN_MS, origin: new URL(c.req.url).origin });
+    const origin = new URL(c.req.url).origin;
+    const { settings, dispatcher, due } = openInvocation(c.env, { deadline: Date.now() + REQUEST_DRAIN_MS, origin });
+    const waitUntil = (work: Promise<unknown>) => c.executionCtx.waitUntil(work);
+    scope = { settings, service: createService({ dispatcher, due, waitUntil }) };
     c.set('scope', scope);
   }
   return scope;
-}
-
-/** After the response: drain (see followUp), and run the queue's tick if it is due. */
-export function continueInBackground(c: Context<AppEnv>, queue: string, start: Leased | 'drain'): void {
-  const { dispatcher, due } = scopeOf(c);
-  c.executionCtx.waitUntil(followUp(dispatcher, due, queue, start));
 }

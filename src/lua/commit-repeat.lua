@@ -24,6 +24,7 @@ ARGV[7] the repeat's group (as the caller read it)
 Returns {1, run id, run state, duplicate 0|1, dueAt}, or {0} when the repeat changed meanwhile
 Errors  {-1} QUEUE_NOT_FOUND, {-7} REPEAT_NOT_FOUND
 ]]
+-- @include errors
 -- @include job
 -- @include meta
 -- @include group
@@ -35,9 +36,9 @@ local now, seed, key = tonumber(ARGV[1]), ARGV[2], ARGV[3]
 local version, runAt, nextRunAt = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 
 local M = openMeta(KEYS[1], { groupField(ARGV[7]) })
-if not M.cfg then return { -1 } end
+if not M.cfg then return { QUEUE_NOT_FOUND } end
 local specJson = redis.call('HGET', repeatsKey, key)
-if not specJson then return { -7 } end
+if not specJson then return { REPEAT_NOT_FOUND } end
 local spec = cjson.decode(specJson)
 if spec.v ~= version or spec.nextRunAt ~= runAt or spec.group ~= ARGV[7] then return { 0 } end
 

@@ -26,9 +26,11 @@ ARGV[3...] group names, one per declared group key (named by the previous step)
 Returns {1, done 0|1, next HSCAN cursor, {group...}}: the groups to declare in the next call
 Errors  {-1} QUEUE_NOT_FOUND (no such queue, and no deletion under way)
 ]]
+-- @include errors
+
 local metaKey, step = KEYS[1], tonumber(ARGV[1])
 if redis.call('HEXISTS', metaKey, 'deleting') == 0 then
-  if redis.call('HDEL', metaKey, 'config') == 0 then return { -1 } end
+  if redis.call('HDEL', metaKey, 'config') == 0 then return { QUEUE_NOT_FOUND } end
   redis.call('HSET', metaKey, 'deleting', '1')
 end
 

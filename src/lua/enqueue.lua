@@ -26,6 +26,7 @@ Returns {1, {{id, state, duplicate 0|1}...}, config JSON, {{id, state JSON, data
   entry to this, -1 = nothing to do)
 Errors  {-1} QUEUE_NOT_FOUND; {-5, i, limit} PAYLOAD_TOO_LARGE for job i (nothing written)
 ]]
+-- @include errors
 -- @include job
 -- @include meta
 -- @include group
@@ -39,10 +40,10 @@ local function arg(i, field) return ARGV[F + (i - 1) * 6 + field] end
 local groupFields = {}
 for i = 1, n do groupFields[i] = groupField(arg(i, 2)) end
 local M = openMeta(KEYS[1], groupFields)
-if not M.cfg then return { -1 } end
+if not M.cfg then return { QUEUE_NOT_FOUND } end
 local cfg = M.cfg
 for i = 1, n do
-  if #arg(i, 5) > cfg.maxPayloadBytes then return { -5, i, cfg.maxPayloadBytes } end
+  if #arg(i, 5) > cfg.maxPayloadBytes then return { PAYLOAD_TOO_LARGE, i, cfg.maxPayloadBytes } end
 end
 
 local K = {

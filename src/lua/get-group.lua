@@ -17,6 +17,7 @@ ARGV[3] limit: at most this many jobs
 Returns {1, state, {job view (view.lua)...}}
 Errors  {-1} QUEUE_NOT_FOUND, {-6} GROUP_NOT_FOUND
 ]]
+-- @include errors
 -- @include job
 -- @include meta
 -- @include view
@@ -24,9 +25,9 @@ Errors  {-1} QUEUE_NOT_FOUND, {-6} GROUP_NOT_FOUND
 local K = { jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5], pausedGroups = KEYS[6] }
 local group, now, limit = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local M = openMeta(KEYS[1], { groupField(group) })
-if not M.cfg then return { -1 } end
+if not M.cfg then return { QUEUE_NOT_FOUND } end
 local state = groupState(K, M, KEYS[7], group, now)
-if not state then return { -6 } end
+if not state then return { GROUP_NOT_FOUND } end
 local ids = {}
 if groupJobs(M, group) > redis.call('ZCARD', KEYS[7]) then
   -- A solo lease: its member in `active` (at most `concurrency` of them) names the group.

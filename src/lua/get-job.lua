@@ -10,6 +10,7 @@ ARGV[1] id
 Returns {1, {id, state JSON, data, state, startedAt, expiresAt, maxAttempts}}
 Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND
 ]]
+-- @include errors
 -- @include job
 -- @include meta
 -- @include view

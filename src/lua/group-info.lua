@@ -14,6 +14,7 @@ ARGV[2...] group names, one per declared group key
 Returns {1, {{group, waiting, active, state}...}} for the groups that hold jobs
 Errors  {-1} QUEUE_NOT_FOUND
 ]]
+-- @include errors
 -- @include job
 -- @include meta
 -- @include view
@@ -23,7 +24,7 @@ local now = tonumber(ARGV[1])
 local extra = {}
 for i = 2, #ARGV do extra[#extra + 1] = groupField(ARGV[i]) end
 local M = openMeta(KEYS[1], extra)
-if not M.cfg then return { -1 } end
+if not M.cfg then return { QUEUE_NOT_FOUND } end
 -- Leases per group, from one read of `active` (its size is bounded by the queue's concurrency).
 local leases = {}
 for _, m in ipairs(redis.call('ZRANGE', K.active, 0, -1)) do

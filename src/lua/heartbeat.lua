@@ -14,6 +14,7 @@ ARGV[4] extendMs (0: the job's timeoutMs); the lease ends at now + extendMs, at 
 Returns {1, expiresAt, dueAt}
 Errors  {-3} LEASE_LOST (also when the queue is gone: its leases went with it)
 ]]
+-- @include errors
 -- @include job
 -- @include meta
 -- @include lease
@@ -22,10 +23,10 @@ local K = { jobs = KEYS[2], active = KEYS[3] }
 local now, id, token, extendMs = tonumber(ARGV[1]), ARGV[2], ARGV[3], tonumber(ARGV[4])
 
 local M = openMeta(KEYS[1])
-if not M.cfg then return { -3 } end
+if not M.cfg then return { LEASE_LOST } end
 local cfg = M.cfg
 local state, data, deadline, member = liveLease(K, M, id, token)
-if not state then return { -3 } end
+if not state then return { LEASE_LOST } end
 
 if not state.sa then
   -- First heartbeat of this lease: the deadline is still the one reserve set, so the start

@@ -12,7 +12,9 @@ ARGV[2] cursor ('' = first page)
 Returns {1, next cursor ('' = no more), {group...}}
 Errors  {-1} QUEUE_NOT_FOUND
 ]]
-if redis.call('HEXISTS', KEYS[1], 'config') == 0 then return { -1 } end
+-- @include errors
+
+if redis.call('HEXISTS', KEYS[1], 'config') == 0 then return { QUEUE_NOT_FOUND } end
 local limit = tonumber(ARGV[1])
 local scan, shown = string.match(ARGV[2], '^(%d+):(%d+)$')
 scan, shown = scan or '0', tonumber(shown) or 0

@@ -19,6 +19,7 @@ ARGV[4] group filter for the other states ('' = all groups)
 Returns {1, next cursor ('' = no more), {{id, state JSON, data, state, startedAt, expiresAt, maxAttempts}...}}
 Errors  {-1} QUEUE_NOT_FOUND
 ]]
+-- @include errors
 -- @include job
 -- @include meta
 -- @include view
@@ -26,7 +27,7 @@ Errors  {-1} QUEUE_NOT_FOUND
 local K = { jobs = KEYS[2], active = KEYS[3] }
 local wanted, limit, cursor, group = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local M = openMeta(KEYS[1])
-if not M.cfg then return { -1 } end
+if not M.cfg then return { QUEUE_NOT_FOUND } end
 
 local views, nextCursor = {}, ''
 local function viewIf(id, raw)

@@ -7,5 +7,7 @@ KEYS[2] repeats  hash  repeat key -> spec JSON
 Returns {1, {key, spec JSON, key, spec JSON, ...}}
 Errors  {-1} QUEUE_NOT_FOUND
 ]]
-if redis.call('HEXISTS', KEYS[1], 'config') == 0 then return { -1 } end
+-- @include errors
+
+if redis.call('HEXISTS', KEYS[1], 'config') == 0 then return { QUEUE_NOT_FOUND } end
 return { 1, redis.call('HGETALL', KEYS[2]) }

@@ -20,6 +20,7 @@ ARGV[3] now (epoch ms)
 Returns {1, group state ('' = the group has no jobs), dueAt}
 Errors  {-1} QUEUE_NOT_FOUND
 ]]
+-- @include errors
 -- @include job
 -- @include meta
 -- @include group
@@ -30,7 +31,7 @@ local K = {
 }
 local group, groupKey, now = ARGV[1], KEYS[7], tonumber(ARGV[3])
 local M = openMeta(KEYS[1], { groupField(group) })
-if not M.cfg then return { -1 } end
+if not M.cfg then return { QUEUE_NOT_FOUND } end
 local B = newBatch(M, now)
 
 if ARGV[2] == '1' then

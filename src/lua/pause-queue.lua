@@ -10,12 +10,13 @@ ARGV[2] now (epoch ms)
 Returns {1, paused 0|1, dueAt}
 Errors  {-1} QUEUE_NOT_FOUND
 ]]
+-- @include errors
 -- @include job
 -- @include meta
 
 local now = tonumber(ARGV[2])
 local M = openMeta(KEYS[1])
-if not M.cfg then return { -1 } end
+if not M.cfg then return { QUEUE_NOT_FOUND } end
 if ARGV[1] == '1' then
   metaSet(M, 'paused', '1')
 else

@@ -12,15 +12,16 @@ ARGV[3] progress (JSON text)
 Returns {1}
 Errors  {-3} LEASE_LOST
 ]]
+-- @include errors
 -- @include job
 -- @include meta
 -- @include lease
 
 local K = { jobs = KEYS[2], active = KEYS[3] }
 local M = openMeta(KEYS[1])
-if not M.cfg then return { -3 } end
+if not M.cfg then return { LEASE_LOST } end
 local state, data = liveLease(K, M, ARGV[1], ARGV[2])
-if not state then return { -3 } end
+if not state then return { LEASE_LOST } end
 state.p = ARGV[3]
 redis.call('HSET', K.jobs, ARGV[1], encodeJob(state, data))
 return { 1 }

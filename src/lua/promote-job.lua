@@ -14,8 +14,9 @@ ARGV[3] now (epoch ms)
 
 Returns {1, job view (view.lua), dueAt}
 Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND, {-4} INVALID_STATE (not delayed),
-        {-10, group} the job's group is another one: call again with it declared
+        {-10, group} JOB_CHANGED_GROUP: the job's group is another one; call again with it declared
 ]]
+-- @include errors
 -- @include job
 -- @include meta
 -- @include group
@@ -27,8 +28,8 @@ local id, now = ARGV[1], tonumber(ARGV[3])
 local M, raw, err = loadJob(KEYS[1], K.jobs, id, { groupField(ARGV[2]) })
 if err then return err end
 local state, data = decodeJob(raw)
-if state.g ~= ARGV[2] then return { -10, state.g } end
-if state.st ~= 'delayed' then return { -4 } end
+if state.g ~= ARGV[2] then return { JOB_CHANGED_GROUP, state.g } end
+if state.st ~= 'delayed' then return { INVALID_STATE } end
 redis.call('ZREM', KEYS[5], delayedMember(id, state.g))
 local B = newBatch(M, now)
 local record = attachWaiting(K, B, KEYS[6], id, state, data)

@@ -10,14 +10,15 @@ ARGV[3] a random secret, kept if the queue has one (lease tokens derive from it)
 
 Returns {1, created 0|1, previous config JSON or '', dueAt} (the caller unindexes the previous
   config's publish tokens)
-Errors  {-8} the queue is still being deleted (the caller finishes that first)
+Errors  {-8} QUEUE_DELETING: the queue is still being deleted (the caller finishes that first)
 ]]
+-- @include errors
 -- @include job
 -- @include meta
 
 local now = tonumber(ARGV[1])
 local M = openMeta(KEYS[1], { 'deleting' })
-if M.v.deleting then return { -8 } end
+if M.v.deleting then return { QUEUE_DELETING } end
 local previous = M.v.config or ''
 metaSet(M, 'config', ARGV[2])
 if not M.v.secret then metaSet(M, 'secret', ARGV[3]) end

@@ -14,15 +14,16 @@ ARGV[4] the most repeats a queue may hold
 ARGV[5] now (epoch ms)
 
 Returns {1, next run (-1 = none), dueAt}
-Errors  {-1} QUEUE_NOT_FOUND, {-9, max} too many repeats
+Errors  {-1} QUEUE_NOT_FOUND, {-9, max} TOO_MANY_REPEATS
 ]]
+-- @include errors
 -- @include job
 -- @include meta
 
 local repeatsKey, dueKey = KEYS[2], KEYS[3]
 local key, nextRunAt, maxRepeats = ARGV[1], tonumber(ARGV[3]), tonumber(ARGV[4])
 local M = openMeta(KEYS[1])
-if not M.cfg then return { -1 } end
+if not M.cfg then return { QUEUE_NOT_FOUND } end
 
 local spec = cjson.decode(ARGV[2])
 local existing = redis.call('HGET', repeatsKey, key)
@@ -30,7 +31,7 @@ if existing then
   local previous = cjson.decode(existing)
   spec.count, spec.v = previous.count, (previous.v or 0) + 1
 elseif redis.call('HLEN', repeatsKey) >= maxRepeats then
-  return { -9, maxRepeats }
+  return { TOO_MANY_REPEATS, maxRepeats }
 else
   spec.count, spec.v = 0, 1
 end

@@ -7,6 +7,8 @@ KEYS[1] meta  hash  config, paused flag
 Returns {1, config JSON}
 Errors  {-1} QUEUE_NOT_FOUND
 ]]
+-- @include errors
+
 local config = redis.call('HGET', KEYS[1], 'config')
-if not config then return { -1 } end
+if not config then return { QUEUE_NOT_FOUND } end
 return { 1, config }

@@ -16,11 +16,12 @@ KEYS[8] failed     zset  kept failed job ids
 Returns {1, config JSON, paused 0|1, waiting, delayed, active, completed, failed, groups}
 Errors  {-1} QUEUE_NOT_FOUND
 ]]
+-- @include errors
 -- @include job
 -- @include meta
 
 local M = openMeta(KEYS[1])
-if not M.cfg then return { -1 } end
+if not M.cfg then return { QUEUE_NOT_FOUND } end
 local active, idle = metaNum(M, 'active'), metaNum(M, 'ready')
 local delayed = redis.call('ZCARD', KEYS[6])
 local completed = redis.call('ZCARD', KEYS[7])

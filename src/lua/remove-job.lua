@@ -18,8 +18,9 @@ ARGV[3] now (epoch ms)
 
 Returns {1, dueAt}
 Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND, {-4} INVALID_STATE (active),
-        {-10, group} the job's group is another one: call again with it declared
+        {-10, group} JOB_CHANGED_GROUP: the job's group is another one; call again with it declared
 ]]
+-- @include errors
 -- @include job
 -- @include meta
 -- @include group
@@ -28,17 +29,17 @@ Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND, {-4} INVALID_STATE (active),
 local K = { jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5] }
 local id, now = ARGV[1], tonumber(ARGV[3])
 local M = openMeta(KEYS[1], { groupField(ARGV[2]) })
-if not M.cfg then return { -1 } end
+if not M.cfg then return { QUEUE_NOT_FOUND } end
 local raw = redis.call('HGET', K.jobs, id)
-if not raw then return { -2 } end
+if not raw then return { JOB_NOT_FOUND } end
 local state = decodeJob(raw)
-if state.g ~= ARGV[2] then return { -10, state.g } end
+if state.g ~= ARGV[2] then return { JOB_CHANGED_GROUP, state.g } end
 if state.st == 'delayed' then
   redis.call('ZREM', KEYS[6], delayedMember(id, state.g))
 elseif state.st then
   redis.call('ZREM', ({ completed = KEYS[7], failed = KEYS[8] })[state.st], id)
 elseif redis.call('ZSCORE', K.active, leaseMember(leaseToken(M, id, state), id, state.g)) then
-  return { -4 }
+  return { INVALID_STATE }
 else
   local B = newBatch(M, now)
   detachWaiting(K, B, KEYS[9], id, state)

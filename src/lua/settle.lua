@@ -32,6 +32,7 @@ Returns {1, {{id, state}...}, config JSON, {{id, state JSON, data, lease deadlin
   where state is 'completed' | 'waiting' (retry pending) | 'failed' | 'LEASE_LOST'
 Errors  {-1} QUEUE_NOT_FOUND
 ]]
+-- @include errors
 -- @include job
 -- @include meta
 -- @include group
@@ -49,7 +50,7 @@ local function arg(i, field) return ARGV[5 + (i - 1) * 9 + field] end
 local extra = tallyFields(now)
 for i = 1, m do extra[#extra + 1] = groupField(arg(i, 4)) end
 local M = openMeta(KEYS[1], extra)
-if not M.cfg then return { -1 } end
+if not M.cfg then return { QUEUE_NOT_FOUND } end
 local cfg = M.cfg
 
 local results = {}

@@ -26,12 +26,13 @@ Returns {1, 'idle', timer (epoch ms, -1 = none)}: nothing due before `timer` (se
         {1, 'due', {group...}}: run tick with these groups declared
 Errors  {-1} QUEUE_NOT_FOUND
 ]]
+-- @include errors
 -- @include job
 -- @include meta
 
 local now, limit, lockMs = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local M = openMeta(KEYS[1])
-if not M.cfg then return { -1 } end
+if not M.cfg then return { QUEUE_NOT_FOUND } end
 local cfg, timer = M.cfg, tonumber(M.v.timer)
 -- When the first ready head may start: now or earlier means a tick drains it.
 local readyAt

@@ -29,6 +29,7 @@ Returns {1, nextDueAt (epoch ms, -1 = nothing scheduled), readyDue 0|1, more 0|1
   undeclared group, tick again
 Errors  {-1} QUEUE_NOT_FOUND
 ]]
+-- @include errors
 -- @include job
 -- @include meta
 -- @include group
@@ -50,7 +51,7 @@ for i = 4, #ARGV do
   extra[#extra + 1] = groupField(ARGV[i])
 end
 local M = openMeta(KEYS[1], extra)
-if not M.cfg then return { -1 } end
+if not M.cfg then return { QUEUE_NOT_FOUND } end
 local cfg = M.cfg
 local more = false
 -- At most `limit` members due by now, with their scores: {member, score, member, score, ...}.

@@ -19,8 +19,9 @@ ARGV[5] the job's group
 
 Returns {1, job view (view.lua), dueAt}
 Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND, {-4} INVALID_STATE (not waiting/delayed),
-        {-5, 1, limit} PAYLOAD_TOO_LARGE, {-10, group} the job's group is another one
+        {-5, 1, limit} PAYLOAD_TOO_LARGE, {-10, group} JOB_CHANGED_GROUP (the job's group is another one)
 ]]
+-- @include errors
 -- @include job
 -- @include meta
 -- @include group
@@ -33,10 +34,10 @@ local M, raw, err = loadJob(KEYS[1], K.jobs, id, { groupField(ARGV[5]) })
 if err then return err end
 local cfg = M.cfg
 local state, data = decodeJob(raw)
-if state.g ~= ARGV[5] then return { -10, state.g } end
+if state.g ~= ARGV[5] then return { JOB_CHANGED_GROUP, state.g } end
 local waiting = not state.st and not redis.call('ZSCORE', K.active, leaseMember(leaseToken(M, id, state), id, state.g))
-if not waiting and state.st ~= 'delayed' then return { -4 } end
-if #newData > cfg.maxPayloadBytes then return { -5, 1, cfg.maxPayloadBytes } end
+if not waiting and state.st ~= 'delayed' then return { INVALID_STATE } end
+if #newData > cfg.maxPayloadBytes then return { PAYLOAD_TOO_LARGE, 1, cfg.maxPayloadBytes } end
 if newData ~= '' then data = newData end
 
 local B, record = newBatch(M, now), nil

@@ -1,4 +1,4 @@
-// The lease callbacks a receiver sends back to groupq (DESIGN.md, "Lease callbacks"): heartbeat,
+// The lease callbacks a receiver sends back to groupq (README, Delivery, "Async mode"): heartbeat,
 // progress, complete and fail, each a POST of JSON to the URL the delivery named, authorized by
 // the lease token in the body. 409 means the lease is gone; brief network trouble is retried.
 import type { Delivery } from '../core/delivery-body';

@@ -1,6 +1,6 @@
-// The invocation's budgets (DESIGN.md, "Dispatching and scheduling in Workers"): one invocation
-// never has more than 6 pushes open at once, and a drain stops at its subrequest budget, leaving
-// the rest to the next trigger (here the cron) without losing anything.
+// The invocation's budgets (README, Deploying, "Limits, and what they mean for your jobs"): one
+// invocation never has more than 6 pushes open at once, and a drain stops at its subrequest
+// budget, leaving the rest to the next trigger (here the cron) without losing anything.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Endpoint, startEndpoint } from '../helpers/endpoint';
 import { enqueueBatch, poll, putQueue, queueName, sleep, useWorker } from './support';

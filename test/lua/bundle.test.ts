@@ -4,6 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
+import { LuaStatus } from '../../src/core/errors';
 import { scripts } from '../../src/lua/scripts.generated';
 import { adminClient, restRedis } from '../helpers/stack';
 
@@ -24,6 +25,12 @@ describe('the Lua bundle', () => {
       expect(source.split('\n')[1]!.startsWith(`--[[ ${file.replace(/\.lua$/, '')}: `), file).toBe(true);
       for (const section of ['KEYS[1]', 'Returns']) expect(source, `${file} header`).toContain(section);
     }
+  });
+
+  it('names each refusal status as src/core/errors.ts does', () => {
+    const lua = readFileSync('src/lua/includes/errors.lua', 'utf8');
+    const named = Object.fromEntries([...lua.matchAll(/^local (\w+) = (-\d+)/gm)].map(([, name, status]) => [name, Number(status)]));
+    expect(named).toEqual(LuaStatus);
   });
 
   // redis-server itself refuses the flag: the flagged source goes through the bridge, which

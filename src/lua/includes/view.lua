@@ -1,13 +1,13 @@
--- Reading jobs and groups for the API. Needs job.lua and meta.lua; K needs jobs, ready, active,
--- held, pausedGroups.
+-- Reading jobs and groups for the API. Needs errors.lua, job.lua and meta.lua; K needs jobs,
+-- ready, active, held, pausedGroups.
 
 -- The queue's meta and a job's record, or nil, nil and the error reply to return
--- ({-1} no queue, {-2} no job).
+-- (QUEUE_NOT_FOUND, JOB_NOT_FOUND).
 local function loadJob(metaKey, jobsKey, id, extra)
   local M = openMeta(metaKey, extra)
-  if not M.cfg then return nil, nil, { -1 } end
+  if not M.cfg then return nil, nil, { QUEUE_NOT_FOUND } end
   local raw = redis.call('HGET', jobsKey, id)
-  if not raw then return nil, nil, { -2 } end
+  if not raw then return nil, nil, { JOB_NOT_FOUND } end
   return M, raw
 end
 

@@ -1,0 +1,14 @@
+-- The statuses a script leads its reply with when it refuses, by name: `return { LEASE_LOST }`.
+-- src/core/errors.ts (LuaStatus) maps each one to the API's error; a test keeps the two equal.
+-- Included first, before any include that returns one: a name used before its `local` would
+-- compile as a global, which Redis refuses when the script runs.
+local QUEUE_NOT_FOUND = -1
+local JOB_NOT_FOUND = -2
+local LEASE_LOST = -3
+local INVALID_STATE = -4
+local PAYLOAD_TOO_LARGE = -5 -- {PAYLOAD_TOO_LARGE, item (1-based), limit in bytes}
+local GROUP_NOT_FOUND = -6
+local REPEAT_NOT_FOUND = -7
+local QUEUE_DELETING = -8 -- a deletion is under way (put-queue: the caller finishes it first)
+local TOO_MANY_REPEATS = -9 -- {TOO_MANY_REPEATS, the most a queue may hold}
+local JOB_CHANGED_GROUP = -10 -- {JOB_CHANGED_GROUP, group}: the caller declared another group's key
