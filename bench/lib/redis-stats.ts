@@ -83,6 +83,9 @@ export const QUIET_MS = 2500;
 /** used_memory (and the dataset part) on a quiet server, after MEMORY PURGE. */
 export async function quietUsedMemory(admin: RespClient): Promise<{ usedMemory: number; dataset: number; purged: boolean }> {
   await sleep(QUIET_MS);
+  // A deleted queue's keys are freed in the background (UNLINK): wait until that is done, or the
+  // memory it still returns would be taken off what the next row adds.
+  for (let i = 0; i < 600 && Number((await info(admin, 'memory')).lazyfree_pending_objects ?? 0) > 0; i++) await sleep(50);
   const purged = await memoryPurge(admin);
   await sleep(100);
   const { usedMemory, dataset } = await memoryInfo(admin);

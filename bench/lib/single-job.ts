@@ -3,6 +3,7 @@
 // complete without reserving more) and the way a drain runs it (settle([], n), then the completion
 // in settle([complete], n), which also looks for a next job and finds none).
 import type { Engine } from '../../src/core/engine';
+import { type LeasePlace, type LeasedJob, placeOf } from '../../src/core/leases';
 import type { BenchStack } from './stack';
 import type { FetchCounter } from './fetch-counter';
 import type { RespClient } from '../../scripts/resp.mjs';
@@ -27,7 +28,8 @@ export interface SingleJobResult {
   drain: SingleJobVariant;
 }
 
-type Steps = Record<Phase, (engine: Engine, queue: string, state: { id: string; lease: string }) => Promise<void>>;
+type LoneState = { id: string; lease: string; place?: LeasePlace };
+type Steps = Record<Phase, (engine: Engine, queue: string, state: LoneState) => Promise<void>>;
 
 async function measure(
   stack: BenchStack,
@@ -46,7 +48,7 @@ async function measure(
   await resetStats(admin);
   const fetchesBefore = fetches.count;
   let snapshot = await commandStats(admin);
-  const state = { id: '', lease: '' };
+  const state: LoneState = { id: '', lease: '' };
   for (let i = 0; i < iterations; i++) {
     for (const phase of ['enqueue', 'reserve', 'complete'] as const) {
       await steps[phase](engine, queue, state);
@@ -91,9 +93,10 @@ export async function runSingleJob(
     if (jobState !== 'waiting') throw new Error(`single job: enqueued as ${jobState}`);
     state.id = id;
   };
-  const took = (state: { id: string; lease: string }, jobs: { id: string; lease: { token: string } }[]) => {
+  const took = (state: LoneState, jobs: LeasedJob[]) => {
     if (jobs.length !== 1 || jobs[0]!.id !== state.id) throw new Error('single job: reserve did not return the job');
     state.lease = jobs[0]!.lease.token;
+    state.place = placeOf(jobs[0]!); // what a dispatcher knows of its own leases
   };
 
   log(`single job: ${iterations} x enqueue, reserve(q, 1), complete`);
@@ -101,7 +104,7 @@ export async function runSingleJob(
     enqueue,
     reserve: async (engine, queue, state) => took(state, (await engine.reserve(queue, 1)).jobs),
     complete: async (engine, queue, state) => {
-      const { state: done } = await engine.complete(queue, { id: state.id, lease: state.lease });
+      const { state: done } = await engine.complete(queue, { id: state.id, lease: state.lease, place: state.place });
       if (done !== 'completed') throw new Error(`single job: complete gave ${done}`);
     },
   });
@@ -111,7 +114,7 @@ export async function runSingleJob(
     enqueue,
     reserve: async (engine, queue, state) => took(state, (await engine.settle(queue, [], reserveBatch)).jobs),
     complete: async (engine, queue, state) => {
-      const settled = await engine.settle(queue, [{ kind: 'complete', id: state.id, lease: state.lease }], reserveBatch);
+      const settled = await engine.settle(queue, [{ kind: 'complete', id: state.id, lease: state.lease, place: state.place }], reserveBatch);
       if (settled.results[0]?.state !== 'completed' || settled.jobs.length !== 0) throw new Error('single job: settle did not complete it alone');
     },
   });

@@ -160,7 +160,7 @@ async function endLease(ctx: EngineContext, queue: string, outcome: Outcome, res
 export function complete(
   ctx: EngineContext,
   queue: string,
-  input: { id: string; lease: string; result?: unknown; resultTruncated?: boolean },
+  input: { id: string; lease: string; result?: unknown; resultTruncated?: boolean; place?: LeasePlace },
   reserveNext = 0,
 ) {
   return endLease(ctx, queue, { kind: 'complete', ...input }, reserveNext);
@@ -170,7 +170,7 @@ export function complete(
 export function fail(
   ctx: EngineContext,
   queue: string,
-  input: { id: string; lease: string; error: string; retry?: boolean; retryAfterMs?: number },
+  input: { id: string; lease: string; error: string; retry?: boolean; retryAfterMs?: number; place?: LeasePlace },
   reserveNext = 0,
 ) {
   return endLease(ctx, queue, { kind: 'fail', ...input }, reserveNext);
