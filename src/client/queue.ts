@@ -101,12 +101,16 @@ export class QueueClient<T = unknown> {
     return this.request({ method: 'GET', path: `${this.base}/jobs/${segment(id)}`, idempotent: true });
   }
 
-  /** `await` it for one page; `for await` it for every job, page after page. */
+  /**
+   * `await` it for one page; `for await` it for every job, page after page, each once, also
+   * when the loop retries or removes the jobs it is given.
+   */
   listJobs(options: ListJobsOptions = {}): PagedList<JobPage<T>, Job<T>> {
     const { cursor, ...filters } = options;
     return new PagedList(
       (at) => this.request({ method: 'GET', path: `${this.base}/jobs${query({ ...filters, cursor: at })}`, idempotent: true }),
       (page) => page.jobs,
+      (job) => job.id,
       cursor,
     );
   }
@@ -131,12 +135,13 @@ export class QueueClient<T = unknown> {
     return this.request({ method: 'PATCH', path: `${this.base}/jobs/${segment(id)}`, body: patch, idempotent: false });
   }
 
-  /** `await` it for one page; `for await` it for every group. */
+  /** `await` it for one page; `for await` it for every group, each once. */
   groups(options: PageOptions = {}): PagedList<GroupPage, GroupSummary> {
     const { cursor, limit } = options;
     return new PagedList(
       (at) => this.request({ method: 'GET', path: `${this.base}/groups${query({ limit, cursor: at })}`, idempotent: true }),
       (page) => page.groups,
+      (group) => group.group,
       cursor,
     );
   }

@@ -60,19 +60,22 @@ export const jobPatchSchema = z
 export const JOB_STATES = ['waiting', 'delayed', 'active', 'completed', 'failed'] as const;
 export type JobState = (typeof JOB_STATES)[number];
 
+/** An opaque cursor (cursors.ts): a page's position by key, the last member can be long. */
+const cursorSchema = z.string().max(4096);
+
 export const listJobsSchema = z
   .object({
     state: z.enum(JOB_STATES).default('waiting'),
     group: groupNameSchema.optional(),
     limit: z.coerce.number().int().min(1).max(1000).default(50),
-    cursor: z.string().max(64).optional(),
+    cursor: cursorSchema.optional(),
   })
   .strict();
 
 export const pageSchema = z
   .object({
     limit: z.coerce.number().int().min(1).max(1000).default(50),
-    cursor: z.string().max(64).optional(),
+    cursor: cursorSchema.optional(),
   })
   .strict();
 

@@ -2,6 +2,7 @@
 import { scripts } from '../lua/scripts.generated';
 import type { GroupState, GroupSummary } from './api-types';
 import { type EngineContext, parse } from './context';
+import { type Listing, decodeCursor, encodeCursor } from './cursors';
 import { groupNameSchema, jobIdSchema, listJobsSchema, pageSchema } from './job-input';
 import { type Job, toJob } from './job-view';
 import { checkQueueName } from './queues';
@@ -21,10 +22,12 @@ export async function listJobs(ctx: EngineContext, queue: string, query: unknown
   checkQueueName(queue);
   const { state, group, limit, cursor } = parse(listJobsSchema, query);
   // With a group, waiting jobs are read from the group's zset (the script's optional last key).
-  const target = { queue, group: group !== undefined && state === 'waiting' ? group : undefined };
-  const reply = await callScript(ctx, scripts.listJobs, target, [state, limit, cursor ?? '', group ?? '']);
-  const [, next, tuples] = reply as [number, string, unknown[][]];
-  return { jobs: tuples.map((tuple) => toJob(queue, tuple)), cursor: next === '' ? null : next };
+  const inGroup = group !== undefined && state === 'waiting';
+  const listing: Listing = inGroup ? 'group' : state;
+  const at = decodeCursor(listing, cursor);
+  const reply = await callScript(ctx, scripts.listJobs, { queue, group: inGroup ? group : undefined }, [state, limit, group ?? '', ...at]);
+  const [, next, tuples] = reply as [number, (string | number)[], unknown[][]];
+  return { jobs: tuples.map((tuple) => toJob(queue, tuple)), cursor: encodeCursor(listing, next) };
 }
 
 export type { GroupSummary } from './api-types';
@@ -32,9 +35,10 @@ export type { GroupSummary } from './api-types';
 export async function listGroups(ctx: EngineContext, queue: string, query: unknown = {}) {
   checkQueueName(queue);
   const { limit, cursor } = parse(pageSchema, query);
+  const at = decodeCursor('groups', cursor);
   // Two reads: the names (list-groups walks meta's group counters), then their state, which
   // needs each group's key declared.
-  const [, next, names] = (await callScript(ctx, scripts.listGroups, { queue }, [limit, cursor ?? ''])) as [number, string, string[]];
+  const [, next, names] = (await callScript(ctx, scripts.listGroups, { queue }, [limit, ...at])) as [number, (string | number)[], string[]];
   let groups: GroupSummary[] = [];
   if (names.length > 0) {
     const [, rows] = (await callScript(ctx, scripts.groupInfo, { queue, groups: names }, [ctx.now(), ...names])) as [
@@ -43,7 +47,7 @@ export async function listGroups(ctx: EngineContext, queue: string, query: unkno
     ];
     groups = rows.map(([group, waiting, active, state]) => ({ group, waiting, active, state }));
   }
-  return { groups, cursor: next === '' ? null : next };
+  return { groups, cursor: encodeCursor('groups', next) };
 }
 
 export async function getGroup(ctx: EngineContext, queue: string, group: string) {

@@ -1,7 +1,8 @@
 #!lua flags=no-writes,allow-key-locking
 --[[ list-jobs: one page of a queue's jobs in one state.
 Order: waiting with a group, as they will run; waiting without a group, hash order (HSCAN);
-delayed by runAt; active by lease deadline; completed and failed newest first.
+delayed by runAt; active by lease deadline; completed and failed newest first. Equal scores
+list by member (active: by id), as Redis orders them.
 
 KEYS[1] meta       hash  config
 KEYS[2] jobs       hash  id -> job record
@@ -13,76 +14,55 @@ KEYS[7] group      zset  the group's jobs (only with a group)
 
 ARGV[1] state: waiting | delayed | active | completed | failed
 ARGV[2] limit (page size)
-ARGV[3] cursor ('' = first page): an offset, or '<HSCAN cursor>:<shown>' for waiting without a group
-ARGV[4] group filter for the other states ('' = all groups)
+ARGV[3] group filter for the other states ('' = all groups)
+ARGV[4...] where the page starts (none: the first page): for a sorted set the score and member
+        (active: the id; a lease member holds its token) of the last job listed before; for
+        waiting without a group an HSCAN position (hash-page.lua)
 
-Returns {1, next cursor ('' = no more), {{id, state JSON, data, state, startedAt, expiresAt, maxAttempts}...}}
+Returns {1, {where the next page starts} ({} = no more), {{id, state JSON, data, state, startedAt, expiresAt, maxAttempts}...}}
 Errors  {-1} QUEUE_NOT_FOUND
 ]]
 -- @include errors
 -- @include job
 -- @include meta
 -- @include view
+-- @include order
+-- @include zset-page
+-- @include hash-page
 
 local K = { jobs = KEYS[2], active = KEYS[3] }
-local wanted, limit, cursor, group = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
+local wanted, limit, group = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local M = openMeta(KEYS[1])
 if not M.cfg then return { QUEUE_NOT_FOUND } end
 
-local views, nextCursor = {}, ''
 local function viewIf(id, raw)
   local view = jobView(K, M, id, raw)
   if view[4] == wanted and (group == '' or decodeJob(raw).g == group) then return view end
 end
-local function add(id)
-  local raw = redis.call('HGET', K.jobs, id)
-  local view = raw and viewIf(id, raw)
-  if view then views[#views + 1] = view end
-end
 
 if wanted == 'waiting' and not KEYS[7] then
-  -- HSCAN's COUNT is only a hint (a small hash comes back whole), so pages are cut at `limit`
-  -- and the cursor '<scan cursor>:<shown>' remembers how much of a batch was already shown.
-  local scan, shown = string.match(cursor, '^(%d+):(%d+)$')
-  scan, shown = scan or '0', tonumber(shown) or 0
-  for _ = 1, 3 do -- bounded work per page: a page may come back short, with a cursor
-    local page = redis.call('HSCAN', K.jobs, scan, 'COUNT', limit)
-    local matched, full = 0, false
-    for i = 1, #page[2], 2 do
-      local view = viewIf(page[2][i], page[2][i + 1])
-      if view then
-        matched = matched + 1
-        if matched > shown then
-          if #views == limit then full = true break end
-          views[#views + 1] = view
-        end
-      end
-    end
-    if full then
-      nextCursor = scan .. ':' .. (matched - 1)
-      break
-    end
-    scan, shown = page[1], 0
-    nextCursor = scan == '0' and '' or scan .. ':0'
-    if scan == '0' then break end
-    if #views == limit then break end
-  end
-else
-  local offset = tonumber(cursor) or 0
-  local source, reverse = ({ delayed = KEYS[4], active = KEYS[3], completed = KEYS[5],
-    failed = KEYS[6], waiting = KEYS[7] })[wanted], wanted == 'completed' or wanted == 'failed'
-  local members = redis.call(reverse and 'ZREVRANGE' or 'ZRANGE', source, offset, offset + limit - 1)
-  for _, m in ipairs(members) do
-    if wanted == 'waiting' then
-      add(idOf(m))
-    elseif wanted == 'delayed' then
-      add((splitMember(m)))
-    elseif wanted == 'active' then
-      add((splitLease(m)))
-    else
-      add(m)
-    end
-  end
-  if #members == limit then nextCursor = tostring(offset + limit) end
+  local views, next = hashPage(K.jobs, '*', limit, ARGV[4] or '0', ARGV[5] or '', ARGV[6] or '', ARGV[7], viewIf)
+  return { 1, next, views }
 end
-return { 1, nextCursor, views }
+
+local source, reverse = ({ delayed = KEYS[4], active = KEYS[3], completed = KEYS[5],
+  failed = KEYS[6], waiting = KEYS[7] })[wanted], wanted == 'completed' or wanted == 'failed'
+local idOfMember = ({ waiting = idOf, delayed = function(m) return (splitMember(m)) end,
+  active = function(m) return (splitLease(m)) end })[wanted] or function(m) return m end
+local keyOf = wanted == 'active' and idOfMember or nil
+local members = zsetPage(source, reverse, limit, ARGV[4], ARGV[5], keyOf)
+local ids, views = {}, {}
+for i, entry in ipairs(members) do ids[i] = idOfMember(entry[1]) end
+if #ids > 0 then
+  local raws = redis.call('HMGET', K.jobs, unpack(ids))
+  for i, id in ipairs(ids) do
+    local view = raws[i] and viewIf(id, raws[i])
+    if view then views[#views + 1] = view end
+  end
+end
+local next = {}
+if #members == limit then
+  local lastMember = members[limit]
+  next = { lastMember[2], keyOf and keyOf(lastMember[1]) or lastMember[1] }
+end
+return { 1, next, views }

@@ -8,8 +8,10 @@ import {
   enqueue,
   expectError,
   expectJson,
+  expectRefused,
   pausedQueue,
   putQueue,
+  quietQueue,
   uniqueQueue,
   useHttpSuite,
   waitForState,
@@ -238,6 +240,21 @@ describe('GET /v1/queues/{queue}/jobs', () => {
     } finally {
       await slow.close();
     }
+  });
+
+  it('a malformed cursor, or the cursor of another list, is 400 VALIDATION_FAILED and writes nothing', async () => {
+    const queue = await quietQueue(suite, 'badcursor');
+    for (const id of ['a', 'b', 'c']) await enqueue(suite.worker, queue, { id, group: 'g', delayMs: 600_000 });
+    const page = await expectJson(await suite.worker.api(`/v1/queues/${queue}/jobs?state=delayed&limit=2`), 200);
+    expect(page.cursor).toMatch(/^[A-Za-z0-9_-]+$/);
+    const failedPage = `/v1/queues/${queue}/jobs?state=failed&cursor=${page.cursor}`;
+    const groupsPage = `/v1/queues/${queue}/groups?cursor=${page.cursor}`;
+    for (const path of [`/v1/queues/${queue}/jobs?state=delayed&cursor=not-a-cursor`, failedPage, groupsPage]) {
+      const body = await expectRefused(suite, queue, 400, 'VALIDATION_FAILED', () => suite.worker.api(path));
+      expect(body.error.details).toEqual([{ path: 'cursor', message: expect.stringContaining('not a cursor') }]);
+    }
+    const rest = await expectJson(await suite.worker.api(`/v1/queues/${queue}/jobs?state=delayed&cursor=${page.cursor}`), 200);
+    expect(rest).toMatchObject({ cursor: null, jobs: [{ id: 'c' }] });
   });
 });
 
