@@ -58,7 +58,7 @@ export async function tick(ctx: EngineContext, queue: string, { opportunistic = 
     const next = runAfter(spec, runAt, now);
     try {
       const committed = await callScript(ctx, scripts.commitRepeat, { queue, group: spec.group }, [
-        now, randomSeed(), key, spec.v ?? 0, runAt, next ?? -1, spec.group,
+        now, key, spec.v ?? 0, runAt, next ?? -1, spec.group,
       ]);
       if (committed[0] === 1 && committed[3] === 0) repeatsCreated++;
     } catch (error) {

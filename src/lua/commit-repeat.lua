@@ -14,12 +14,11 @@ KEYS[7] repeat-due  zset  repeat key -> next run
 KEYS[8] group       zset  the repeat's group
 
 ARGV[1] now (epoch ms)
-ARGV[2] seed (random hex)
-ARGV[3] repeat key
-ARGV[4] version the caller read
-ARGV[5] runAt the caller read (epoch ms)
-ARGV[6] the run after it (epoch ms; -1 = none)
-ARGV[7] the repeat's group (as the caller read it)
+ARGV[2] repeat key
+ARGV[3] version the caller read
+ARGV[4] runAt the caller read (epoch ms)
+ARGV[5] the run after it (epoch ms; -1 = none)
+ARGV[6] the repeat's group (as the caller read it)
 
 Returns {1, run id, run state, duplicate 0|1, dueAt}, or {0} when the repeat changed meanwhile
 Errors  {-1} QUEUE_NOT_FOUND, {-7} REPEAT_NOT_FOUND
@@ -32,15 +31,15 @@ Errors  {-1} QUEUE_NOT_FOUND, {-7} REPEAT_NOT_FOUND
 
 local K = { jobs = KEYS[2], ready = KEYS[3], delayed = KEYS[4], active = KEYS[5] }
 local repeatsKey, dueKey, groupKey = KEYS[6], KEYS[7], KEYS[8]
-local now, seed, key = tonumber(ARGV[1]), ARGV[2], ARGV[3]
-local version, runAt, nextRunAt = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local now, key, group = tonumber(ARGV[1]), ARGV[2], ARGV[6]
+local version, runAt, nextRunAt = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 
-local M = openMeta(KEYS[1], { groupField(ARGV[7]) })
+local M = openMeta(KEYS[1], { groupField(group) })
 if not M.cfg then return { QUEUE_NOT_FOUND } end
 local specJson = redis.call('HGET', repeatsKey, key)
 if not specJson then return { REPEAT_NOT_FOUND } end
 local spec = cjson.decode(specJson)
-if spec.v ~= version or spec.nextRunAt ~= runAt or spec.group ~= ARGV[7] then return { 0 } end
+if spec.v ~= version or spec.nextRunAt ~= runAt or spec.group ~= group then return { 0 } end
 
 local id = 'repeat:' .. key .. ':' .. string.format('%d', runAt)
 local existing = redis.call('HGET', K.jobs, id)

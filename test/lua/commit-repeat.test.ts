@@ -25,7 +25,7 @@ describe('commit-repeat', () => {
     // Replaced before the commit: another group, the same next run.
     await engine.putRepeat(q, 'r', { ...spec, group: 'B' });
     const reply = await callScript(ctx, scripts.commitRepeat, { queue: q, group: 'A' }, [
-      clock.now(), 'seed', key, read.v, read.nextRunAt, read.nextRunAt + 60_000, 'A',
+      clock.now(), key, read.v, read.nextRunAt, read.nextRunAt + 60_000, 'A',
     ]);
     expect(reply).toEqual([0]);
     expect((await engine.getQueue(q)).counts.waiting).toBe(0);
