@@ -4,7 +4,7 @@ import { fmt, table } from './report';
 import type { Flatness, ScaleResult } from './scale';
 
 function flatLine(flat: Record<string, Flatness>): string {
-  const parts = Object.entries(flat).map(([metric, f]) => `${metric} ${f.flat ? 'flat' : 'NOT flat'} (spread ${fmt(f.spread * 100, 0)}%, x${fmt(f.ratio, 2)})`);
+  const parts = Object.entries(flat).map(([metric, f]) => `${metric} ${f.flat ? 'flat' : 'NOT flat'} (worse ${fmt(f.worse * 100, 0)}%, spread ${fmt(f.spread * 100, 0)}%, x${fmt(f.ratio, 2)})`);
   return `  ${parts.join('; ')}`;
 }
 
