@@ -36,7 +36,7 @@ export function formatScale(s: ScaleResult): string {
     ['drain/s', (r) => fmt(r.drainJobsPerSecond)],
     ['commands/job (enq + drain)', (r) => `${fmt(r.commandsPerJob, 2)} (${fmt(r.enqueueCommandsPerJob, 2)} + ${fmt(r.drainCommandsPerJob, 2)})`],
     ['REST/job', (r) => fmt(r.restRequestsPerJob, 4)],
-    ['bytes/job', (r) => fmt(r.bytesPerWaitingJob)],
+    ['bytes/job', (r) => (r.bytesPerWaitingJob === null ? 'too small' : fmt(r.bytesPerWaitingJob))],
     ['drain CPU ms/1k node / redis', (r) => `${fmt(r.cpuMsPer1000Jobs.drain.node)} / ${fmt(r.cpuMsPer1000Jobs.drain.redis)}`],
   ]);
   const i = s.idle;

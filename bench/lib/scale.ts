@@ -92,7 +92,7 @@ export interface Flatness {
   ratio: number;
 }
 
-/** `values` in row order, the smallest case first; `rate` when higher is better. */
+/** `values` in row order, the smallest measured case first; `rate` when higher is better. */
 export function flatness(values: number[], rate: boolean): Flatness {
   const base = values[0]!;
   const moves = values.map((v) => (base === 0 ? (v === 0 ? 0 : Infinity) : (v - base) / base));
@@ -131,9 +131,9 @@ export interface ScaleResult {
 async function group<Row, Metric extends keyof Row>(rows: () => Promise<Row[]>, metrics: Metric[]): Promise<ScaleGroup<Row, Metric>> {
   const loadAverage1m = round(os.loadavg()[0]!, 2);
   const measured = await rows();
-  const flat = Object.fromEntries(
-    metrics.map((m) => [m, flatness(measured.map((row) => row[m] as number), /PerSecond$/.test(String(m)))]),
-  ) as Record<Metric, Flatness>;
+  // Rows where a figure could not be measured (null) are left out of its verdict.
+  const values = (m: Metric) => measured.map((row) => row[m]).filter((v): v is number & Row[Metric] => typeof v === 'number');
+  const flat = Object.fromEntries(metrics.map((m) => [m, flatness(values(m), /PerSecond$/.test(String(m)))])) as Record<Metric, Flatness>;
   return { loadAverage1m, rows: measured, flat };
 }
 
