@@ -7,7 +7,8 @@ const flag = z.enum(['true', 'false']);
 const intString = (fallback: number, min: number, max: number) =>
   z.coerce.number().int().min(min).max(max).default(fallback);
 
-const envSchema = z.object({
+/** Every binding the Worker reads; `npm run deploy:check` (scripts/deploy-check.mjs) checks a deploy's with it too. */
+export const envSchema = z.object({
   UPSTASH_REDIS_REST_URL: z.url(),
   UPSTASH_REDIS_REST_TOKEN: z.string().min(1),
   GROUPQ_ADMIN_TOKEN: z.string().min(16, 'use at least 16 characters'),
