@@ -26,7 +26,7 @@ const USAGE = `usage: npm run deploy:check [-- --secrets-file <file>] [-- --conf
   --secrets-file <file>  secret values as KEY=VALUE lines or a JSON object (default: the environment)
   --config <file>        the Wrangler configuration to check (default: wrangler.toml)`;
 
-/** Where each secret comes from, printed with the fix when it is missing or invalid. */
+/** Where to get each secret, printed with the fix when it is missing or invalid. */
 const SECRET_HINTS = {
   UPSTASH_REDIS_REST_URL: 'the REST URL on your Upstash database page, https://<db>.upstash.io',
   UPSTASH_REDIS_REST_TOKEN: 'the REST token on your Upstash database page, not the read-only one',
@@ -112,7 +112,7 @@ function checkConfig(config) {
       : {
           status: 'note',
           text: 'no [placement]: the Worker runs near each caller, every Redis call crosses to the database region',
-          fix: 'put the Worker next to Upstash: [placement] region = "aws:<your Upstash region>" (README, Deploying)',
+          fix: 'put the Worker next to Upstash: [placement] region = "aws:<region>" (or "gcp:<region>") of your database, see the README',
         },
   );
   return checks;
@@ -187,7 +187,7 @@ function isSetting(schema) {
 /** What the schema allows but a deployed Worker cannot use: this repo's public dev values, loopback URLs. */
 function deployProblem(name, value, devValues) {
   if (value !== '' && value === devValues[name]) return 'the development value from .dev.vars.example, which is public';
-  if (/^https?:\/\//.test(value) && LOOPBACK_HOSTS.has(new URL(value).hostname)) return 'points at loopback, which a deployed Worker cannot reach';
+  if (URL.canParse(value) && LOOPBACK_HOSTS.has(new URL(value).hostname)) return 'points at loopback, which a deployed Worker cannot reach';
   return undefined;
 }
 

@@ -1,0 +1,104 @@
+// `npm run deploy:check` is what a user runs before `wrangler deploy` (README, Deploying): it
+// passes on the repo's wrangler.toml with production-like secrets, and otherwise names each
+// problem with the command that fixes it, without printing a secret.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, expect, it, vi } from 'vitest';
+
+// Each run bundles the Worker with wrangler: seconds alone, more on a busy machine.
+vi.setConfig({ testTimeout: 120_000 });
+
+const root = path.resolve(import.meta.dirname, '../..');
+const dir = mkdtempSync(path.join(os.tmpdir(), 'groupq-deploy-check-test-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const GOOD_SECRETS = {
+  UPSTASH_REDIS_REST_URL: 'https://eu1-example-12345.upstash.io',
+  UPSTASH_REDIS_REST_TOKEN: 'AYQgASQgZXhhbXBsZS1yZXN0LXRva2Vu',
+  GROUPQ_ADMIN_TOKEN: '5d41402abc4b2a76b9719d911017c592aa',
+  GROUPQ_SIGNING_SECRET: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+  GROUPQ_PUBLIC_URL: 'https://groupq.example.workers.dev',
+};
+
+/** Runs the check with only the given variables set (none of this machine's GROUPQ_ or UPSTASH_ ones). */
+async function deployCheck(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string }> {
+  const cleanEnv = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? os.tmpdir(), ...env };
+  try {
+    const { stdout } = await promisify(execFile)(process.execPath, ['scripts/deploy-check.mjs', ...args], { cwd: root, env: cleanEnv });
+    return { code: 0, stdout };
+  } catch (error) {
+    const { code, stdout } = error as { code: number; stdout: string };
+    return { code, stdout };
+  }
+}
+
+function file(name: string, text: string): string {
+  const target = path.join(dir, name);
+  writeFileSync(target, text);
+  return target;
+}
+
+it('passes on the repo wrangler.toml with every secret in the environment, after a dry-run build', async () => {
+  const { code, stdout } = await deployCheck([], GOOD_SECRETS);
+  expect(stdout).toMatch(/^ok {6}wrangler deploy --dry-run: [\d.]+ KiB gzipped/m);
+  expect(stdout).toMatch(/^ok {6}cron trigger \* \* \* \* \*$/m);
+  for (const name of Object.keys(GOOD_SECRETS)) expect(stdout).toContain(`ok      secret ${name} (from the environment)`);
+  expect(stdout).toContain('ok      GROUPQ_MAX_SUBREQUESTS = "10000"');
+  expect(stdout).not.toMatch(/^(missing|invalid|failed)/m);
+  expect(stdout).toContain('deploy:check: ready: npx wrangler deploy');
+  expect(code).toBe(0);
+});
+
+it('fails on a missing secret, a malformed one and a public dev value, naming each with its fix', async () => {
+  const secretsFile = file(
+    'secrets.env',
+    [
+      `UPSTASH_REDIS_REST_URL=${GOOD_SECRETS.UPSTASH_REDIS_REST_URL}`,
+      'GROUPQ_ADMIN_TOKEN=gq_dev_admin_token',
+      'GROUPQ_SIGNING_SECRET=whsec_dG9vLXNob3J0',
+    ].join('\n'),
+  );
+  // The file wins over the environment.
+  const { code, stdout } = await deployCheck(['--secrets-file', secretsFile], { GROUPQ_SIGNING_SECRET: GOOD_SECRETS.GROUPQ_SIGNING_SECRET });
+  expect(stdout).toContain(
+    'missing secret UPSTASH_REDIS_REST_TOKEN\n        fix: npx wrangler secret put UPSTASH_REDIS_REST_TOKEN   # the REST token on your Upstash database page',
+  );
+  expect(stdout).toContain(
+    `invalid secret GROUPQ_SIGNING_SECRET (from ${secretsFile}): expected whsec_ followed by at least 16 bytes of base64\n` +
+      '        fix: npx wrangler secret put GROUPQ_SIGNING_SECRET   # make one: echo "whsec_$(openssl rand -base64 32)"',
+  );
+  expect(stdout).toContain(
+    `invalid secret GROUPQ_ADMIN_TOKEN (from ${secretsFile}): the development value from .dev.vars.example, which is public\n` +
+      '        fix: npx wrangler secret put GROUPQ_ADMIN_TOKEN   # make one: openssl rand -hex 24',
+  );
+  expect(stdout).toContain(`ok      secret UPSTASH_REDIS_REST_URL (from ${secretsFile})`);
+  expect(stdout).toContain('`npx wrangler secret list` names them');
+  expect(stdout).not.toContain('whsec_dG9vLXNob3J0');
+  expect(stdout).toContain('deploy:check: 3 problems to fix before `npx wrangler deploy`');
+  expect(code).toBe(1);
+});
+
+it('fails on a wrangler.toml without a cron trigger, with a future compatibility date and a bad var', async () => {
+  const config = file(
+    'wrangler.toml',
+    [
+      'name = "groupq"',
+      `main = ${JSON.stringify(path.join(root, 'src/index.ts'))}`,
+      'compatibility_date = "2999-01-01"',
+      '[vars]',
+      'GROUPQ_SCRIPT_KEY_LOCKING = "yes"',
+      'GROUPQ_MAX_SUBREQUEST = "50"',
+    ].join('\n'),
+  );
+  const { code, stdout } = await deployCheck(['--config', config], GOOD_SECRETS);
+  expect(stdout).toMatch(/^invalid compatibility_date = 2999-01-01: must be a date, not in the future/m);
+  expect(stdout).toContain('missing cron trigger');
+  expect(stdout).toContain('fix: add [triggers] crons = ["* * * * *"] to wrangler.toml');
+  expect(stdout).toMatch(/^invalid GROUPQ_SCRIPT_KEY_LOCKING = "yes" in \[vars\]: .+\n {8}fix: correct GROUPQ_SCRIPT_KEY_LOCKING in \[vars\] of wrangler.toml/m);
+  expect(stdout).toContain('ok      GROUPQ_MAX_SUBREQUESTS: not in [vars], the Worker uses its default 10000');
+  expect(stdout).toContain('note    GROUPQ_MAX_SUBREQUEST in [vars]: the Worker does not read it (a typo?)');
+  expect(code).toBe(1);
+});
