@@ -51,7 +51,7 @@ async function enqueueParsed(
   // invocation dies mid-delivery (G3).
   await noteDue(ctx, queue, dueAt);
   return {
-    results: results.map(([id, state, duplicate]) => (duplicate ? { id, state, duplicate: true } : { id, state })),
+    results: results.map(([id, state, duplicate]) => (duplicate === 1 ? { id, state, duplicate: true } : { id, state })),
     leased: leased.map((tuple) => toLeasedJob(queue, config, tuple)),
     config,
   };
