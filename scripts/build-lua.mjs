@@ -6,8 +6,9 @@
 // and without it for a plain Redis, which refuses that flag. The KEYS a script takes are read
 // from its header (`KEYS[i]  name  ...`; `KEYS[n+i]  name` for one key per item), so their order
 // is written once: src/core/scripts.ts builds the KEYS array from these names. Each name is
-// emitted as a literal type, so src/core/replies.ts cannot leave a script without a reply schema. A refusal is
-// returned by the name includes/errors.lua gives its status, never as a bare negative number.
+// emitted as a literal type, so src/core/replies.ts cannot leave a script without a reply schema.
+// A refusal is returned by the name includes/errors.lua gives its status, never as a bare
+// negative number.
 // `--check` fails when the generated file is stale (CI runs it).
 import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
