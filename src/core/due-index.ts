@@ -17,11 +17,10 @@ async function call<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
-/** A script lowered the queue's timer to `dueAt` (-1: it did not): lower the queue's entry. */
-export async function noteDue(ctx: EngineContext, queue: string, dueAt: unknown): Promise<void> {
-  const at = Number(dueAt);
-  if (!(at >= 0)) return;
-  await call(() => ctx.redis.zadd(DUE_KEY, { lt: true }, { score: at, member: queue }));
+/** A script lowered the queue's timer to `dueAt` (null: it did not): lower the queue's entry. */
+export async function noteDue(ctx: EngineContext, queue: string, dueAt: number | null): Promise<void> {
+  if (dueAt === null) return;
+  await call(() => ctx.redis.zadd(DUE_KEY, { lt: true }, { score: dueAt, member: queue }));
 }
 
 /** The earliest entry: the queue and when it is due, or null when no queue has a timer. */
@@ -46,8 +45,8 @@ export function dueQueues(ctx: EngineContext, now: number, limit: number): Promi
 /** After a tick: the queue's entry becomes `next` (null: removed), then any timer lowered meanwhile wins. */
 export async function resetDue(ctx: EngineContext, queue: string, next: number | null): Promise<void> {
   await call(() => (next === null ? ctx.redis.zrem(DUE_KEY, queue) : ctx.redis.zadd(DUE_KEY, { score: next, member: queue })));
-  const [, timer] = await callScript(ctx, scripts.queueTimer, { queue }, []);
-  if (Number(timer) >= 0 && (next === null || Number(timer) < next)) await noteDue(ctx, queue, timer);
+  const timer = await callScript(ctx, scripts.queueTimer, { queue }, []);
+  if (timer !== null && (next === null || timer < next)) await noteDue(ctx, queue, timer);
 }
 
 /** A deleted queue leaves the index. */

@@ -1,5 +1,6 @@
 // Turns the tuples scripts return into the job objects the API shows.
 import type { JobState } from './job-input';
+import type { JobView } from './replies';
 
 /** The state fields of a job record, as job.lua writes them. */
 export interface JobRecord {
@@ -44,10 +45,7 @@ export interface Job<T = unknown> {
 }
 
 /** {id, state JSON, data, state, startedAt, expiresAt, maxAttempts} from view.lua. */
-export function toJob(queue: string, tuple: readonly unknown[]): Job {
-  const [id, stateJson, data, state, startedAt, expiresAt, maxAttempts] = tuple as [
-    string, string, string, JobState, number, number, number,
-  ];
+export function toJob(queue: string, [id, stateJson, data, state, startedAt, expiresAt, maxAttempts]: JobView): Job {
   const record = JSON.parse(stateJson) as JobRecord;
   const made = record.a ?? 0;
   const job: Job = {

@@ -11,6 +11,7 @@ import { noteDue } from './due-index';
 import { jobIdSchema } from './job-input';
 import type { JobRecord } from './job-view';
 import { checkQueueName } from './queues';
+import type { LeasedTuple } from './replies';
 import { callScript } from './scripts';
 
 /** The most jobs one call reserves, and the most outcomes it ends. */
@@ -63,8 +64,7 @@ export interface Settled {
 
 const leaseRefSchema = z.object({ id: jobIdSchema, lease: z.string().min(1).max(64) });
 
-export function toLeasedJob(queue: string, config: StoredConfig, tuple: unknown): LeasedJob {
-  const [id, stateJson, rawData, deadline, hint, token] = tuple as [string, string, string, number, string, string];
+export function toLeasedJob(queue: string, config: StoredConfig, [id, stateJson, rawData, deadline, hint, token]: LeasedTuple): LeasedJob {
   const record = JSON.parse(stateJson) as JobRecord;
   return {
     id,
@@ -91,8 +91,7 @@ export function placeOf(job: LeasedJob): LeasePlace {
 /** Reads where job `id` sits (its group and sequence): the one read a lease callback adds. */
 async function readPlace(ctx: EngineContext, queue: string, id: string): Promise<LeasePlace> {
   try {
-    const [, group, seq] = await callScript(ctx, scripts.jobGroup, { queue }, [id]);
-    return { group: group as string, seq: Number(seq) };
+    return await callScript(ctx, scripts.jobGroup, { queue }, [id]);
   } catch (error) {
     // No such job: its lease cannot be live, and settle says LEASE_LOST for it.
     if (error instanceof QueueError && error.code === 'JOB_NOT_FOUND') return { group: '', seq: 0 };
@@ -123,15 +122,9 @@ async function runSettle(ctx: EngineContext, queue: string, outcomes: Outcome[],
   const args: (string | number)[] = [ctx.now(), randomSeed(), outcomes.length, n, onlyIfLive ? '1' : '0'];
   for (const [i, outcome] of outcomes.entries()) args.push(...outcomeArgs(outcome, places[i]!));
   const groups = places.map((place) => place.group);
-  const reply = await callScript(ctx, scripts.settle, { queue, groups }, args);
-  const [, results, configJson, jobs, dueAt] = reply as [number, [string, Settled['results'][number]['state']][], string, unknown[], number];
+  const { results, config, leased, dueAt } = await callScript(ctx, scripts.settle, { queue, groups }, args);
   await noteDue(ctx, queue, dueAt); // before the new leases are pushed (see producer.ts)
-  const config = JSON.parse(configJson) as StoredConfig;
-  return {
-    results: results.map(([id, state]) => ({ id, state })),
-    config,
-    jobs: jobs.map((tuple) => toLeasedJob(queue, config, tuple)),
-  };
+  return { results, config, jobs: leased.map((tuple) => toLeasedJob(queue, config, tuple)) };
 }
 
 /** Ends each outcome's lease (fenced by its token), then reserves up to `reserve` ready jobs. */
@@ -182,9 +175,9 @@ export async function heartbeat(ctx: EngineContext, queue: string, input: { id: 
   const { id, lease } = parse(leaseRefSchema, input);
   // Longer extensions are capped at 24 h (heartbeat.lua), not refused.
   const { extendMs = 0 } = parse(z.object({ extendMs: z.number().int().min(1).optional() }), { extendMs: input.extendMs });
-  const [, expiresAt, dueAt] = await callScript(ctx, scripts.heartbeat, { queue }, [ctx.now(), id, lease, extendMs]);
+  const { expiresAt, dueAt } = await callScript(ctx, scripts.heartbeat, { queue }, [ctx.now(), id, lease, extendMs]);
   await noteDue(ctx, queue, dueAt);
-  return { expiresAt: expiresAt as number };
+  return { expiresAt };
 }
 
 const progressSchema = z.union([

@@ -20,9 +20,8 @@ const KINDS = { c: 'completed', f: 'failed', r: 'retried' } as const;
 
 /** The last 60 minutes, oldest first; the last entry is the current minute. */
 export async function getMetrics(ctx: EngineContext, queue: string): Promise<MinuteMetrics[]> {
-  const reply = await callScript(ctx, scripts.getMetrics, { queue: checkQueueName(queue) }, []);
   // get-metrics.lua answers c:0..59, f:0..59, r:0..59 in that order, null where unset.
-  const values = reply[1] as (string | null)[];
+  const values = await callScript(ctx, scripts.getMetrics, { queue: checkQueueName(queue) }, []);
   const stored = new Map<string, number>();
   Object.keys(KINDS).forEach((kind, k) => {
     for (let slot = 0; slot < METRIC_MINUTES; slot++) {

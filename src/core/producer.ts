@@ -46,14 +46,12 @@ async function enqueueParsed(
     const runAt = job.runAt ?? (job.delayMs !== undefined ? now + job.delayMs : 0);
     args.push(job.id ?? randomId(), job.group, orderMs, runAt, rawData[i] ?? JSON.stringify(job.data), recordOptions(job, now, orderMs));
   }
-  const reply = await callScript(ctx, scripts.enqueue, { queue, groups: jobs.map((job) => job.group) }, args);
-  const [, rows, configJson, leased, dueAt] = reply as [number, [string, EnqueueResult['state'], number][], string, unknown[], number];
+  const { results, config, leased, dueAt } = await callScript(ctx, scripts.enqueue, { queue, groups: jobs.map((job) => job.group) }, args);
   // Before anything is pushed: a lease's deadline in the due index is what retries it if this
   // invocation dies mid-delivery (G3).
   await noteDue(ctx, queue, dueAt);
-  const config = JSON.parse(configJson) as StoredConfig;
   return {
-    results: rows.map(([id, state, duplicate]) => (duplicate === 1 ? { id, state, duplicate: true } : { id, state })),
+    results: results.map(([id, state, duplicate]) => (duplicate === 1 ? { id, state, duplicate: true } : { id, state })),
     leased: leased.map((tuple) => toLeasedJob(queue, config, tuple)),
     config,
   };

@@ -1,7 +1,7 @@
 // Queue administration: create/replace, read, list, delete in bounded steps, pause and resume
 // the queue or one group.
 import { scripts } from '../lua/scripts.generated';
-import type { GroupState, QueueInfo, QueueSummary } from './api-types';
+import type { QueueInfo, QueueSummary } from './api-types';
 import { type StoredConfig, queueConfigSchema, toPublicConfig, toStoredConfig } from './config';
 import { type EngineContext, parse } from './context';
 import { QueueError, isRefusal } from './errors';
@@ -35,9 +35,8 @@ export async function putQueue(ctx: EngineContext, name: string, input: unknown)
     await callScript(ctx, scripts.registry, {}, ['add', name]);
     reply = await put();
   }
-  await noteDue(ctx, name, reply[3]);
-  const previous = reply[2] === '' ? [] : (JSON.parse(reply[2] as string) as StoredConfig).publishTokenHashes;
-  await indexPublishTokens(ctx, name, previous, stored.publishTokenHashes);
+  await noteDue(ctx, name, reply.dueAt);
+  await indexPublishTokens(ctx, name, reply.previous?.publishTokenHashes ?? [], stored.publishTokenHashes);
   return getQueue(ctx, name);
 }
 
@@ -49,39 +48,27 @@ function indexPublishTokens(ctx: EngineContext, name: string, drop: string[], ad
 
 /** The queue a publish token (by its SHA-256) was issued for, if any. */
 export async function queueOfPublishToken(ctx: EngineContext, tokenHash: string): Promise<string | null> {
-  const reply = await callScript(ctx, scripts.publishTokens, {}, ['lookup', tokenHash]);
-  return reply[1] === '' ? null : (reply[1] as string);
+  return callScript(ctx, scripts.publishTokens, {}, ['lookup', tokenHash]);
 }
 
 /** The stored config (publish token hashes included): what auth and CORS checks read. */
 export async function getStoredConfig(ctx: EngineContext, name: string): Promise<StoredConfig> {
-  const reply = await callScript(ctx, scripts.queueConfig, { queue: checkQueueName(name) }, []);
-  return JSON.parse(reply[1] as string) as StoredConfig;
+  return callScript(ctx, scripts.queueConfig, { queue: checkQueueName(name) }, []);
 }
 
 export async function getQueue(ctx: EngineContext, name: string): Promise<QueueInfo> {
   checkQueueName(name);
-  const reply = await callScript(ctx, scripts.queueInfo, { queue: name }, []);
-  const [, configJson, paused, waiting, delayed, active, completed, failed, groups] = reply as [
-    number, string, number, number, number, number, number, number, number,
-  ];
-  return {
-    name,
-    config: toPublicConfig(JSON.parse(configJson) as StoredConfig),
-    paused: paused === 1,
-    counts: { waiting, delayed, active, completed, failed, groups },
-  };
+  const { config, paused, counts } = await callScript(ctx, scripts.queueInfo, { queue: name }, []);
+  return { name, config: toPublicConfig(config), paused, counts };
 }
 
 /** How many queues exist: a cheap call that proves Redis answers. */
 export async function countQueues(ctx: EngineContext): Promise<number> {
-  const reply = await callScript(ctx, scripts.registry, {}, ['count']);
-  return reply[1] as number;
+  return callScript(ctx, scripts.registry, {}, ['count']);
 }
 
 export async function listQueueNames(ctx: EngineContext): Promise<string[]> {
-  const reply = await callScript(ctx, scripts.registry, {}, ['list']);
-  return [...(reply[1] as string[])].sort();
+  return (await callScript(ctx, scripts.registry, {}, ['list'])).sort();
 }
 
 export async function listQueues(ctx: EngineContext): Promise<QueueSummary[]> {
@@ -114,25 +101,24 @@ export async function deleteQueue(ctx: EngineContext, name: string): Promise<voi
   let cursor = '0';
   let groups: string[] = [];
   for (;;) {
-    const reply = await callScript(ctx, scripts.deleteQueue, { queue: name, groups }, [DELETE_STEP, cursor, ...groups]);
-    if (reply[1] === 1) break;
-    [cursor, groups] = [reply[2] as string, reply[3] as string[]];
+    const step = await callScript(ctx, scripts.deleteQueue, { queue: name, groups }, [DELETE_STEP, cursor, ...groups]);
+    if (step.finished) break;
+    ({ cursor, groups } = step);
   }
   await dropDue(ctx, name);
 }
 
 export async function setQueuePaused(ctx: EngineContext, name: string, paused: boolean) {
   const reply = await callScript(ctx, scripts.pauseQueue, { queue: checkQueueName(name) }, [paused ? '1' : '0', ctx.now()]);
-  await noteDue(ctx, name, reply[2]);
-  return { name, paused: reply[1] === 1 };
+  await noteDue(ctx, name, reply.dueAt);
+  return { name, paused: reply.paused };
 }
 
 export async function setGroupPaused(ctx: EngineContext, name: string, group: string, paused: boolean) {
   checkQueueName(name);
   parse(groupNameSchema, group);
-  const reply = await callScript(ctx, scripts.pauseGroup, { queue: name, group }, [group, paused ? '1' : '0', ctx.now()]);
-  await noteDue(ctx, name, reply[2]);
-  const state = reply[1] as string;
+  const { state, dueAt } = await callScript(ctx, scripts.pauseGroup, { queue: name, group }, [group, paused ? '1' : '0', ctx.now()]);
+  await noteDue(ctx, name, dueAt);
   // A paused group without jobs is still paused (its next job will wait): say so.
-  return { group, state: (state === '' ? (paused ? 'paused' : 'ready') : state) as GroupState };
+  return { group, state: state ?? (paused ? 'paused' : 'ready') };
 }

@@ -1,6 +1,5 @@
 // Reads for the API: one job, a page of jobs by state, groups and one group.
 import { scripts } from '../lua/scripts.generated';
-import type { GroupState, GroupSummary } from './api-types';
 import { type EngineContext, parse } from './context';
 import { type Listing, decodeCursor, encodeCursor } from './cursors';
 import { groupNameSchema, jobIdSchema, listJobsSchema, pageSchema } from './job-input';
@@ -14,8 +13,7 @@ const GROUP_JOBS_LIMIT = 1000;
 export async function getJob(ctx: EngineContext, queue: string, id: string): Promise<Job> {
   checkQueueName(queue);
   parse(jobIdSchema, id);
-  const reply = await callScript(ctx, scripts.getJob, { queue }, [id]);
-  return toJob(queue, reply[1] as unknown[]);
+  return toJob(queue, await callScript(ctx, scripts.getJob, { queue }, [id]));
 }
 
 export async function listJobs(ctx: EngineContext, queue: string, query: unknown = {}) {
@@ -25,9 +23,8 @@ export async function listJobs(ctx: EngineContext, queue: string, query: unknown
   const inGroup = group !== undefined && state === 'waiting';
   const listing: Listing = inGroup ? 'group' : state;
   const at = decodeCursor(listing, cursor);
-  const reply = await callScript(ctx, scripts.listJobs, { queue, group: inGroup ? group : undefined }, [state, limit, group ?? '', ...at]);
-  const [, next, tuples] = reply as [number, (string | number)[], unknown[][]];
-  return { jobs: tuples.map((tuple) => toJob(queue, tuple)), cursor: encodeCursor(listing, next) };
+  const { next, views } = await callScript(ctx, scripts.listJobs, { queue, group: inGroup ? group : undefined }, [state, limit, group ?? '', ...at]);
+  return { jobs: views.map((view) => toJob(queue, view)), cursor: encodeCursor(listing, next) };
 }
 
 export type { GroupSummary } from './api-types';
@@ -38,22 +35,14 @@ export async function listGroups(ctx: EngineContext, queue: string, query: unkno
   const at = decodeCursor('groups', cursor);
   // Two reads: the names (list-groups walks meta's group counters), then their state, which
   // needs each group's key declared.
-  const [, next, names] = (await callScript(ctx, scripts.listGroups, { queue }, [limit, ...at])) as [number, (string | number)[], string[]];
-  let groups: GroupSummary[] = [];
-  if (names.length > 0) {
-    const [, rows] = (await callScript(ctx, scripts.groupInfo, { queue, groups: names }, [ctx.now(), ...names])) as [
-      number,
-      [string, number, number, GroupState][],
-    ];
-    groups = rows.map(([group, waiting, active, state]) => ({ group, waiting, active, state }));
-  }
+  const { next, names } = await callScript(ctx, scripts.listGroups, { queue }, [limit, ...at]);
+  const groups = names.length > 0 ? await callScript(ctx, scripts.groupInfo, { queue, groups: names }, [ctx.now(), ...names]) : [];
   return { groups, cursor: encodeCursor('groups', next) };
 }
 
 export async function getGroup(ctx: EngineContext, queue: string, group: string) {
   checkQueueName(queue);
   parse(groupNameSchema, group);
-  const reply = await callScript(ctx, scripts.getGroup, { queue, group }, [group, ctx.now(), GROUP_JOBS_LIMIT]);
-  const [, state, tuples] = reply as [number, GroupState, unknown[][]];
-  return { group, state, jobs: tuples.map((tuple) => toJob(queue, tuple)) };
+  const { state, views } = await callScript(ctx, scripts.getGroup, { queue, group }, [group, ctx.now(), GROUP_JOBS_LIMIT]);
+  return { group, state, jobs: views.map((view) => toJob(queue, view)) };
 }

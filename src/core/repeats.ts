@@ -86,15 +86,13 @@ export async function putRepeat(ctx: EngineContext, queue: string, key: string, 
   if (parsed.pattern !== undefined) checkPattern(parsed.pattern, parsed.tz);
   const spec: RepeatSpec = { ...parsed, data: JSON.stringify(parsed.data) };
   const now = ctx.now();
-  const reply = await callScript(ctx, scripts.putRepeat, { queue }, [key, JSON.stringify(spec), firstRunAt(spec, now) ?? -1, MAX_REPEATS, now]);
-  await noteDue(ctx, queue, reply[2]);
-  const nextRunAt = reply[1] as number;
-  return { key, nextRunAt: nextRunAt < 0 ? null : nextRunAt };
+  const { nextRunAt, dueAt } = await callScript(ctx, scripts.putRepeat, { queue }, [key, JSON.stringify(spec), firstRunAt(spec, now) ?? -1, MAX_REPEATS, now]);
+  await noteDue(ctx, queue, dueAt);
+  return { key, nextRunAt };
 }
 
 export async function listRepeats(ctx: EngineContext, queue: string): Promise<Repeat[]> {
-  const reply = await callScript(ctx, scripts.listRepeats, { queue: checkQueueName(queue) }, []);
-  const flat = reply[1] as string[];
+  const flat = await callScript(ctx, scripts.listRepeats, { queue: checkQueueName(queue) }, []);
   const repeats: Repeat[] = [];
   for (let i = 0; i < flat.length; i += 2) {
     const { data, count, nextRunAt, v: _version, ...spec } = JSON.parse(flat[i + 1]!) as RepeatSpec;

@@ -40,18 +40,18 @@ export async function tick(ctx: EngineContext, queue: string, { opportunistic = 
   const now = ctx.now();
   const scan = await callScript(ctx, scripts.tickScan, { queue }, [now, TICK_LIMIT, opportunistic ? TICK_LOCK_MS : 0]);
   const idle = { readyDue: false, more: false, repeatsCreated: 0, locked: false };
-  if (scan[1] === 'locked') return { ...idle, nextDueAt: null, locked: true };
-  if (scan[1] === 'idle') {
-    const nextDueAt = Number(scan[2]) < 0 ? null : Number(scan[2]);
+  if (scan.kind === 'locked') return { ...idle, nextDueAt: null, locked: true };
+  if (scan.kind === 'idle') {
     // The cron came because the index said due: tell it the truth. A request's look changes nothing.
-    if (!opportunistic) await resetDue(ctx, queue, nextDueAt);
-    return { ...idle, nextDueAt };
+    if (!opportunistic) await resetDue(ctx, queue, scan.timer);
+    return { ...idle, nextDueAt: scan.timer };
   }
-  const groups = scan[2] as string[];
-  const reply = await callScript(ctx, scripts.tick, { queue, groups }, [now, randomSeed(), TICK_LIMIT, ...groups]);
-  const [, nextDueAt, readyDue, more, dueRepeats] = reply as [number, number, number, number, [string, string][]];
+  const { groups } = scan;
+  const { nextDueAt, readyDue, more, dueRepeats } = await callScript(ctx, scripts.tick, { queue, groups }, [
+    now, randomSeed(), TICK_LIMIT, ...groups,
+  ]);
   let repeatsCreated = 0;
-  let nextAt = nextDueAt < 0 ? null : nextDueAt;
+  let nextAt = nextDueAt;
   for (const [key, specJson] of dueRepeats) {
     const spec = JSON.parse(specJson) as RepeatSpec;
     const runAt = spec.nextRunAt!;
@@ -60,7 +60,7 @@ export async function tick(ctx: EngineContext, queue: string, { opportunistic = 
       const committed = await callScript(ctx, scripts.commitRepeat, { queue, group: spec.group }, [
         now, key, spec.v ?? 0, runAt, next ?? -1, spec.group,
       ]);
-      if (committed[0] === 1 && committed[3] === 0) repeatsCreated++;
+      if (committed !== null && !committed.duplicate) repeatsCreated++;
     } catch (error) {
       // The repeat or its queue was deleted between the tick and the commit: nothing to do.
       const gone = error instanceof QueueError && (error.code === 'REPEAT_NOT_FOUND' || error.code === 'QUEUE_NOT_FOUND');
@@ -69,11 +69,11 @@ export async function tick(ctx: EngineContext, queue: string, { opportunistic = 
     if (next !== null && (nextAt === null || next < nextAt)) nextAt = next;
   }
   // The committed repeats' next runs are in the queue's timer: resetDue reads it back.
-  await resetDue(ctx, queue, nextDueAt < 0 ? null : nextDueAt);
+  await resetDue(ctx, queue, nextDueAt);
   return {
     nextDueAt: nextAt,
-    readyDue: readyDue === 1 || repeatsCreated > 0,
-    more: more === 1,
+    readyDue: readyDue || repeatsCreated > 0,
+    more,
     repeatsCreated,
     locked: false,
   };

@@ -1,11 +1,13 @@
 // Runs the bundled Lua scripts: EVALSHA first, EVAL when Redis answers NOSCRIPT (after a restart
 // or SCRIPT FLUSH), so a flushed script cache costs one extra round trip, never an outage.
 // A script's KEYS are built here from the names its header lists (scripts.generated.ts), so
-// their order is written once, in the script.
+// their order is written once, in the script; its reply is checked and decoded by its schema in
+// replies.ts, so callers get a typed value and write no cast.
 import type { Redis } from '@upstash/redis';
-import type { LuaScript } from '../lua/scripts.generated';
+import type { LuaScript, ScriptName } from '../lua/scripts.generated';
 import { QueueError, luaError } from './errors';
 import { PUBLISH_TOKENS_KEY, type QueueKeys, REGISTRY_KEY, groupKey, queueKeys } from './keys';
+import { type ArgsOf, type ReplyOf, decodeReply } from './replies';
 
 /** What the engine needs of a Redis client: scripts, and the due index's commands. */
 export type ScriptRunner = Pick<Redis, 'evalsha' | 'eval' | 'zadd' | 'zrange' | 'zrem'>;
@@ -41,12 +43,12 @@ export interface ScriptOptions {
   keyLocking?: boolean;
 }
 
-/** Runs a script and returns its reply; a negative status becomes the matching QueueError. */
+/** Runs a script and returns its raw reply; a negative status becomes the matching QueueError. */
 export async function runScript(
   redis: ScriptRunner,
   script: LuaScript,
   keys: string[],
-  args: (string | number)[],
+  args: readonly (string | number)[],
   { keyLocking = true }: ScriptOptions = {},
 ): Promise<Reply> {
   const argv = args.map(String);
@@ -118,7 +120,16 @@ export interface ScriptContext {
   keyLocking?: boolean;
 }
 
-/** Runs `script` with the KEYS its header names, for `target`. */
-export function callScript(ctx: ScriptContext, script: LuaScript, target: ScriptTarget, args: (string | number)[]): Promise<Reply> {
-  return runScript(ctx.redis, script, keysFor(script, target), args, { keyLocking: ctx.keyLocking });
+/**
+ * Runs `script` with the KEYS its header names, for `target`, and returns its reply decoded by
+ * its schema (replies.ts): a reply of another shape is INTERNAL.
+ */
+export async function callScript<N extends ScriptName, const A extends ArgsOf<N>>(
+  ctx: ScriptContext,
+  script: LuaScript<N>,
+  target: ScriptTarget,
+  args: A,
+): Promise<ReplyOf<N, A>> {
+  const reply = await runScript(ctx.redis, script, keysFor(script, target), args, { keyLocking: ctx.keyLocking });
+  return decodeReply(script.name, args[0], reply) as ReplyOf<N, A>;
 }

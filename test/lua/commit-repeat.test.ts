@@ -18,7 +18,7 @@ describe('commit-repeat', () => {
 
     // What a tick reads: the due repeat, version 1, group A.
     const listed = await callScript(ctx, scripts.tick, { queue: q }, [clock.now(), 'seed', 100]);
-    const [key, specJson] = (listed[4] as [string, string][])[0]!;
+    const [key, specJson] = listed.dueRepeats[0]!;
     const read = JSON.parse(specJson) as { v: number; nextRunAt: number; group: string };
     expect(read).toMatchObject({ v: 1, nextRunAt: T0 + 1000, group: 'A' });
 
@@ -27,7 +27,7 @@ describe('commit-repeat', () => {
     const reply = await callScript(ctx, scripts.commitRepeat, { queue: q, group: 'A' }, [
       clock.now(), key, read.v, read.nextRunAt, read.nextRunAt + 60_000, 'A',
     ]);
-    expect(reply).toEqual([0]);
+    expect(reply).toBeNull(); // {0}: the repeat changed, nothing committed
     expect((await engine.getQueue(q)).counts.waiting).toBe(0);
 
     // The next tick commits the new spec's run, in group B.
