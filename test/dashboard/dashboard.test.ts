@@ -200,7 +200,7 @@ describe('in Chromium', () => {
     expect(await page.evaluate('document.body.dataset.pwned ?? null')).toBeNull();
   });
 
-  it('Promote runs a delayed job now; Remove asks once more, then removes a waiting job', async () => {
+  it('Promote runs a delayed job now; Remove asks once more (Confirm remove or Cancel), then removes a waiting job', async () => {
     await page.locator('[role="tab"][data-state="delayed"]').click();
     await page.locator('tr[data-job="reminder-42"] button[data-action="promote"]').click();
     await page.locator('#status', { hasText: 'Job reminder-42 promoted' }).waitFor();
@@ -212,7 +212,7 @@ describe('in Chromium', () => {
     await remove.click();
     await page.locator('#status', { hasText: 'Confirm remove' }).waitFor();
     expect((await worker.api(`/v1/queues/${shop}/jobs/${first.id}`)).status).toBe(200);
-    await remove.filter({ hasText: 'Confirm remove' }).click();
+    await page.locator(`tr[data-job="${first.id}"] button[data-action="confirm-remove"]`).click();
     await page.locator('#status', { hasText: `Job ${first.id} removed` }).waitFor();
     expect((await worker.api(`/v1/queues/${shop}/jobs/${first.id}`)).status).toBe(404);
   });
