@@ -232,11 +232,17 @@ describe('deleted queues and jobs', () => {
   let other: BrowserContext;
   let seen404: Watch;
   let tabOn: Page;
+  /** Requests of tabOn not answered yet: the clock must not jump past their 30 s timeout. */
+  let inFlight = 0;
+  const answered = () => until(async () => inFlight, (n) => n === 0, 'the requests in flight to end');
 
   beforeAll(async () => {
     other = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     seen404 = watch(other, [worker.url], [EXPECTED_404]);
     tabOn = await other.newPage();
+    tabOn.on('request', () => inFlight++);
+    tabOn.on('requestfinished', () => inFlight--);
+    tabOn.on('requestfailed', () => inFlight--);
     await tabOn.clock.install();
     await signIn(tabOn);
   });
@@ -259,6 +265,7 @@ describe('deleted queues and jobs', () => {
 
     await tabOn.clock.fastForward(5_000); // the next refresh finds it gone
     await tabOn.locator('[data-gone="queue"]', { hasText: 'does not exist' }).waitFor();
+    await answered();
     const requests = countRequests(tabOn, 'scratch');
     await tabOn.clock.fastForward(60_000); // twelve refreshes' worth
     await refreshNow(tabOn);
@@ -289,6 +296,7 @@ describe('deleted queues and jobs', () => {
   it('an unknown job id says so and stops polling', async () => {
     await tabOn.goto(`${worker.url}/dashboard#/queue/${orders}/job/no-such-job`);
     await tabOn.locator('[data-gone="JOB_NOT_FOUND"]').waitFor();
+    await answered();
     const requests = countRequests(tabOn, orders);
     await tabOn.clock.fastForward(30_000);
     expect(requests.n).toBe(0);
