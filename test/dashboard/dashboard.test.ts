@@ -9,7 +9,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { type Endpoint, type Reply, startEndpoint } from '../helpers/endpoint';
 import { ADMIN_TOKEN, type PrivateStack, type RunningWorker, startPrivateStack, startWorker } from '../helpers/worker';
 import { enqueue, expectJson, putQueue, waitForState } from '../http/support';
-import { type Watch, launchChromium, screenshot, until, watch } from './browser';
+import { type Watch, launchChromium, refreshNow, screenshot, signInAt, until, watch } from './browser';
 
 let stack: PrivateStack;
 let worker: RunningWorker;
@@ -78,20 +78,8 @@ async function apiJson(path: string): Promise<any> {
 
 const text = (page: Page, selector: string) => page.locator(selector).first().innerText();
 
-/** Clicks Refresh and waits for the redraw it announces. */
-async function refreshNow(page: Page): Promise<void> {
-  await page.evaluate(`document.getElementById('status').textContent = ''`);
-  await page.locator('#refresh').click();
-  await page.locator('#status', { hasText: 'Refreshed' }).waitFor();
-}
-
-/** Opens the dashboard and signs in from the keyboard (the field has focus; Enter submits). */
-async function signIn(page: Page, token = ADMIN_TOKEN): Promise<void> {
-  await page.goto(`${worker.url}/dashboard`);
-  await page.locator('#token:focus').waitFor();
-  await page.keyboard.type(token);
-  await page.keyboard.press('Enter');
-}
+/** Opens the dashboard and signs in from the keyboard. */
+const signIn = (page: Page, token = ADMIN_TOKEN) => signInAt(page, worker.url, token);
 
 describe('served by the Worker', () => {
   it('GET /dashboard, /dashboard/, app.js and app.css: open, strict CSP, nosniff, no referrer, ETag', async () => {

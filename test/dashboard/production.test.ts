@@ -8,7 +8,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { type Endpoint, type Reply, startEndpoint } from '../helpers/endpoint';
 import { ADMIN_TOKEN, type PrivateStack, type RunningWorker, startPrivateStack, startWorker } from '../helpers/worker';
 import { enqueue, expectJson, putQueue, waitForState } from '../http/support';
-import { type Watch, launchChromium, screenshot, until, watch } from './browser';
+import { type Watch, launchChromium, refreshNow, screenshot, signInAt, until, watch } from './browser';
 
 let stack: PrivateStack;
 let worker: RunningWorker;
@@ -70,18 +70,8 @@ async function apiJson(path: string): Promise<any> {
 }
 
 async function signIn(p: Page): Promise<void> {
-  await p.goto(`${worker.url}/dashboard`);
-  await p.locator('#token:focus').waitFor();
-  await p.keyboard.type(ADMIN_TOKEN);
-  await p.keyboard.press('Enter');
+  await signInAt(p, worker.url, ADMIN_TOKEN);
   await p.locator('#session-bar').waitFor();
-}
-
-/** Clicks Refresh and waits for the redraw it announces. */
-async function refreshNow(p: Page): Promise<void> {
-  await p.evaluate(`document.getElementById('status').textContent = ''`);
-  await p.locator('#refresh').click();
-  await p.locator('#status', { hasText: 'Refreshed' }).waitFor();
 }
 
 const tab = (p: Page, state: string) => p.locator(`[role="tab"][data-state="${state}"]`).click();
