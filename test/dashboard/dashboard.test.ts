@@ -250,6 +250,11 @@ describe('in Chromium', () => {
       await mobile.locator('#jobs-panel tr[data-job]').first().waitFor();
       expect(await mobile.evaluate('document.documentElement.scrollWidth'), state).toBeLessThanOrEqual(375);
     }
+    // A question asked in a row (Remove) wraps inside it.
+    await mobile.locator('#jobs-panel button[data-action="remove"]').first().click();
+    await mobile.locator('#jobs-panel [data-confirm]').waitFor();
+    expect(await mobile.evaluate('document.documentElement.scrollWidth'), 'a confirmation').toBeLessThanOrEqual(375);
+    await mobile.locator('#jobs-panel button[data-action="cancel-confirm"]').click();
     // One phone screen of the queue: header, counts and chart.
     await mobile.evaluate('window.scrollTo(0, 0)');
     await screenshot(mobile, 'dashboard-mobile', { fullPage: false });
