@@ -1,7 +1,8 @@
 // The one-shot commands: list queues and jobs, show a job, enqueue, retry, remove, promote,
-// pause and resume. Each makes its calls through GroupqClient and prints a table or a line for
-// people, or one JSON document with --json. The monitor lives in monitor.ts.
-import type { GroupqClient, Job } from '../client';
+// retry every failed job, clean finished jobs, pause and resume. Each makes its calls through
+// GroupqClient and prints a table or a line for people, or one JSON document with --json. The
+// monitor lives in monitor.ts.
+import type { CleanOptions, GroupqClient, Job } from '../client';
 import { type FlagValues, intFlag, jsonFlag } from './args';
 import { EXIT_API_ERROR, EXIT_OK, type Output, UsageError } from './output';
 import { type Column, oneLine, relativeTime, table } from './table';
@@ -149,6 +150,23 @@ const remove: CommandRun = (ctx) => {
   );
 };
 
+async function retryAll({ client, out, args }: CommandContext): Promise<number> {
+  const { count } = await client.queue(args[0]!).retryAll({ state: 'failed' });
+  if (out.json) out.document({ count });
+  else out.line(`retried ${count} failed job${count === 1 ? '' : 's'}`);
+  return EXIT_OK;
+}
+
+async function clean({ client, out, args, flags }: CommandContext): Promise<number> {
+  const state = str(flags, 'state');
+  if (state === undefined) throw new UsageError('missing --state <state> (completed or failed)', 'clean');
+  // The server checks the state (a wrong one: VALIDATION_FAILED, exit 1), as for `jobs --state`.
+  const { count } = await client.queue(args[0]!).clean({ state: state as CleanOptions['state'] });
+  if (out.json) out.document({ count });
+  else out.line(`deleted ${count} ${state} job${count === 1 ? '' : 's'}`);
+  return EXIT_OK;
+}
+
 async function promote({ client, out, args }: CommandContext): Promise<number> {
   const promoted = await client.queue(args[0]!).promoteJob(args[1]!);
   if (out.json) out.document(promoted);
@@ -180,6 +198,8 @@ export const RUNS: Record<string, CommandRun> = {
   job,
   retry,
   remove,
+  'retry-all': retryAll,
+  clean,
   promote,
   pause: pauseOrResume(true),
   resume: pauseOrResume(false),

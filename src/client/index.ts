@@ -33,8 +33,11 @@ export class GroupqClient {
 export { GroupqError } from './errors';
 export { PagedList } from './pages';
 export { QueueClient } from './queue';
-export type { GroupPage, GroupView, JobInput, JobPage, JobPatch, ListJobsOptions, PageOptions, QueueConfigInput, RepeatInput } from './queue';
 export type {
-  EnqueueResult, GroupState, GroupSummary, Job, JobState, MinuteMetrics, QueueConfig, QueueCounts, QueueInfo,
+  CleanOptions, GroupPage, GroupView, JobInput, JobPage, JobPatch, ListJobsOptions, PageOptions, QueueConfigInput, RepeatInput,
+  RetryAllOptions,
+} from './queue';
+export type {
+  BulkResult, EnqueueResult, GroupState, GroupSummary, Job, JobState, MinuteMetrics, QueueConfig, QueueCounts, QueueInfo,
   QueueSummary, Repeat,
 } from '../core/api-types';

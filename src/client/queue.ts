@@ -3,10 +3,12 @@
 // schemas the types below come from.
 import type { z } from 'zod';
 import type {
-  EnqueueResult, GroupState, GroupSummary, Job, MinuteMetrics, QueueCounts, QueueInfo, Repeat,
+  BulkResult, EnqueueResult, GroupState, GroupSummary, Job, MinuteMetrics, QueueCounts, QueueInfo, Repeat,
 } from '../core/api-types';
 import type { QueueConfigInput } from '../core/config';
-import type { jobInputSchema, jobPatchSchema, listJobsSchema, pageSchema, repeatInputSchema } from '../core/job-input';
+import type {
+  cleanJobsSchema, jobInputSchema, jobPatchSchema, listJobsSchema, pageSchema, repeatInputSchema, retryJobsSchema,
+} from '../core/job-input';
 import { PagedList } from './pages';
 import type { Transport } from './transport';
 
@@ -16,6 +18,8 @@ export type JobInput<T = unknown> = Omit<z.input<typeof jobInputSchema>, 'data'>
 export type JobPatch<T = unknown> = Omit<z.input<typeof jobPatchSchema>, 'data'> & { data?: T };
 export type ListJobsOptions = Partial<Pick<z.output<typeof listJobsSchema>, 'state' | 'group' | 'limit' | 'cursor'>>;
 export type PageOptions = Partial<z.output<typeof pageSchema>>;
+export type RetryAllOptions = z.input<typeof retryJobsSchema>;
+export type CleanOptions = z.input<typeof cleanJobsSchema>;
 export type RepeatInput<T = unknown> = Omit<z.input<typeof repeatInputSchema>, 'data'> & { data?: T };
 export type { QueueConfigInput };
 
@@ -133,6 +137,28 @@ export class QueueClient<T = unknown> {
   /** Changes a waiting or delayed job's data, or delays it by `delayMs` from now. */
   updateJob(id: string, patch: JobPatch<T>): Promise<Job<T>> {
     return this.request({ method: 'PATCH', path: `${this.base}/jobs/${segment(id)}`, body: patch, idempotent: false });
+  }
+
+  /**
+   * Every failed job back to waiting, attempts reset. The server works in bounded steps and may
+   * answer before it is done; this repeats the call until it is, and answers the total count.
+   */
+  retryAll(options: RetryAllOptions): Promise<{ count: number }> {
+    return this.untilDone(() => this.request({ method: 'POST', path: `${this.base}/jobs/retry`, body: options, idempotent: false }));
+  }
+
+  /** Deletes every job of a finished state (`completed`, `failed`), repeating until done; answers the total count. */
+  clean(options: CleanOptions): Promise<{ count: number }> {
+    return this.untilDone(() => this.request({ method: 'DELETE', path: `${this.base}/jobs${query(options)}`, idempotent: false }));
+  }
+
+  private async untilDone(step: () => Promise<BulkResult>): Promise<{ count: number }> {
+    let count = 0;
+    for (;;) {
+      const result = await step();
+      count += result.count;
+      if (result.done) return { count };
+    }
   }
 
   /** `await` it for one page; `for await` it for every group, each once. */

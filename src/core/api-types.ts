@@ -33,6 +33,12 @@ export interface EnqueueResult {
   duplicate?: true;
 }
 
+/** What a bulk action did: `done` false when jobs of that state remain (its budget ran out: call again). */
+export interface BulkResult {
+  count: number;
+  done: boolean;
+}
+
 /** `held`: waiting for a time (a retry's backoff or the ordering window). */
 export type GroupState = 'ready' | 'active' | 'held' | 'paused';
 

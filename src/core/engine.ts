@@ -1,5 +1,6 @@
 // The engine's one entry point: every queue operation, given a Redis client and a clock.
 import type { ConfigOptions } from './config';
+import * as bulk from './bulk';
 import * as dueIndex from './due-index';
 import type { EngineContext } from './context';
 import * as jobOps from './job-ops';
@@ -73,6 +74,8 @@ export function createEngine({ redis, now = Date.now, keyLocking = true, ...opti
     retryJob: bind(ctx, jobOps.retryJob),
     promoteJob: bind(ctx, jobOps.promoteJob),
     updateJob: bind(ctx, jobOps.updateJob),
+    retryJobs: bind(ctx, bulk.retryJobs),
+    cleanJobs: bind(ctx, bulk.cleanJobs),
   };
 }
 

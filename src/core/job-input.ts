@@ -63,6 +63,14 @@ export type JobState = (typeof JOB_STATES)[number];
 /** An opaque cursor (cursors.ts): a page's position by key, the last member can be long. */
 const cursorSchema = z.string().max(4096);
 
+/** Finished states whose jobs `DELETE /jobs?state=` deletes in bulk. */
+export const CLEANABLE_STATES = ['completed', 'failed'] as const;
+/** States whose jobs `POST /jobs/retry` sends back to waiting in bulk. */
+export const RETRYABLE_STATES = ['failed'] as const;
+
+export const cleanJobsSchema = z.object({ state: z.enum(CLEANABLE_STATES) }).strict();
+export const retryJobsSchema = z.object({ state: z.enum(RETRYABLE_STATES) }).strict();
+
 export const listJobsSchema = z
   .object({
     state: z.enum(JOB_STATES).default('waiting'),

@@ -6,6 +6,7 @@
 // - A write that adds a timer this isolate has not seen (a delayed job, a retry's backoff, a
 //   repeat's next run) lowers the queue's DueTimes, so the follow-up ticks when it is due.
 // Work after the response goes through `waitUntil`, the one thing core takes of the runtime.
+import type { BulkResult } from './api-types';
 import type { Dispatcher, Leased } from './dispatcher';
 import type { Engine } from './engine';
 import type { EnqueueResult, Enqueued } from './producer';
@@ -29,6 +30,12 @@ const AS_IS = [
   'queueOfPublishToken', 'getJob', 'listJobs', 'removeJob', 'heartbeat', 'progress', 'listGroups', 'getGroup',
   'pauseGroup', 'listRepeats', 'deleteRepeat', 'getMetrics',
 ] as const satisfies readonly (keyof Engine)[];
+
+/**
+ * A bulk action's budget: it stops between steps after this long, or once it has spent half the
+ * invocation's subrequests (the drain after a retry needs the rest), and says it is not done.
+ */
+const BULK_BUDGET_MS = 10_000;
 
 type LeaseInput<Op extends 'complete' | 'fail'> = Parameters<Engine[Op]>[1];
 
@@ -100,6 +107,13 @@ export function createService({ dispatcher, due, waitUntil }: ServiceDeps) {
     return done;
   }
 
+  /** The budget of one bulk action (BULK_BUDGET_MS), asked between its steps. */
+  function bulkBudget(): () => boolean {
+    const until = invocation.now() + BULK_BUDGET_MS;
+    const floor = invocation.subrequestsLeft / 2;
+    return () => invocation.now() < until && invocation.subrequestsLeft > floor;
+  }
+
   const asIs = Object.fromEntries(AS_IS.map((name) => [name, engine[name]])) as Pick<Engine, (typeof AS_IS)[number]>;
 
   return {
@@ -119,6 +133,14 @@ export function createService({ dispatcher, due, waitUntil }: ServiceDeps) {
     resumeGroup: (queue: string, group: string) => thenDrain(queue, engine.resumeGroup(queue, group)),
     retryJob: (queue: string, id: string) => thenDrain(queue, engine.retryJob(queue, id)),
     promoteJob: (queue: string, id: string) => thenDrain(queue, engine.promoteJob(queue, id)),
+
+    /** Every failed job back to waiting, as far as the budget goes; the retried jobs are delivered now. */
+    async retryJobs(queue: string, input: unknown): Promise<BulkResult> {
+      const result = await engine.retryJobs(queue, input, bulkBudget());
+      if (result.count > 0) deliverLater(queue, 'drain');
+      return result;
+    },
+    cleanJobs: (queue: string, query: unknown): Promise<BulkResult> => engine.cleanJobs(queue, query, bulkBudget()),
 
     async updateJob(queue: string, id: string, patch: unknown) {
       const job = await engine.updateJob(queue, id, patch);

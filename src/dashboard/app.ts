@@ -1,9 +1,11 @@
 // The dashboard's entry point: sign-in and sign-out, the hash router (#/ lists the queues,
-// #/queue/<name> shows one), and the refresh every few seconds while the tab is visible. A 401
-// from any call signs out with a message: the token was rotated or mistyped.
+// #/queue/<name> shows one, #/queue/<name>/job/<id> one job), and the refresh every few seconds
+// while the tab is visible (not of a view whose queue or job is gone). A 401 from any call signs
+// out with a message: the token was rotated or mistyped.
 import type { GroupqClient } from '../client';
 import { byId, showOnly } from './dom';
 import { formatInstant } from './format';
+import { JobView } from './job-detail';
 import { QueueView } from './queue-view';
 import { refreshQueues } from './queues-view';
 import { clientFor, describeError, forgetToken, isAuthFailure, keepToken, storedToken } from './session';
@@ -21,10 +23,17 @@ const form = byId<HTMLFormElement>('sign-in-form');
 const tokenInput = byId<HTMLInputElement>('token');
 const signInError = byId('sign-in-error');
 
+/** A queue's or a job's view; `gone` once what it shows no longer exists. */
+interface View {
+  readonly element: HTMLElement;
+  readonly gone: boolean;
+  refresh(): Promise<boolean>;
+}
+
 let client: GroupqClient | null = null;
-let openQueue: QueueView | null = null;
+let openView: View | null = null;
 /** The refresh in flight and the view it reads (null: the queue list). */
-let refreshing: { view: QueueView | null; done: Promise<void> } | null = null;
+let refreshing: { view: View | null; done: Promise<void> } | null = null;
 
 function fail(error: unknown): void {
   if (isAuthFailure(error)) signOut('The API refused the token (it may have been rotated). Sign in again.');
@@ -34,7 +43,7 @@ function fail(error: unknown): void {
 function signOut(message = ''): void {
   forgetToken();
   client = null;
-  openQueue = null;
+  openView = null;
   sessionBar.hidden = true;
   queueView.replaceChildren();
   clearStatus();
@@ -83,18 +92,20 @@ function start(signedIn: GroupqClient, moveFocus = false): void {
 /** The view the hash names; `moveFocus` when the user navigated (not on page load). */
 async function route(moveFocus: boolean): Promise<void> {
   if (!client) return;
-  const match = /^#\/queue\/(.+)$/.exec(window.location.hash);
+  // Queue names hold no "/"; job ids are percent-encoded.
+  const match = /^#\/queue\/([^/]+)(?:\/job\/(.+))?$/.exec(window.location.hash);
   const name = match ? safeDecode(match[1]!) : null;
+  const id = match?.[2] === undefined ? null : safeDecode(match[2]);
   if (name === null) {
-    openQueue = null;
+    openView = null;
     queueView.replaceChildren();
     document.title = 'Queues · groupq dashboard';
     showOnly(queuesView, views);
   } else {
     byId('queues').replaceChildren();
-    openQueue = new QueueView(client, name, fail);
-    queueView.replaceChildren(openQueue.element);
-    document.title = `${name} · groupq dashboard`;
+    openView = id === null ? new QueueView(client, name, fail) : new JobView(client, name, id, fail);
+    queueView.replaceChildren(openView.element);
+    document.title = id === null ? `${name} · groupq dashboard` : `Job ${id} · ${name} · groupq dashboard`;
     showOnly(queueView, views);
   }
   await refresh();
@@ -119,14 +130,15 @@ function safeDecode(text: string): string | null {
  * until the next timed refresh.
  */
 function refresh(): Promise<void> {
-  const view = openQueue;
+  const view = openView;
+  if (view?.gone) return Promise.resolve();
   if (refreshing?.view === view) return refreshing.done;
   const done = (async () => {
     let ok: boolean;
     if (view) ok = await view.refresh();
     else if (client) ok = await refreshQueues(client, byId('queues')).then(() => true, (error: unknown) => (fail(error), false));
     else return;
-    if (ok && client && view === openQueue) updated.textContent = `Updated ${formatInstant(Date.now())}`;
+    if (ok && client && view === openView) updated.textContent = `Updated ${formatInstant(Date.now())}`;
   })().finally(() => {
     if (refreshing?.done === done) refreshing = null;
   });

@@ -1,45 +1,54 @@
 // A queue's jobs by state: tabs for waiting/delayed/active/completed/failed (the WAI-ARIA tabs
-// pattern: arrow keys move between tabs), a table of one page of jobs (id, group, attempts,
-// data, error, the instant that matters for the state) with the actions each state allows, and
-// "Load more" following the API's cursor. A refresh re-reads as many jobs as are shown.
+// pattern: arrow keys move between tabs), a table of one page of jobs with the columns that
+// matter for the state (job-columns.ts) and the actions each state allows, bulk actions on the
+// finished states, and "Load more" following the API's cursor. A group filter (the search form)
+// narrows every tab to one group. A refresh re-reads as many jobs as are shown.
 import type { Job, JobPage, JobState, QueueCounts } from '../client';
 import { type QueueContext, act } from './actions';
+import { BulkActions } from './bulk-actions';
+import { Confirmer } from './confirm';
 import { dataTable, h, render } from './dom';
-import { formatCount, formatWhen, previewJson } from './format';
+import { formatCount } from './format';
+import { columnsOf } from './job-columns';
 
-const STATES: { state: JobState; label: string; when: string }[] = [
-  { state: 'waiting', label: 'Waiting', when: 'Runs at' },
-  { state: 'delayed', label: 'Delayed', when: 'Runs at' },
-  { state: 'active', label: 'Active', when: 'Started' },
-  { state: 'completed', label: 'Completed', when: 'Finished' },
-  { state: 'failed', label: 'Failed', when: 'Finished' },
+const STATES: { state: JobState; label: string }[] = [
+  { state: 'waiting', label: 'Waiting' },
+  { state: 'delayed', label: 'Delayed' },
+  { state: 'active', label: 'Active' },
+  { state: 'completed', label: 'Completed' },
+  { state: 'failed', label: 'Failed' },
 ];
 
 const PAGE = 25;
 /** The API's largest page: a refresh re-reads at most this many jobs. */
 const MAX_PAGE = 1000;
-const CONFIRM_MS = 5000;
 
 export class JobsPanel {
   readonly element: HTMLElement;
+  private readonly filter = h('div', { class: 'filter-row' });
   private readonly tabs = h('div', { role: 'tablist', 'aria-label': 'Jobs by state', class: 'tabs' });
   private readonly body = h('div', { role: 'tabpanel', id: 'jobs-panel', tabindex: '-1', class: 'tab-panel' });
   private state: JobState = 'waiting';
+  private group: string | null = null;
   private jobs: Job[] = [];
   private cursor: string | null = null;
   private counts: QueueCounts | null = null;
-  /** The job whose Remove was pressed once; a second press within CONFIRM_MS removes it. */
-  private confirming: string | null = null;
-  private confirmTimer: number | undefined;
+  private readonly confirmer = new Confirmer(() => this.draw());
+  private readonly bulk: BulkActions;
 
   constructor(private readonly ctx: QueueContext) {
-    this.element = h('section', { class: 'card', 'aria-labelledby': 'jobs-heading' }, h('h2', { id: 'jobs-heading' }, 'Jobs'), this.tabs, this.body);
+    this.bulk = new BulkActions(ctx, this.confirmer);
+    this.element = h('section', { class: 'card', 'aria-labelledby': 'jobs-heading' }, h('h2', { id: 'jobs-heading' }, 'Jobs'), this.filter, this.tabs, this.body);
   }
 
-  /** The first page of the current tab, as long as what is shown now. */
+  /**
+   * The first page of the current tab, as long as what is shown now. With a group filter, the
+   * API filters each page it reads (except waiting jobs, read from the group itself): read the
+   * largest page, so that a group's jobs are not spread over many short pages.
+   */
   request(): PromiseLike<JobPage<unknown>> {
-    const limit = Math.min(MAX_PAGE, Math.max(PAGE, this.jobs.length));
-    return this.ctx.queue.listJobs({ state: this.state, limit });
+    const limit = this.group === null ? Math.min(MAX_PAGE, Math.max(PAGE, this.jobs.length)) : MAX_PAGE;
+    return this.ctx.queue.listJobs({ state: this.state, limit, ...(this.group === null ? {} : { group: this.group }) });
   }
 
   show(page: JobPage<unknown>, counts: QueueCounts): void {
@@ -47,6 +56,15 @@ export class JobsPanel {
     this.cursor = page.cursor;
     this.counts = counts;
     this.draw();
+  }
+
+  /** Shows one group's jobs in every tab (null: every group's). */
+  async showGroup(group: string | null): Promise<void> {
+    this.group = group;
+    this.jobs = [];
+    this.cursor = null;
+    this.draw();
+    await this.ctx.refresh();
   }
 
   private async select(state: JobState, focus: boolean): Promise<void> {
@@ -64,8 +82,9 @@ export class JobsPanel {
     button.setAttribute('aria-disabled', 'true');
     try {
       const state = this.state;
-      const page = await this.ctx.queue.listJobs({ state, limit: PAGE, cursor: this.cursor });
-      if (state !== this.state) return;
+      const group = this.group;
+      const page = await this.ctx.queue.listJobs({ state, limit: PAGE, cursor: this.cursor, ...(group === null ? {} : { group }) });
+      if (state !== this.state || group !== this.group) return;
       this.jobs = [...this.jobs, ...page.jobs];
       this.cursor = page.cursor;
       this.draw();
@@ -88,6 +107,20 @@ export class JobsPanel {
 
   private draw(): void {
     render(
+      this.filter,
+      this.group === null
+        ? null
+        : h(
+            'p',
+            { class: 'filter', 'data-filter-group': this.group },
+            'Jobs of group ',
+            h('strong', { class: 'group-name' }, this.group),
+            h('button', { type: 'button', class: 'small', 'data-action': 'clear-group', 'data-focus-key': 'clear-group', onclick: () => void this.showGroup(null) }, 'Show every group'),
+          ),
+    );
+    // Counts are the whole queue's: with a group filter they would not match the lists.
+    const counts = this.group === null ? this.counts : null;
+    render(
       this.tabs,
       ...STATES.map(({ state, label }) => {
         const selected = state === this.state;
@@ -106,23 +139,35 @@ export class JobsPanel {
             onkeydown: (event: Event) => this.onTabKey(event as KeyboardEvent),
           },
           label,
-          this.counts ? h('span', { class: 'tab-count' }, formatCount(this.counts[state])) : null,
+          counts ? h('span', { class: 'tab-count' }, formatCount(counts[state])) : null,
         );
       }),
     );
     this.body.setAttribute('aria-labelledby', `tab-${this.state}`);
-    const stateInfo = STATES.find((s) => s.state === this.state)!;
+    const { label } = STATES.find((s) => s.state === this.state)!;
+    // Bulk actions act on the whole queue: not offered on one group's list.
+    const bulk = this.group === null && this.counts ? this.bulk.bar(this.state, this.counts[this.state]) : null;
     if (this.jobs.length === 0) {
-      render(this.body, h('p', { class: 'muted empty-row' }, `No ${stateInfo.label.toLowerCase()} jobs.`));
+      render(this.body, bulk, h('p', { class: 'muted empty-row' }, `No ${label.toLowerCase()} jobs${this.group === null ? '' : ' in this group'}.`));
       return;
     }
+    const columns = columnsOf(this.state);
+    const hasActions = this.state !== 'active';
     render(
       this.body,
+      bulk,
       dataTable(
         'stack jobs-table',
-        `${stateInfo.label} jobs`,
-        ['Job', 'Group', 'Attempts', 'Data', 'Error', stateInfo.when, 'Actions'],
-        this.jobs.map((job) => this.row(job, stateInfo.when)),
+        `${label} jobs`,
+        [...columns.map((c) => c.label), ...(hasActions ? ['Actions'] : [])],
+        this.jobs.map((job) =>
+          h(
+            'tr',
+            { 'data-job': job.id },
+            ...columns.map((c) => h('td', { 'data-label': c.label }, c.cell(job))),
+            hasActions ? h('td', { 'data-label': 'Actions', class: 'actions' }, ...this.actions(job)) : null,
+          ),
+        ),
       ),
       this.cursor === null
         ? null
@@ -130,28 +175,13 @@ export class JobsPanel {
     );
   }
 
-  private row(job: Job, whenLabel: string): HTMLTableRowElement {
-    const when = job.state === 'completed' || job.state === 'failed' ? job.finishedAt : job.state === 'active' ? job.startedAt : job.runAt;
-    return h(
-      'tr',
-      { 'data-job': job.id },
-      h('td', { 'data-label': 'Job' }, h('code', { class: 'id' }, job.id)),
-      h('td', { 'data-label': 'Group' }, h('span', { class: 'group-name' }, job.group)),
-      h('td', { 'data-label': 'Attempts' }, `${job.attempts} / ${job.maxAttempts}`),
-      h('td', { 'data-label': 'Data' }, jsonCell(job.data, `data:${job.id}`)),
-      h('td', { 'data-label': 'Error', class: job.error ? 'error-text' : 'muted' }, job.error ?? '—'),
-      h('td', { 'data-label': whenLabel }, when === undefined ? h('span', { class: 'muted' }, job.state === 'waiting' ? 'when its turn comes' : '—') : formatWhen(when)),
-      h('td', { 'data-label': 'Actions', class: 'actions' }, ...this.actions(job)),
-    );
-  }
-
-  private actions(job: Job): HTMLButtonElement[] {
+  private actions(job: Job): HTMLElement[] {
     const { queue } = this.ctx;
-    const buttons: HTMLButtonElement[] = [];
-    const button = (kind: string, label: string, work: () => Promise<string>, extra = '') =>
+    const buttons: HTMLElement[] = [];
+    const button = (kind: string, label: string, work: () => Promise<string>) =>
       h('button', {
         type: 'button',
-        class: `small ${extra}`,
+        class: 'small',
         'data-action': kind,
         'data-focus-key': `${kind}:${job.id}`,
         'aria-label': `${label} job ${job.id}`,
@@ -159,41 +189,18 @@ export class JobsPanel {
       }, label);
     if (job.state === 'failed') buttons.push(button('retry', 'Retry', async () => (await queue.retryJob(job.id), `Job ${job.id} queued to run again.`)));
     if (job.state === 'delayed') buttons.push(button('promote', 'Promote', async () => (await queue.promoteJob(job.id), `Job ${job.id} promoted: it waits in its group now.`)));
-    if (job.state !== 'active') {
-      const confirming = this.confirming === job.id;
-      buttons.push(
-        button('remove', confirming ? 'Confirm remove' : 'Remove', async () => {
-          if (!confirming) {
-            this.askConfirm(job.id);
-            return `Press "Confirm remove" to remove job ${job.id}; it cannot be undone.`;
-          }
-          this.confirming = null;
-          await queue.removeJob(job.id);
-          return `Job ${job.id} removed.`;
-        }, confirming ? 'danger' : ''),
-      );
-    }
+    buttons.push(
+      this.confirmer.control({
+        key: `remove:${job.id}`,
+        action: 'remove',
+        label: 'Remove',
+        ariaLabel: `Remove job ${job.id}`,
+        question: `Remove job ${job.id}? It cannot be undone.`,
+        confirmLabel: 'Confirm remove',
+        small: true,
+        run: (b) => act(this.ctx, b, async () => (await queue.removeJob(job.id), `Job ${job.id} removed.`)),
+      }),
+    );
     return buttons;
   }
-
-  private askConfirm(id: string): void {
-    this.confirming = id;
-    window.clearTimeout(this.confirmTimer);
-    this.confirmTimer = window.setTimeout(() => {
-      this.confirming = null;
-      this.draw();
-    }, CONFIRM_MS);
-  }
-}
-
-/** Short JSON inline; long JSON as a disclosure that opens to the whole value. */
-export function jsonCell(value: unknown, key: string): HTMLElement {
-  const { preview, full } = previewJson(value);
-  if (full === null) return h('code', { class: 'json' }, preview);
-  return h(
-    'details',
-    { class: 'json', 'data-open-key': key },
-    h('summary', { 'data-focus-key': key }, h('code', {}, preview)),
-    h('pre', {}, h('code', {}, full)),
-  );
 }

@@ -1,17 +1,23 @@
-// One queue: its name, paused state and pause/resume, its config in one line, counts and the
-// chart of its last hour, then its jobs by state, groups and repeatable jobs. A refresh reads
-// everything in parallel and draws once all answered, so the parts never disagree.
+// One queue: its name, paused state, pause/resume and delete, its config in one line, counts and
+// the chart of its last hour, finding jobs by id or group, enqueueing a test job, then its jobs
+// by state, groups and repeatable jobs. A refresh reads everything in parallel and draws once
+// all answered, so the parts never disagree. A queue that no longer exists is said so once, and
+// the view stops refreshing (no request after that).
 import type { GroupqClient, MinuteMetrics, QueueInfo } from '../client';
 import { GroupqError } from '../client';
 import { type QueueContext, act } from './actions';
 import { chartUnavailable, throughputChart } from './chart';
+import { Confirmer } from './confirm';
 import { h, render } from './dom';
+import { enqueueForm } from './enqueue-form';
 import { formatDuration } from './format';
 import { GroupsPanel } from './groups-panel';
 import { JobsPanel } from './jobs-panel';
 import { countsList, pausedBadge } from './queues-view';
 import { RepeatsPanel } from './repeats-panel';
+import { searchForm } from './search-form';
 import { describeError } from './session';
+import { announce } from './status';
 
 function configLine({ config }: QueueInfo): HTMLElement {
   const parts: [string, string][] = [
@@ -26,13 +32,17 @@ function configLine({ config }: QueueInfo): HTMLElement {
 
 export class QueueView {
   readonly element: HTMLElement;
+  /** The queue no longer exists: nothing left to refresh. */
+  gone = false;
   private readonly head = h('div', { class: 'view-head' });
   private readonly overview = h('div', { class: 'overview' });
   private readonly parts: HTMLElement;
   private readonly jobs: JobsPanel;
   private readonly groups: GroupsPanel;
-  private readonly repeats = new RepeatsPanel();
+  private readonly repeats: RepeatsPanel;
   private readonly ctx: QueueContext;
+  private readonly confirmer = new Confirmer(() => this.info && this.drawHead(this.info));
+  private info: QueueInfo | null = null;
   /** Answers of an older refresh that arrive after a newer one started are dropped. */
   private generation = 0;
 
@@ -44,19 +54,22 @@ export class QueueView {
     this.ctx = { client, queue: client.queue(name), refresh: () => this.refresh().then(() => undefined), fail };
     this.jobs = new JobsPanel(this.ctx);
     this.groups = new GroupsPanel(this.ctx);
+    this.repeats = new RepeatsPanel(this.ctx);
     this.parts = h(
       'div',
       { class: 'queue-parts' },
       h('section', { class: 'card', 'aria-labelledby': 'overview-heading' }, h('h2', { id: 'overview-heading' }, 'Overview'), this.overview),
+      h('div', { class: 'side-by-side' }, searchForm(name, (group) => void this.jobs.showGroup(group)), enqueueForm(this.ctx)),
       this.jobs.element,
       h('div', { class: 'side-by-side' }, this.groups.element, this.repeats.element),
     );
     this.element = h('div', { class: 'queue-view' }, this.head, this.parts);
-    render(this.head, h('a', { class: 'back', href: '#/', 'data-focus-key': 'back' }, '← All queues'), h('h1', { tabindex: '-1', 'data-focus-key': 'title' }, name));
+    this.drawTitle();
   }
 
   /** Re-reads the queue; false when that failed (the error went to `fail`). */
   async refresh(): Promise<boolean> {
+    if (this.gone) return true;
     const generation = ++this.generation;
     const { queue } = this.ctx;
     try {
@@ -70,7 +83,8 @@ export class QueueView {
         this.groups.request(),
         queue.repeats.list(),
       ]);
-      if (generation !== this.generation) return true;
+      if (generation !== this.generation || this.gone) return true;
+      this.info = info;
       this.drawHead(info);
       render(this.overview, configLine(info), countsList(info.counts), metrics.ok ? throughputChart(metrics.minutes, 'queue', this.name) : chartUnavailable(metrics.reason));
       this.jobs.show(jobs, info.counts);
@@ -81,13 +95,22 @@ export class QueueView {
     } catch (error) {
       if (generation !== this.generation) return true;
       if (error instanceof GroupqError && error.code === 'QUEUE_NOT_FOUND') {
-        this.parts.hidden = true;
-        render(this.head, h('a', { class: 'back', href: '#/', 'data-focus-key': 'back' }, '← All queues'), h('h1', { tabindex: '-1', 'data-focus-key': 'title' }, this.name), h('p', { class: 'notice' }, 'This queue does not exist (any more).'));
+        this.showGone(`Queue ${this.name} does not exist: it was deleted, or never created. This page stopped refreshing it.`);
         return true;
       }
       this.ctx.fail(error);
       return false;
     }
+  }
+
+  private showGone(notice: string): void {
+    this.gone = true;
+    this.parts.hidden = true;
+    this.drawTitle(h('p', { class: 'notice', 'data-gone': 'queue' }, notice));
+  }
+
+  private drawTitle(...extra: (Node | null)[]): void {
+    render(this.head, h('a', { class: 'back', href: '#/', 'data-focus-key': 'back' }, '← All queues'), h('h1', { tabindex: '-1', 'data-focus-key': 'title' }, this.name), ...extra);
   }
 
   private drawHead(info: QueueInfo): void {
@@ -98,21 +121,47 @@ export class QueueView {
       h('a', { class: 'back', href: '#/', 'data-focus-key': 'back' }, '← All queues'),
       h('div', { class: 'title-row' }, h('h1', { tabindex: '-1', 'data-focus-key': 'title' }, info.name), pausedBadge(info.paused)),
       h(
-        'button',
-        {
-          type: 'button',
-          class: info.paused ? 'primary' : '',
-          'data-action': info.paused ? 'resume-queue' : 'pause-queue',
-          'data-focus-key': 'queue:pause',
-          onclick: (e: Event) =>
-            void act(this.ctx, e.currentTarget as HTMLButtonElement, async () => {
-              if (info.paused) await queue.resume();
-              else await queue.pause();
-              return `Queue ${info.name} ${info.paused ? 'resumed' : 'paused'}.`;
-            }),
-        },
-        label,
+        'div',
+        { class: 'head-actions' },
+        h(
+          'button',
+          {
+            type: 'button',
+            class: info.paused ? 'primary' : '',
+            'data-action': info.paused ? 'resume-queue' : 'pause-queue',
+            'data-focus-key': 'queue:pause',
+            onclick: (e: Event) =>
+              void act(this.ctx, e.currentTarget as HTMLButtonElement, async () => {
+                if (info.paused) await queue.resume();
+                else await queue.pause();
+                return `Queue ${info.name} ${info.paused ? 'resumed' : 'paused'}.`;
+              }),
+          },
+          label,
+        ),
+        this.confirmer.control({
+          key: 'queue:delete',
+          action: 'delete-queue',
+          label: 'Delete queue',
+          question: `Delete queue ${info.name} with all its jobs, groups and repeatable jobs? It cannot be undone.`,
+          confirmLabel: 'Delete queue',
+          run: (button) => this.deleteQueue(button),
+        }),
       ),
     );
+  }
+
+  private async deleteQueue(button: HTMLButtonElement): Promise<void> {
+    button.setAttribute('aria-disabled', 'true');
+    try {
+      await this.ctx.queue.delete();
+    } catch (error) {
+      button.removeAttribute('aria-disabled');
+      this.ctx.fail(error);
+      return;
+    }
+    this.showGone(`Queue ${this.name} was deleted.`);
+    announce(`Queue ${this.name} deleted.`);
+    window.location.hash = '#/';
   }
 }

@@ -1,7 +1,9 @@
 // A queue's repeatable jobs: key, group, schedule (every N or a cron pattern), time zone, the
-// next run and how many runs were created (of the limit, if any). Read-only: repeats are
-// created and deleted through the API.
+// next run and how many runs were created (of the limit, if any), and Delete (asks first; runs
+// already enqueued stay). Repeats are created through the API.
 import type { Repeat } from '../client';
+import { type QueueContext, act } from './actions';
+import { Confirmer } from './confirm';
 import { dataTable, h, render } from './dom';
 import { formatCount, formatDuration, formatWhen } from './format';
 
@@ -12,13 +14,21 @@ function schedule(repeat: Repeat): HTMLElement | string {
 
 export class RepeatsPanel {
   readonly element: HTMLElement;
-  private readonly body = h('div', { class: 'panel-body' });
+  private readonly body = h('div', { class: 'panel-body', tabindex: '-1' });
+  private readonly confirmer = new Confirmer(() => this.draw());
+  private repeats: Repeat[] = [];
 
-  constructor() {
+  constructor(private readonly ctx: QueueContext) {
     this.element = h('section', { class: 'card', 'aria-labelledby': 'repeats-heading' }, h('h2', { id: 'repeats-heading' }, 'Repeatable jobs'), this.body);
   }
 
   show(repeats: Repeat[]): void {
+    this.repeats = repeats;
+    this.draw();
+  }
+
+  private draw(): void {
+    const { repeats } = this;
     if (repeats.length === 0) {
       render(this.body, h('p', { class: 'muted empty-row' }, 'No repeatable jobs.'));
       return;
@@ -29,7 +39,7 @@ export class RepeatsPanel {
       dataTable(
         'stack repeats-table',
         'Repeatable jobs',
-        ['Key', 'Group', 'Schedule', 'Time zone', 'Next run', 'Runs'],
+        ['Key', 'Group', 'Schedule', 'Time zone', 'Next run', 'Runs', 'Actions'],
         sorted.map((repeat) =>
           h(
             'tr',
@@ -40,9 +50,24 @@ export class RepeatsPanel {
             h('td', { 'data-label': 'Time zone' }, repeat.tz),
             h('td', { 'data-label': 'Next run' }, repeat.nextRunAt === null ? h('span', { class: 'muted' }, 'ended') : formatWhen(repeat.nextRunAt)),
             h('td', { 'data-label': 'Runs' }, repeat.limit === undefined ? formatCount(repeat.count) : `${formatCount(repeat.count)} of ${formatCount(repeat.limit)}`),
+            h('td', { 'data-label': 'Actions', class: 'actions' }, this.deleteControl(repeat.key)),
           ),
         ),
       ),
     );
+  }
+
+  private deleteControl(key: string): HTMLElement {
+    const { queue } = this.ctx;
+    return this.confirmer.control({
+      key: `repeat:${key}`,
+      action: 'delete-repeat',
+      label: 'Delete',
+      ariaLabel: `Delete repeatable job ${key}`,
+      question: `Stop repeatable job ${key}? Runs already enqueued stay.`,
+      confirmLabel: 'Delete repeat',
+      small: true,
+      run: (button) => act(this.ctx, button, async () => (await queue.repeats.delete(key), `Repeatable job ${key} deleted.`)),
+    });
   }
 }

@@ -1,4 +1,5 @@
-// Admin routes for jobs: read one, list by state, remove, retry, promote, update.
+// Admin routes for jobs: read one, list by state, remove, retry, promote, update; and in bulk,
+// retry every failed job and delete every job of a finished state.
 import { Hono } from 'hono';
 import { adminAuth } from './auth';
 import { readJson } from './body';
@@ -7,6 +8,13 @@ import { type AppEnv, scopeOf } from './scope';
 export const jobRoutes = new Hono<AppEnv>()
   .get('/:queue/jobs', adminAuth, async (c) =>
     c.json(await scopeOf(c).service.listJobs(c.req.param('queue'), c.req.query())),
+  )
+  .post('/:queue/jobs/retry', adminAuth, async (c) => {
+    const body = await readJson(c);
+    return c.json(await scopeOf(c).service.retryJobs(c.req.param('queue'), body));
+  })
+  .delete('/:queue/jobs', adminAuth, async (c) =>
+    c.json(await scopeOf(c).service.cleanJobs(c.req.param('queue'), c.req.query())),
   )
   .get('/:queue/jobs/:id', adminAuth, async (c) =>
     c.json(await scopeOf(c).service.getJob(c.req.param('queue'), c.req.param('id'))),

@@ -216,6 +216,32 @@ describe('jobs, job, retry, remove, promote', () => {
   });
 });
 
+describe('retry-all and clean', () => {
+  test('retry every failed job, then delete every completed one; each prints how many', async () => {
+    const queue = uniqueQueue('cli-bulk');
+    await putQueue(suite.worker, queue, { endpoint: endpoint.url, maxAttempts: 1, keepCompleted: 10 });
+    endpoint.handle((received) => (received.job.queue === queue ? { status: 500, body: 'down' } : {}));
+    for (const id of ['b1', 'b2', 'b3']) await enqueue(suite.worker, queue, { id, group: id });
+    for (const id of ['b1', 'b2', 'b3']) await waitForState(suite.worker, queue, id, 'failed');
+
+    endpoint.handle(() => ({}));
+    expect(await cli(['retry-all', queue], env)).toEqual({ code: 0, stdout: 'retried 3 failed jobs\n', stderr: '' });
+    for (const id of ['b1', 'b2', 'b3']) await waitForState(suite.worker, queue, id, 'completed');
+    expect(json(await cli(['retry-all', queue, '--json'], env))).toEqual({ count: 0 });
+
+    expect(await cli(['clean', queue, '--state', 'completed'], env)).toEqual({ code: 0, stdout: 'deleted 3 completed jobs\n', stderr: '' });
+    expect((await suite.worker.api(`/v1/queues/${queue}/jobs/b2`)).status).toBe(404);
+    expect(json(await cli(['clean', queue, '--state', 'failed', '--json'], env))).toEqual({ count: 0 });
+
+    const noState = await cli(['clean', queue], env);
+    expect(noState).toMatchObject({ code: 2, stdout: '' });
+    expect(noState.stderr).toContain('missing --state');
+    const badState = await cli(['clean', queue, '--state', 'waiting'], env);
+    expect(badState).toMatchObject({ code: 1, stdout: '' });
+    expect(badState.stderr).toMatch(/^groupq: VALIDATION_FAILED: state: /);
+  });
+});
+
 describe('pause and resume', () => {
   test('the queue, or one group with --group', async () => {
     const queue = uniqueQueue('cli-pause');

@@ -80,3 +80,18 @@ export async function until<T>(read: () => Promise<T>, accept: (value: T) => boo
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
+
+/** Opens the dashboard at `origin` and signs in from the keyboard (the field has focus; Enter submits). */
+export async function signInAt(page: Page, origin: string, token: string): Promise<void> {
+  await page.goto(`${origin}/dashboard`);
+  await page.locator('#token:focus').waitFor();
+  await page.keyboard.type(token);
+  await page.keyboard.press('Enter');
+}
+
+/** Clicks Refresh and waits for the redraw it announces. */
+export async function refreshNow(page: Page): Promise<void> {
+  await page.evaluate(`document.getElementById('status').textContent = ''`);
+  await page.locator('#refresh').click();
+  await page.locator('#status', { hasText: 'Refreshed' }).waitFor();
+}

@@ -9,7 +9,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { type Endpoint, type Reply, startEndpoint } from '../helpers/endpoint';
 import { ADMIN_TOKEN, type PrivateStack, type RunningWorker, startPrivateStack, startWorker } from '../helpers/worker';
 import { enqueue, expectJson, putQueue, waitForState } from '../http/support';
-import { type Watch, launchChromium, screenshot, until, watch } from './browser';
+import { type Watch, launchChromium, refreshNow, screenshot, signInAt, until, watch } from './browser';
 
 let stack: PrivateStack;
 let worker: RunningWorker;
@@ -78,20 +78,8 @@ async function apiJson(path: string): Promise<any> {
 
 const text = (page: Page, selector: string) => page.locator(selector).first().innerText();
 
-/** Clicks Refresh and waits for the redraw it announces. */
-async function refreshNow(page: Page): Promise<void> {
-  await page.evaluate(`document.getElementById('status').textContent = ''`);
-  await page.locator('#refresh').click();
-  await page.locator('#status', { hasText: 'Refreshed' }).waitFor();
-}
-
-/** Opens the dashboard and signs in from the keyboard (the field has focus; Enter submits). */
-async function signIn(page: Page, token = ADMIN_TOKEN): Promise<void> {
-  await page.goto(`${worker.url}/dashboard`);
-  await page.locator('#token:focus').waitFor();
-  await page.keyboard.type(token);
-  await page.keyboard.press('Enter');
-}
+/** Opens the dashboard and signs in from the keyboard. */
+const signIn = (page: Page, token = ADMIN_TOKEN) => signInAt(page, worker.url, token);
 
 describe('served by the Worker', () => {
   it('GET /dashboard, /dashboard/, app.js and app.css: open, strict CSP, nosniff, no referrer, ETag', async () => {
@@ -200,7 +188,7 @@ describe('in Chromium', () => {
     expect(await page.evaluate('document.body.dataset.pwned ?? null')).toBeNull();
   });
 
-  it('Promote runs a delayed job now; Remove asks once more, then removes a waiting job', async () => {
+  it('Promote runs a delayed job now; Remove asks once more (Confirm remove or Cancel), then removes a waiting job', async () => {
     await page.locator('[role="tab"][data-state="delayed"]').click();
     await page.locator('tr[data-job="reminder-42"] button[data-action="promote"]').click();
     await page.locator('#status', { hasText: 'Job reminder-42 promoted' }).waitFor();
@@ -212,7 +200,7 @@ describe('in Chromium', () => {
     await remove.click();
     await page.locator('#status', { hasText: 'Confirm remove' }).waitFor();
     expect((await worker.api(`/v1/queues/${shop}/jobs/${first.id}`)).status).toBe(200);
-    await remove.filter({ hasText: 'Confirm remove' }).click();
+    await page.locator(`tr[data-job="${first.id}"] button[data-action="confirm-remove"]`).click();
     await page.locator('#status', { hasText: `Job ${first.id} removed` }).waitFor();
     expect((await worker.api(`/v1/queues/${shop}/jobs/${first.id}`)).status).toBe(404);
   });
@@ -262,6 +250,11 @@ describe('in Chromium', () => {
       await mobile.locator('#jobs-panel tr[data-job]').first().waitFor();
       expect(await mobile.evaluate('document.documentElement.scrollWidth'), state).toBeLessThanOrEqual(375);
     }
+    // A question asked in a row (Remove) wraps inside it.
+    await mobile.locator('#jobs-panel button[data-action="remove"]').first().click();
+    await mobile.locator('#jobs-panel [data-confirm]').waitFor();
+    expect(await mobile.evaluate('document.documentElement.scrollWidth'), 'a confirmation').toBeLessThanOrEqual(375);
+    await mobile.locator('#jobs-panel button[data-action="cancel-confirm"]').click();
     // One phone screen of the queue: header, counts and chart.
     await mobile.evaluate('window.scrollTo(0, 0)');
     await screenshot(mobile, 'dashboard-mobile', { fullPage: false });

@@ -1,0 +1,64 @@
+// What the jobs table shows for each state: the columns that matter there (the result of a
+// completed job, the error of a failed one, progress and lease expiry of an active one) and the
+// cells of one job. Job ids link to the job's own view.
+import type { Job, JobState } from '../client';
+import { h } from './dom';
+import { formatWhen, previewJson } from './format';
+
+export interface Column {
+  label: string;
+  cell(job: Job): Node | string;
+}
+
+const muted = (text: string) => h('span', { class: 'muted' }, text);
+const when = (at: number | undefined, otherwise = '—') => (at === undefined ? muted(otherwise) : formatWhen(at));
+
+export function jobHref(queue: string, id: string): string {
+  return `#/queue/${encodeURIComponent(queue)}/job/${encodeURIComponent(id)}`;
+}
+
+/** Short JSON inline; long JSON as a disclosure that opens to the whole value. */
+export function jsonCell(value: unknown, key: string): HTMLElement {
+  const { preview, full } = previewJson(value);
+  if (full === null) return h('code', { class: 'json' }, preview);
+  return h(
+    'details',
+    { class: 'json', 'data-open-key': key },
+    h('summary', { 'data-focus-key': key }, h('code', {}, preview)),
+    h('pre', {}, h('code', {}, full)),
+  );
+}
+
+const job: Column = {
+  label: 'Job',
+  cell: (j) => h('a', { class: 'id job-link', href: jobHref(j.queue, j.id), 'data-focus-key': `open:${j.id}` }, h('code', {}, j.id)),
+};
+const group: Column = { label: 'Group', cell: (j) => h('span', { class: 'group-name' }, j.group) };
+const attempts: Column = { label: 'Attempts', cell: (j) => `${j.attempts} / ${j.maxAttempts}` };
+const data: Column = { label: 'Data', cell: (j) => jsonCell(j.data, `data:${j.id}`) };
+const runsAt: Column = { label: 'Runs at', cell: (j) => when(j.runAt, j.state === 'waiting' ? 'when its turn comes' : '—') };
+const finished: Column = { label: 'Finished', cell: (j) => when(j.finishedAt) };
+
+const COLUMNS: Record<JobState, Column[]> = {
+  waiting: [job, group, attempts, data, runsAt],
+  delayed: [job, group, attempts, data, runsAt],
+  active: [
+    job, group, attempts, data,
+    { label: 'Progress', cell: (j) => (j.progress === undefined ? muted('—') : jsonCell(j.progress, `progress:${j.id}`)) },
+    { label: 'Started', cell: (j) => when(j.startedAt) },
+    { label: 'Lease expires', cell: (j) => when(j.leaseExpiresAt) },
+  ],
+  completed: [
+    job, group, attempts, data,
+    {
+      label: 'Result',
+      cell: (j) => (j.result === undefined ? muted(j.resultTruncated ? 'too large to keep' : '—') : jsonCell(j.result, `result:${j.id}`)),
+    },
+    finished,
+  ],
+  failed: [job, group, attempts, data, { label: 'Error', cell: (j) => h('span', { class: 'error-text' }, j.error ?? '—') }, finished],
+};
+
+export function columnsOf(state: JobState): Column[] {
+  return COLUMNS[state];
+}

@@ -1,0 +1,72 @@
+// Two parts of a job's own view, drawn only when GET /jobs/{id} has them: its attempt history
+// (the last attempts, oldest first) and its outcome callback (the URL, and how delivering the
+// outcome there went). The shapes are the API's (README, HTTP API, Jobs).
+import type { Job } from '../client';
+import { dataTable, h } from './dom';
+import { formatWhen } from './format';
+
+export interface AttemptRecord {
+  attempt: number;
+  startedAt: number;
+  finishedAt: number;
+  outcome: 'completed' | 'failed' | 'expired' | 'cancelled';
+  /** The endpoint's HTTP status, when there was one. */
+  status?: number;
+  error?: string;
+}
+
+export interface OutcomeRecord {
+  state: 'pending' | 'delivered' | 'abandoned';
+  attempts: number;
+  nextAttemptAt?: number;
+  lastError?: string;
+  deliveredAt?: number;
+}
+
+/** A job as its own route shows it: listings leave these out. */
+export type JobDetail = Job & { history?: AttemptRecord[]; callbackUrl?: string; outcome?: OutcomeRecord };
+
+const section = (id: string, title: string, ...content: (Node | null)[]) =>
+  h('section', { class: 'detail-part', 'aria-labelledby': id, 'data-part': id }, h('h2', { id }, title), ...content);
+
+export function historyPart(job: JobDetail): HTMLElement | null {
+  if (job.history === undefined) return null;
+  if (job.history.length === 0) return section('job-history', 'Attempts', h('p', { class: 'muted' }, 'No attempt has ended yet.'));
+  return section(
+    'job-history',
+    'Attempts',
+    dataTable(
+      'stack history-table',
+      'Attempts, oldest first',
+      ['Attempt', 'Started', 'Finished', 'Outcome', 'Status', 'Error'],
+      job.history.map((a) =>
+        h(
+          'tr',
+          { 'data-attempt': a.attempt },
+          h('td', { 'data-label': 'Attempt' }, String(a.attempt)),
+          h('td', { 'data-label': 'Started' }, formatWhen(a.startedAt)),
+          h('td', { 'data-label': 'Finished' }, formatWhen(a.finishedAt)),
+          h('td', { 'data-label': 'Outcome' }, h('span', { class: `badge badge-${a.outcome}` }, a.outcome)),
+          h('td', { 'data-label': 'Status' }, a.status === undefined ? '—' : String(a.status)),
+          h('td', { 'data-label': 'Error', class: a.error ? 'error-text' : 'muted' }, a.error ?? '—'),
+        ),
+      ),
+    ),
+  );
+}
+
+export function callbackPart(job: JobDetail): HTMLElement | null {
+  if (job.callbackUrl === undefined && job.outcome === undefined) return null;
+  const { outcome } = job;
+  const rows: [string, Node | string][] = [];
+  if (job.callbackUrl !== undefined) rows.push(['URL', h('code', { class: 'url' }, job.callbackUrl)]);
+  if (outcome) {
+    rows.push(['Delivery', h('span', { class: `badge badge-${outcome.state}` }, outcome.state)], ['Attempts', String(outcome.attempts)]);
+    if (outcome.deliveredAt !== undefined) rows.push(['Delivered', formatWhen(outcome.deliveredAt)]);
+    if (outcome.nextAttemptAt !== undefined) rows.push(['Next attempt', formatWhen(outcome.nextAttemptAt)]);
+    if (outcome.lastError !== undefined) rows.push(['Last error', h('span', { class: 'error-text' }, outcome.lastError)]);
+  } else {
+    rows.push(['Delivery', h('span', { class: 'muted' }, 'when the job ends')]);
+  }
+  return section('job-callback', 'Outcome callback', h('dl', { class: 'fields' }, ...rows.map(([k, v]) => h('div', {}, h('dt', {}, k), h('dd', {}, v)))));
+}
