@@ -37,12 +37,12 @@ export async function retryJobs(ctx: EngineContext, queue: string, input: unknow
   checkQueueName(queue);
   const { state } = parse(retryJobsSchema, input);
   return inSteps(async () => {
-    const [, page] = (await callScript(ctx, scripts.finishedPage, { queue }, [state, BULK_STEP])) as [number, string[]];
+    const page = await callScript(ctx, scripts.finishedPage, { queue }, [state, BULK_STEP]);
     if (page.length === 0) return [0, 0];
     const groups = page.filter((_, i) => i % 2 === 1);
-    const reply = await callScript(ctx, scripts.retryJobs, { queue, groups }, [ctx.now(), randomSeed(), ...page]);
-    await noteDue(ctx, queue, reply[3]);
-    return [reply[1] as number, reply[2] as number];
+    const { retried, left, dueAt } = await callScript(ctx, scripts.retryJobs, { queue, groups }, [ctx.now(), randomSeed(), ...page]);
+    await noteDue(ctx, queue, dueAt);
+    return [retried, left];
   }, keepGoing);
 }
 
@@ -51,7 +51,7 @@ export async function cleanJobs(ctx: EngineContext, queue: string, query: unknow
   checkQueueName(queue);
   const { state } = parse(cleanJobsSchema, query);
   return inSteps(async () => {
-    const reply = await callScript(ctx, scripts.cleanJobs, { queue }, [state, BULK_STEP]);
-    return [reply[1] as number, reply[2] as number];
+    const { deleted, left } = await callScript(ctx, scripts.cleanJobs, { queue }, [state, BULK_STEP]);
+    return [deleted, left];
   }, keepGoing);
 }

@@ -70,6 +70,7 @@ interface ByMode {
 const byMode = <Modes extends Record<string, Reply>>(modes: Modes) => ({ byMode: modes });
 
 export const replies = {
+  'clean-jobs': reply(z.tuple([ok, int, int]), ([, deleted, left]) => ({ deleted, left })),
   /** null: the repeat changed since the tick read it, nothing was committed. */
   'commit-repeat': reply(z.union([z.tuple([z.literal(0)]), z.tuple([ok, text, jobState, bit, int])]), (checked) =>
     checked[0] === 0 ? null : { id: checked[1], state: checked[2], duplicate: checked[3] === 1, dueAt: instant(checked[4]) },
@@ -81,6 +82,8 @@ export const replies = {
     z.tuple([ok, z.array(z.tuple([text, jobState, bit])), text, z.array(leasedJob), int]),
     ([, results, config, leased, dueAt]) => ({ results, config: storedConfig(config), leased, dueAt: instant(dueAt) }),
   ),
+  /** id, group, id, group, ...: the oldest first ('' for a member without a record). */
+  'finished-page': reply(z.tuple([ok, z.array(text)]), ([, page]) => page),
   'get-group': reply(z.tuple([ok, groupState, z.array(jobView)]), ([, state, views]) => ({ state, views })),
   'get-job': reply(z.tuple([ok, jobView]), ([, view]) => view),
   /** The ring's values, c:0..59, f:0..59, r:0..59, null where unset (metrics.ts). */
@@ -132,6 +135,7 @@ export const replies = {
   }),
   'remove-job': reply(z.tuple([ok, int]), ([, dueAt]) => ({ dueAt: instant(dueAt) })),
   'retry-job': jobChange,
+  'retry-jobs': reply(z.tuple([ok, int, int, int]), ([, retried, left, dueAt]) => ({ retried, left, dueAt: instant(dueAt) })),
   settle: reply(
     z.tuple([ok, z.array(z.tuple([text, z.enum(['completed', 'waiting', 'failed', 'LEASE_LOST'])])), text, z.array(leasedJob), int]),
     ([, results, config, leased, dueAt]) => ({
