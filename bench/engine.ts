@@ -7,7 +7,8 @@
 //   npm run bench -- --scale  also the scale rows (bench/lib/scale.ts): ~7 minutes on 2 cores;
 //                             --scale-quick for small sizes, GROUPQ_BENCH_SCALE='{"waitingJobs":[...]}'
 //                             to override any size
-//   npm run bench -- --latency  only the e2e latency run, cut into stages (bench/lib/latency-stages.ts)
+//   npm run bench -- --latency  only the e2e latency run, cut into stages (bench/lib/latency-stages.ts);
+//                             --rate=N sends N jobs/s instead of 200
 // Either way the result is also written to bench/results/engine.json (engine-scale.json with
 // --scale, engine-scale-quick.json with --scale-quick, engine-latency.json with --latency).
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -146,7 +147,9 @@ async function main() {
   console.log = console.error;
   console.info = console.error;
   if (latency) {
-    const result = await runLatencyStages(CONFIG.e2e, log);
+    const rate = Number(args.find((arg) => arg.startsWith('--rate='))?.slice('--rate='.length) ?? CONFIG.e2e.latencyRatePerSecond);
+    if (!(rate > 0)) throw new Error('--rate= takes the jobs per second, a number above 0');
+    const result = await runLatencyStages({ ...CONFIG.e2e, latencyRatePerSecond: rate }, log);
     await writeResult(result, () => formatLatencyStages(result));
     return;
   }

@@ -94,6 +94,7 @@ export function watchRunQueue(intervalMs = 2): { stop(): Promise<RunQueueTimelin
   const paths = processes.map(([, pid]) => `/proc/${pid}/task/${pid}/schedstat`);
   // Times in this thread's performance.now(): the worker's clock starts elsewhere.
   const worker = new Worker(SAMPLER, { eval: true, workerData: { paths, intervalMs, origin: performance.timeOrigin } });
+  worker.unref(); // a run that failed before stop() must still let the process end
   return {
     async stop() {
       const samples = await new Promise<Sample[]>((resolve, reject) => {
