@@ -7,14 +7,17 @@
 //   npm run bench -- --scale  also the scale rows (bench/lib/scale.ts): ~7 minutes on 2 cores;
 //                             --scale-quick for small sizes, GROUPQ_BENCH_SCALE='{"waitingJobs":[...]}'
 //                             to override any size
+//   npm run bench -- --latency  only the e2e latency run, cut into stages (bench/lib/latency-stages.ts);
+//                             --rate=N sends N jobs/s instead of 200
 // Either way the result is also written to bench/results/engine.json (engine-scale.json with
-// --scale, engine-scale-quick.json with --scale-quick).
+// --scale, engine-scale-quick.json with --scale-quick, engine-latency.json with --latency).
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { runE2e } from './lib/e2e';
 import { installFetchCounter } from './lib/fetch-counter';
 import { runIdle } from './lib/idle';
+import { formatLatencyStages, runLatencyStages } from './lib/latency-stages';
 import { runMemory } from './lib/memory';
 import { serverInfo } from './lib/redis-stats';
 import { formatReport } from './lib/report';
@@ -54,7 +57,8 @@ const args = process.argv.slice(2);
 const json = args.includes('--json');
 const quick = args.includes('--scale-quick');
 const scale = quick || args.includes('--scale');
-const RESULT_FILE = path.join('bench', 'results', `engine${scale ? (quick ? '-scale-quick' : '-scale') : ''}.json`);
+const latency = args.includes('--latency');
+const RESULT_FILE = path.join('bench', 'results', `engine${latency ? '-latency' : scale ? (quick ? '-scale-quick' : '-scale') : ''}.json`);
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
 async function upstashVersion(): Promise<string> {
@@ -130,10 +134,25 @@ async function run(stack: BenchStack): Promise<BenchResult> {
   }
 }
 
+async function writeResult(result: object, report: () => string) {
+  const text = JSON.stringify(result, null, 2);
+  await mkdir(path.dirname(RESULT_FILE), { recursive: true });
+  await writeFile(RESULT_FILE, `${text}\n`);
+  process.stdout.write(json ? `${JSON.stringify(result)}\n` : `${report()}\n`);
+  log(`result written to ${RESULT_FILE}`);
+}
+
 async function main() {
   // stdout carries the report (or the one JSON object) only: anything else that logs goes to stderr.
   console.log = console.error;
   console.info = console.error;
+  if (latency) {
+    const rate = Number(args.find((arg) => arg.startsWith('--rate='))?.slice('--rate='.length) ?? CONFIG.e2e.latencyRatePerSecond);
+    if (!(rate > 0)) throw new Error('--rate= takes the jobs per second, a number above 0');
+    const result = await runLatencyStages({ ...CONFIG.e2e, latencyRatePerSecond: rate }, log);
+    await writeResult(result, () => formatLatencyStages(result));
+    return;
+  }
   const stack = await startBenchStack(log);
   const stop = (signal: NodeJS.Signals) => {
     log(`${signal}: stopping redis`);
@@ -149,12 +168,7 @@ async function main() {
     process.removeListener('SIGINT', stop);
     process.removeListener('SIGTERM', stop);
   }
-  const text = JSON.stringify(result, null, 2);
-  await mkdir(path.dirname(RESULT_FILE), { recursive: true });
-  await writeFile(RESULT_FILE, `${text}\n`);
-  const report = () => [formatReport(result), ...(result.scale ? [formatScale(result.scale)] : [])].join('\n\n');
-  process.stdout.write(json ? `${JSON.stringify(result)}\n` : `${report()}\n`);
-  log(`result written to ${RESULT_FILE}`);
+  await writeResult(result, () => [formatReport(result), ...(result.scale ? [formatScale(result.scale)] : [])].join('\n\n'));
 }
 
 main().catch((error: unknown) => {

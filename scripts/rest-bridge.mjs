@@ -129,13 +129,19 @@ function isAuthorized(header, expected) {
 export const BRIDGE_MODES = /** @type {const} */ (['upstash', 'plain']);
 
 /**
+ * @typedef {{ receivedAt: number, answeredAt: number, body: unknown }} ObservedRequest
+ *   one request's times (performance.now()) and its parsed body (undefined if it had none)
+ */
+
+/**
  * Starts the bridge. `port: 0` picks a free port.
- * @param {{ port?: number, host?: string, redisHost?: string, redisPort: number, token: string, mode?: BridgeMode }} options
+ * @param {{ port?: number, host?: string, redisHost?: string, redisPort: number, token: string, mode?: BridgeMode, observe?: (request: ObservedRequest) => void }} options
  *   `mode`: 'upstash' runs scripts by Upstash's rules (see upstash-scripts.mjs), 'plain' passes
  *   them to redis-server untouched. @default 'upstash'
+ *   `observe`: told of each request as its answer is sent (the benchmark's latency stages).
  * @returns {Promise<{ url: string, port: number, mode: BridgeMode, stats: { requests: number }, close: () => Promise<void> }>}
  */
-export async function startBridge({ port = 0, host = '127.0.0.1', redisHost = '127.0.0.1', redisPort, token, mode = 'upstash' }) {
+export async function startBridge({ port = 0, host = '127.0.0.1', redisHost = '127.0.0.1', redisPort, token, mode = 'upstash', observe }) {
   if (!token) throw new Error('startBridge: a token is required');
   if (!BRIDGE_MODES.includes(mode)) throw new Error(`startBridge: mode must be ${BRIDGE_MODES.join(' or ')}, got "${mode}"`);
   const expectedToken = Buffer.from(token, 'utf8');
@@ -193,11 +199,15 @@ export async function startBridge({ port = 0, host = '127.0.0.1', redisHost = '1
 
   const server = http.createServer(async function handleBridgeRequest(req, res) {
     stats.requests++;
+    const receivedAt = performance.now();
+    /** @type {unknown} */
+    let request;
     /** @param {number} status @param {unknown} payload */
     const send = (status, payload) => {
       const body = JSON.stringify(payload);
       res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
       res.end(body);
+      observe?.({ receivedAt, answeredAt: performance.now(), body: request });
     };
     try {
       const route = new URL(req.url ?? '/', 'http://bridge').pathname.replace(/(.)\/+$/, '$1');
@@ -207,7 +217,8 @@ export async function startBridge({ port = 0, host = '127.0.0.1', redisHost = '1
       if (req.method !== 'POST') throw new HttpError(405, 'Method not allowed: use POST');
       if (!isAuthorized(req.headers.authorization, expectedToken)) throw new HttpError(401, 'Unauthorized');
       const base64 = String(req.headers['upstash-encoding'] ?? '').toLowerCase() === 'base64';
-      const [status, payload] = await dispatch(route, await readJson(req), base64);
+      request = await readJson(req);
+      const [status, payload] = await dispatch(route, request, base64);
       send(status, payload);
     } catch (err) {
       if (err instanceof HttpError) send(err.status, { error: err.message });

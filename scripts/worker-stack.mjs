@@ -42,9 +42,10 @@ export async function bundleWorker() {
 /**
  * A redis-server and REST bridge of one's own: the Worker's cron ticks every registered queue by
  * the real clock, which must not reach queues that others run (on test clocks, or measured).
- * @param {{ appendonly?: boolean }} [options] AOF off by default (tests); the benchmark turns it on
+ * @param {{ appendonly?: boolean, observeBridge?: (request: import('./rest-bridge.mjs').ObservedRequest) => void }} [options]
+ *   AOF off by default (tests); the benchmark turns it on. `observeBridge`: the bridge's `observe`.
  */
-export async function startPrivateStack({ appendonly = false } = {}) {
+export async function startPrivateStack({ appendonly = false, observeBridge } = {}) {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'groupq-worker-'));
   const removeDir = () => rm(dir, { recursive: true, force: true });
   /** @type {Awaited<ReturnType<typeof startRedis>> | undefined} */
@@ -59,7 +60,7 @@ export async function startPrivateStack({ appendonly = false } = {}) {
       }
     }
     const restToken = randomBytes(16).toString('hex');
-    const bridge = await startBridge({ port: 0, redisPort: redis.port, token: restToken });
+    const bridge = await startBridge({ port: 0, redisPort: redis.port, token: restToken, observe: observeBridge });
     const started = redis;
     return {
       restUrl: bridge.url,

@@ -42,7 +42,7 @@ export const E2E_DEFINITIONS = {
   restRequestsPerJob: 'HTTP requests received by the REST bridge in the same window, / jobs',
 } as const;
 
-interface Percentiles {
+export interface Percentiles {
   p50: number;
   p95: number;
   p99: number;
@@ -100,7 +100,7 @@ const QUEUE = 'bench-e2e';
 /** Lone jobs measured one after the other. */
 const LONE_JOBS = 20;
 
-function percentiles(values: number[]): Percentiles {
+export function percentiles(values: number[]): Percentiles {
   const sorted = [...values].sort((a, b) => a - b);
   return {
     p50: round(percentile(sorted, 50), 1),
@@ -136,7 +136,7 @@ async function enqueueBatch(stack: E2eStack, jobs: unknown[]): Promise<void> {
   if (results.length !== jobs.length || results.some((r) => r.duplicate)) throw new Error('e2e: a batch job was not created');
 }
 
-async function warmUp(stack: E2eStack, config: E2eConfig, log: (line: string) => void): Promise<void> {
+export async function warmUp(stack: E2eStack, config: E2eConfig, log: (line: string) => void): Promise<void> {
   const res = await stack.api(`/v1/queues/${QUEUE}`, {
     method: 'PUT',
     json: { endpoint: stack.endpoint.url, concurrency: config.concurrency, keepCompleted: 0 },
@@ -201,52 +201,67 @@ async function throughputRun(stack: E2eStack, config: E2eConfig, log: (line: str
   };
 }
 
+/** What the paced single enqueues of the latency run saw, per job id (performance.now()). */
+export interface PacedSends {
+  sentAt: Map<string, number>;
+  /** When the 201 came back. */
+  answeredAt: Map<string, number>;
+  maxSendLagMs: number;
+  /** Jobs / (last send - first send). */
+  achievedRatePerSecond: number;
+}
+
+/** Sends one POST /jobs per id at the configured rate (paced by a timer, not a closed loop). */
+export async function pacedEnqueues(stack: E2eStack, config: E2eConfig, ids: string[]): Promise<PacedSends> {
+  const intervalMs = 1000 / config.latencyRatePerSecond;
+  const sentAt = new Map<string, number>();
+  const answeredAt = new Map<string, number>();
+  let maxSendLagMs = 0;
+  const sends: Promise<void>[] = [];
+  const t0 = performance.now() + 10;
+  for (let i = 0; i < ids.length; i++) {
+    const due = t0 + i * intervalMs;
+    const wait = due - performance.now();
+    if (wait > 0.5) await sleep(wait);
+    const id = ids[i]!;
+    const sent = performance.now();
+    maxSendLagMs = Math.max(maxSendLagMs, sent - due);
+    sentAt.set(id, sent);
+    const job = { id, group: `lat:${i % config.groups}`, data: makePayload(i, config.payloadBytes) };
+    sends.push(
+      stack.api(`/v1/queues/${QUEUE}/jobs`, { method: 'POST', json: job }).then(async (res) => {
+        const text = await res.text();
+        if (res.status !== 201) throw new Error(`e2e: POST /jobs answered ${res.status}: ${text.slice(0, 300)}`);
+        answeredAt.set(id, performance.now());
+      }),
+    );
+  }
+  await Promise.all(sends);
+  const first = sentAt.get(ids[0]!)!;
+  const last = sentAt.get(ids[ids.length - 1]!)!;
+  return { sentAt, answeredAt, maxSendLagMs, achievedRatePerSecond: (ids.length - 1) / ((last - first) / 1000) };
+}
+
 async function latencyRun(stack: E2eStack, config: E2eConfig, log: (line: string) => void): Promise<E2eLatency> {
   const rate = config.latencyRatePerSecond;
   const n = Math.round(rate * config.latencySeconds);
-  const intervalMs = 1000 / rate;
   const ids = Array.from({ length: n }, (_, i) => `l${i}`);
-  const sentAt = new Map<string, number>();
-  const responseMs: number[] = [];
-  let maxSendLagMs = 0;
-  let firstSend = 0;
-  let lastSend = 0;
   stack.endpoint.reset();
   log(`e2e latency: ${n} single POST /jobs at ${rate}/s over ${config.groups} groups`);
-  const { value: scheduledRuns, cost } = await measured(stack, async () => {
-    const sends: Promise<void>[] = [];
-    const t0 = performance.now() + 10;
-    for (let i = 0; i < n; i++) {
-      const due = t0 + i * intervalMs;
-      const wait = due - performance.now();
-      if (wait > 0.5) await sleep(wait);
-      const id = ids[i]!;
-      const sent = performance.now();
-      maxSendLagMs = Math.max(maxSendLagMs, sent - due);
-      sentAt.set(id, sent);
-      if (i === 0) firstSend = sent;
-      lastSend = sent;
-      const job = { id, group: `lat:${i % config.groups}`, data: makePayload(i, config.payloadBytes) };
-      sends.push(
-        stack.api(`/v1/queues/${QUEUE}/jobs`, { method: 'POST', json: job }).then(async (res) => {
-          const text = await res.text();
-          if (res.status !== 201) throw new Error(`e2e: POST /jobs answered ${res.status}: ${text.slice(0, 300)}`);
-          responseMs.push(performance.now() - sent);
-        }),
-      );
-    }
-    await Promise.all(sends);
-    return (await waitDelivered(stack, ids, log)).scheduledRuns;
+  const { value, cost } = await measured(stack, async () => {
+    const sends = await pacedEnqueues(stack, config, ids);
+    return { sends, scheduledRuns: (await waitDelivered(stack, ids, log)).scheduledRuns };
   });
+  const { sentAt, answeredAt } = value.sends;
   const latencies = ids.map((id) => stack.endpoint.arrivals.get(id)!.at - sentAt.get(id)!);
   return {
     jobs: n,
     targetRatePerSecond: rate,
-    achievedRatePerSecond: round((n - 1) / ((lastSend - firstSend) / 1000), 1),
+    achievedRatePerSecond: round(value.sends.achievedRatePerSecond, 1),
     latencyMs: percentiles(latencies),
-    enqueueResponseMs: percentiles(responseMs),
-    maxSendLagMs: round(maxSendLagMs, 1),
-    ...(await costOf(stack, n, cost, scheduledRuns)),
+    enqueueResponseMs: percentiles(ids.map((id) => answeredAt.get(id)! - sentAt.get(id)!)),
+    maxSendLagMs: round(value.sends.maxSendLagMs, 1),
+    ...(await costOf(stack, n, cost, value.scheduledRuns)),
   };
 }
 
