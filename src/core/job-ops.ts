@@ -1,6 +1,6 @@
 // Operations on one job by hand: remove, retry a failed one, promote a delayed one, update.
 import { scripts } from '../lua/scripts.generated';
-import { type EngineContext, parse } from './context';
+import { type EngineContext, parse, parseParam } from './context';
 import { noteDue } from './due-index';
 import { isRefusal } from './errors';
 import { randomSeed } from './ids';
@@ -15,7 +15,7 @@ import { type Reply, callScript } from './scripts';
  */
 async function onJob(ctx: EngineContext, queue: string, id: string, run: (group: string) => Promise<Reply>): Promise<Reply> {
   checkQueueName(queue);
-  parse(jobIdSchema, id);
+  parseParam(jobIdSchema, id, 'id');
   let [, group] = await callScript(ctx, scripts.jobGroup, { queue }, [id]);
   try {
     return await run(group as string);

@@ -1,7 +1,7 @@
 // Reads for the API: one job, a page of jobs by state, groups and one group.
 import { scripts } from '../lua/scripts.generated';
 import type { GroupState, GroupSummary } from './api-types';
-import { type EngineContext, parse } from './context';
+import { type EngineContext, parse, parseParam } from './context';
 import { type Listing, decodeCursor, encodeCursor } from './cursors';
 import { groupNameSchema, jobIdSchema, listJobsSchema, pageSchema } from './job-input';
 import { type Job, toJob } from './job-view';
@@ -13,7 +13,7 @@ const GROUP_JOBS_LIMIT = 1000;
 
 export async function getJob(ctx: EngineContext, queue: string, id: string): Promise<Job> {
   checkQueueName(queue);
-  parse(jobIdSchema, id);
+  parseParam(jobIdSchema, id, 'id');
   const reply = await callScript(ctx, scripts.getJob, { queue }, [id]);
   return toJob(queue, reply[1] as unknown[]);
 }
@@ -52,7 +52,7 @@ export async function listGroups(ctx: EngineContext, queue: string, query: unkno
 
 export async function getGroup(ctx: EngineContext, queue: string, group: string) {
   checkQueueName(queue);
-  parse(groupNameSchema, group);
+  parseParam(groupNameSchema, group, 'group');
   const reply = await callScript(ctx, scripts.getGroup, { queue, group }, [group, ctx.now(), GROUP_JOBS_LIMIT]);
   const [, state, tuples] = reply as [number, GroupState, unknown[][]];
   return { group, state, jobs: tuples.map((tuple) => toJob(queue, tuple)) };
