@@ -7,8 +7,8 @@ import type { LuaScript } from '../lua/scripts.generated';
 import { QueueError, luaError } from './errors';
 import { PUBLISH_TOKENS_KEY, type QueueKeys, REGISTRY_KEY, groupKey, queueKeys } from './keys';
 
-/** What the engine needs of a Redis client: scripts, and the due index's commands. */
-export type ScriptRunner = Pick<Redis, 'evalsha' | 'eval' | 'zadd' | 'zrange' | 'zrem'>;
+/** What the engine needs of a Redis client: scripts, the due index's commands, and the HGET a waiting read polls with. */
+export type ScriptRunner = Pick<Redis, 'evalsha' | 'eval' | 'zadd' | 'zrange' | 'zrem' | 'hget'>;
 
 export type Reply = readonly unknown[];
 
