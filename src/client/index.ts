@@ -33,7 +33,7 @@ export class GroupqClient {
 export { GroupqError } from './errors';
 export { PagedList } from './pages';
 export { QueueClient } from './queue';
-export type { GroupPage, GroupView, JobInput, JobPage, JobPatch, ListJobsOptions, PageOptions, QueueConfigInput, RepeatInput } from './queue';
+export type { GroupPage, GroupView, JobInput, JobPage, JobPatch, ListJobsOptions, PageOptions, QueueConfigInput, RepeatInput, WaitOptions } from './queue';
 export type {
   EnqueueResult, GroupState, GroupSummary, Job, JobState, MinuteMetrics, QueueConfig, QueueCounts, QueueInfo,
   QueueSummary, Repeat,
