@@ -3,12 +3,13 @@
 import type { Context, Hono } from 'hono';
 import { QueueError } from '../core/errors';
 import { errorResponse } from './errors';
+import type { AppEnv } from './scope';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type AnyHono = Hono<any, any, any>;
+/** What is read of the app: its routes, and the router that matches them. */
+type Routes = Pick<Hono<AppEnv>, 'routes' | 'router'>;
 
 /** The methods `path` has routes for, HEAD included wherever GET is (Hono answers it with GET). */
-export function allowedMethods(app: AnyHono, path: string): string[] {
+export function allowedMethods(app: Routes, path: string): string[] {
   const methods = new Set(app.routes.map((route) => route.method).filter((method) => method !== 'ALL'));
   const allowed = [...methods].filter((method) =>
     app.router.match(method, path)[0].some(([[, route]]) => route.method === method),
@@ -18,7 +19,7 @@ export function allowedMethods(app: AnyHono, path: string): string[] {
 }
 
 /** The app's not-found handler: 405 with Allow when the path is known, else 404 NOT_FOUND. */
-export function noRouteFor(app: AnyHono) {
+export function noRouteFor(app: Routes) {
   return function noRoute(c: Context): Response {
     const where = `${c.req.method} ${new URL(c.req.url).pathname}`;
     const allowed = allowedMethods(app, c.req.path);
