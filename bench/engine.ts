@@ -27,6 +27,7 @@ import { formatScale } from './lib/scale-report';
 import { runSingleJob } from './lib/single-job';
 import { startBenchStack, type BenchStack } from './lib/stack';
 import { runThroughput } from './lib/throughput';
+import { runWait } from './lib/wait';
 
 const CONFIG: BenchConfig = {
   jobs: 20_000,
@@ -39,6 +40,7 @@ const CONFIG: BenchConfig = {
   concurrency: 1_000,
   idleTicks: 100,
   singleJobIterations: 200,
+  waitMs: 3_000,
   e2e: {
     // 10 jobs per group; 20,000 outgrow what the enqueue requests' drains can deliver within
     // their subrequest budgets (see bench/lib/e2e.ts) and the rest waits for the cron.
@@ -97,6 +99,7 @@ async function run(stack: BenchStack): Promise<BenchResult> {
     const throughput = await runThroughput(stack, CONFIG, fetches, log);
     const idle = await runIdle(stack, CONFIG.idleTicks, fetches, log);
     const singleJob = await runSingleJob(stack, CONFIG.singleJobIterations, CONFIG.reserveBatch, CONFIG.payloadBytes, fetches, log);
+    const wait = await runWait(stack, CONFIG.waitMs, fetches, log);
     // Its own redis-server, bridge and Worker: nothing above is counted there.
     const e2e = await runE2e(CONFIG.e2e, log);
     const { p50, p95, p99 } = e2e.latency.latencyMs;
@@ -113,6 +116,7 @@ async function run(stack: BenchStack): Promise<BenchResult> {
       bytesPerWaitingJob: memory.bytesPerWaitingJob,
       idleCommandsPerTick: idle.empty.commandsPerTick,
       singleJobCommands: singleJob.api.commandsPerJob,
+      waitCommandsPerSecond: wait.commandsPerSecond,
       e2eJobsPerSecond: e2e.throughput.jobsPerSecond,
       e2eLatencyMs: { p50, p95, p99 },
       e2eCommandsPerJob: e2e.throughput.commandsPerJob,
@@ -126,6 +130,7 @@ async function run(stack: BenchStack): Promise<BenchResult> {
       memory,
       idle,
       singleJob,
+      wait,
       e2e,
       ...(scaled ? { scale: scaled } : {}),
     };

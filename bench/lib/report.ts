@@ -107,6 +107,7 @@ export function formatReport(r: BenchResult): string {
       ['lone job: enqueue, reserve, complete (cold path)', fmt(r.singleJobCommands, 2), 'no budget', ''],
       ['  as a drain runs it (settle n=16 twice)', fmt(s.drain.commandsPerJob, 2), 'no budget', ''],
       ['  REST requests per lone job', fmt(s.api.restRequestsPerJob, 2), '', ''],
+      ['waitCommandsPerSecond: GET job ?waitMs=, per waiting request', fmt(r.wait.commandsPerSecond, 2), `<= ${b.waitCommandsPerSecond}`, ok(r.wait.commandsPerSecond, b.waitCommandsPerSecond)],
       ['settle latency p50 / p95 / p99 (ms)', `${fmt(t.settleLatencyMs.p50, 1)} / ${fmt(t.settleLatencyMs.p95, 1)} / ${fmt(t.settleLatencyMs.p99, 1)}`, '', ''],
     ],
     ['metric', 'value', 'budget', ''],
@@ -155,6 +156,10 @@ export function formatReport(r: BenchResult): string {
       ['delayed job', r.idle.delayedJob.commandsPerTickByCommand],
       ['live lease', r.idle.activeLease.commandsPerTickByCommand],
     ]),
+    '',
+    `GET job ?waitMs=${fmt(r.wait.waitMs)} that times out: ${fmt(r.wait.commands)} commands (${fmt(r.wait.plainReadCommands)} of them the final read, ` +
+      `as a plain GET), ${fmt(r.wait.restRequests)} REST requests; while waiting, commands per second:`,
+    commandTable([['waiting', r.wait.commandsPerSecondByCommand]]),
     '',
     `Memory: used_memory ${fmt(m.usedMemoryBefore)} -> ${fmt(m.usedMemoryAfter)} bytes for ${fmt(c.jobs)} waiting jobs` +
       `${m.memoryPurge ? ' (MEMORY PURGE before each read)' : ''}`,

@@ -5,6 +5,7 @@ import type { MemoryResult } from './memory';
 import type { ScaleResult } from './scale';
 import type { SingleJobResult } from './single-job';
 import type { ThroughputOptions, ThroughputResult } from './throughput';
+import type { WaitResult } from './wait';
 
 /** The budget column of the README's Cost table. */
 export const BUDGETS = {
@@ -12,12 +13,15 @@ export const BUDGETS = {
   commandsPerJobAim: 12,
   bytesPerWaitingJob: 400,
   idleCommandsPerTick: 2,
+  waitCommandsPerSecond: 1,
 } as const;
 
 export interface BenchConfig extends ThroughputOptions {
   concurrency: number;
   idleTicks: number;
   singleJobIterations: number;
+  /** How long the measured GET ?waitMs= waits (bench/lib/wait.ts). */
+  waitMs: number;
   /** The end-to-end runs through the Worker (bench/lib/e2e.ts). */
   e2e: E2eConfig;
 }
@@ -48,6 +52,8 @@ export interface BenchResult {
   idleCommandsPerTick: number;
   /** The lone-job path with the plain API (enqueue, reserve(q, 1), complete). */
   singleJobCommands: number;
+  /** GET job ?waitMs=: Redis commands per second of waiting per request, beyond a plain GET's. */
+  waitCommandsPerSecond: number;
   /** Through the Worker: jobs enqueued by batches, first request sent to last arrival at the endpoint. */
   e2eJobsPerSecond: number;
   /** Through the Worker: single enqueues at a steady rate, request sent to arrival at the endpoint. */
@@ -70,6 +76,7 @@ export interface BenchResult {
   memory: MemoryResult;
   idle: IdleResult;
   singleJob: SingleJobResult;
+  wait: WaitResult;
   e2e: E2eResult;
   /** With --scale (bench/lib/scale.ts). */
   scale?: ScaleResult;

@@ -105,8 +105,10 @@ async function jobs({ client, out, args, flags }: CommandContext): Promise<numbe
   return EXIT_OK;
 }
 
-async function job({ client, out, args }: CommandContext): Promise<number> {
-  const found = await client.queue(args[0]!).getJob(args[1]!);
+async function job({ client, out, args, flags }: CommandContext): Promise<number> {
+  const waitMs = intFlag(flags, 'wait', 'job', 0);
+  const queue = client.queue(args[0]!);
+  const found = waitMs === undefined ? await queue.getJob(args[1]!) : await queue.waitForJob(args[1]!, { timeoutMs: waitMs });
   // Both ways print JSON: a job is data; people get it indented.
   out.line(out.json ? JSON.stringify(found) : JSON.stringify(found, null, 2));
   return EXIT_OK;

@@ -88,8 +88,10 @@ export const COMMANDS: readonly CommandSpec[] = [
     min: 2,
     max: 2,
     summary: 'show one job in full (JSON)',
-    flags: {},
-    examples: ['groupq job orders 01J2X...'],
+    flags: {
+      wait: flag('string', '--wait <ms>', 'wait up to this long for the job to finish (completed, failed, cancelled)'),
+    },
+    examples: ['groupq job orders 01J2X...', 'groupq job orders 01J2X... --wait 60000'],
   },
   {
     name: 'retry',

@@ -1,5 +1,6 @@
 // The one error the client throws: the API's error shape, NETWORK_ERROR when no answer came, or
 // BAD_RESPONSE when a 2xx answer was not JSON (something other than groupq answered).
+import { parseRetryAfter } from '../core/retry-after';
 
 export class GroupqError extends Error {
   override readonly name = 'GroupqError';
@@ -11,6 +12,8 @@ export class GroupqError extends Error {
     readonly status: number,
     message: string,
     readonly details?: unknown,
+    /** How long the answer's Retry-After asked to wait (ms), when it carried one. */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
   }
@@ -22,6 +25,7 @@ const CODE_OF_STATUS: Record<number, string> = {
   401: 'UNAUTHORIZED',
   403: 'FORBIDDEN',
   404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
   409: 'INVALID_STATE',
   413: 'PAYLOAD_TOO_LARGE',
   415: 'UNSUPPORTED_MEDIA_TYPE',
@@ -31,15 +35,16 @@ const CODE_OF_STATUS: Record<number, string> = {
 /** Reads `{"error":{code,message,details}}` from a failed answer, whatever the body holds. */
 export async function errorFromResponse(response: Response): Promise<GroupqError> {
   const text = await response.text().catch(() => '');
+  const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), Date.now());
   try {
     const { error } = JSON.parse(text) as { error?: { code?: unknown; message?: unknown; details?: unknown } };
     if (error && typeof error.code === 'string' && typeof error.message === 'string') {
-      return new GroupqError(error.code, response.status, error.message, error.details);
+      return new GroupqError(error.code, response.status, error.message, error.details, retryAfterMs);
     }
   } catch {
     // Not JSON: fall through to a message built from the status.
   }
   const code = CODE_OF_STATUS[response.status] ?? (response.status >= 500 ? 'INTERNAL' : `HTTP_${response.status}`);
   const body = text.trim().slice(0, 200);
-  return new GroupqError(code, response.status, `HTTP ${response.status}${body ? `: ${body}` : ''}`);
+  return new GroupqError(code, response.status, `HTTP ${response.status}${body ? `: ${body}` : ''}`, undefined, retryAfterMs);
 }

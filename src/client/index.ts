@@ -35,7 +35,7 @@ export { PagedList } from './pages';
 export { QueueClient } from './queue';
 export type {
   CleanOptions, GroupPage, GroupView, JobInput, JobPage, JobPatch, ListJobsOptions, PageOptions, QueueConfigInput, RepeatInput,
-  RetryAllOptions,
+  RetryAllOptions, WaitOptions,
 } from './queue';
 export type {
   BulkResult, EnqueueResult, GroupState, GroupSummary, Job, JobState, MinuteMetrics, QueueConfig, QueueCounts, QueueInfo,

@@ -41,6 +41,16 @@ export interface GroupView<T> {
 
 const segment = encodeURIComponent;
 
+/** The longest one GET may wait for a job (the API's bound on `waitMs`). */
+const MAX_WAIT_MS = 25_000;
+/** States a job does not leave by itself. */
+const FINISHED: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
+
+export interface WaitOptions {
+  /** How long to wait in all; each call waits up to 25 s on the server. @default 60000 */
+  timeoutMs?: number;
+}
+
 function query(params: Record<string, string | number | undefined>): string {
   const search = new URLSearchParams();
   for (const [name, value] of Object.entries(params)) if (value !== undefined) search.set(name, String(value));
@@ -103,6 +113,27 @@ export class QueueClient<T = unknown> {
 
   getJob(id: string): Promise<Job<T>> {
     return this.request({ method: 'GET', path: `${this.base}/jobs/${segment(id)}`, idempotent: true });
+  }
+
+  /**
+   * The job once it has finished (`completed`, `failed`, `cancelled`), or as it is when
+   * `timeoutMs` has passed: `GET ...?waitMs=`, repeated until then. A completed job that the
+   * queue does not keep (`keepCompleted: 0`) is gone when it finishes: JOB_NOT_FOUND.
+   */
+  async waitForJob(id: string, { timeoutMs = 60_000 }: WaitOptions = {}): Promise<Job<T>> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const waitMs = Math.min(MAX_WAIT_MS, Math.max(0, Math.ceil(deadline - Date.now())));
+      const path = `${this.base}/jobs/${segment(id)}${query({ waitMs })}`;
+      const job = await this.request<Job<T>>({ method: 'GET', path, idempotent: true });
+      if (FINISHED.has(job.state) || Date.now() >= deadline) return job;
+    }
+  }
+
+  /** Enqueues one job, then waits for it as `waitForJob` does. */
+  async addAndWait(job: JobInput<T>, options: WaitOptions = {}): Promise<Job<T>> {
+    const { id } = await this.add(job);
+    return this.waitForJob(id, options);
   }
 
   /**

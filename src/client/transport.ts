@@ -1,6 +1,7 @@
 // HTTP for the client: JSON in and out, the bearer token, and safe retries. Only idempotent
 // calls are retried (the caller says which), and only when the answer never came or was a 503:
-// resending a call that may have happened must not do it twice.
+// resending a call that may have happened must not do it twice. A 503's Retry-After sets the
+// wait before the next try.
 import { GroupqError, errorFromResponse } from './errors';
 
 export interface TransportOptions {
@@ -10,7 +11,7 @@ export interface TransportOptions {
   token: string;
   /** A fetch to use instead of the global one. */
   fetch?: typeof fetch;
-  /** Retries of an idempotent call after a network error or a 503. @default 3 */
+  /** Retries of an idempotent call after a network error or a 503 (waiting what its Retry-After asks). @default 3 */
   retries?: number;
   /** Give up on one attempt after this long. @default 30000 */
   timeoutMs?: number;
@@ -27,6 +28,8 @@ export interface Call {
 
 const RETRY_BASE_MS = 100;
 const RETRY_MAX_MS = 2000;
+/** A 503 asking for a longer wait than this is not waited for: the caller gets it at once. */
+export const MAX_RETRY_AFTER_MS = 60_000;
 
 export function createTransport(options: TransportOptions) {
   const origin = options.url.replace(/\/+$/, '');
@@ -86,10 +89,11 @@ export function createTransport(options: TransportOptions) {
         failure = error;
       }
       const retryable = failure.status === 0 || failure.status === 503;
-      if (!call.idempotent || !retryable || retry >= retries) throw failure;
+      const asked = failure.status === 503 ? failure.retryAfterMs : undefined;
+      if (!call.idempotent || !retryable || retry >= retries || (asked ?? 0) > MAX_RETRY_AFTER_MS) throw failure;
       // Full jitter: clients that failed together do not come back together.
       const capped = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** retry);
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * capped));
+      await new Promise((resolve) => setTimeout(resolve, asked ?? Math.random() * capped));
     }
   };
 }

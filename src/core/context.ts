@@ -21,3 +21,14 @@ export function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<
   const first = details[0];
   throw new QueueError('VALIDATION_FAILED', first ? `${first.path || 'body'}: ${first.message}` : 'invalid input', details);
 }
+
+/**
+ * Parses a path parameter (`param`: its name in the route, e.g. `queue`); a failure is
+ * VALIDATION_FAILED whose details say so: `[{in: 'path', path: param, message}]`.
+ */
+export function parseParam<S extends z.ZodType>(schema: S, value: string, param: string): z.output<S> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const message = result.error.issues[0]?.message ?? 'invalid';
+  throw new QueueError('VALIDATION_FAILED', `path parameter ${param}: ${message}`, [{ in: 'path', path: param, message }]);
+}

@@ -4,6 +4,7 @@
 import { DAY_MS } from './config';
 import type { Delivery } from './delivery-body';
 import type { LeasedJob, Outcome } from './leases';
+import { parseRetryAfter } from './retry-after';
 import type { Signer } from './signing';
 
 export const USER_AGENT = 'groupq/0.1.0';
@@ -79,13 +80,10 @@ function resultOf(text: string, truncated: boolean, contentType: string | null):
   return { result: text };
 }
 
-/** `Retry-After` as milliseconds from now: delta seconds or an HTTP date; capped at one day. */
-export function retryAfterMs(header: string | null, now: number): number | undefined {
-  if (header === null || header.trim() === '') return undefined;
-  const value = header.trim();
-  const ms = /^\d+$/.test(value) ? Number(value) * 1000 : Date.parse(value) - now;
-  if (Number.isNaN(ms)) return undefined;
-  return Math.min(Math.max(0, ms), DAY_MS);
+/** `Retry-After` as milliseconds from now, capped at one day. */
+function retryAfterMs(header: string | null, now: number): number | undefined {
+  const ms = parseRetryAfter(header, now);
+  return ms === undefined ? undefined : Math.min(ms, DAY_MS);
 }
 
 /**

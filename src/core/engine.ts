@@ -11,6 +11,7 @@ import * as queues from './queues';
 import * as reads from './reads';
 import * as repeats from './repeats';
 import * as scheduler from './scheduler';
+import * as waitJob from './wait-job';
 import type { ScriptRunner } from './scripts';
 
 export interface EngineOptions extends ConfigOptions {
@@ -65,6 +66,7 @@ export function createEngine({ redis, now = Date.now, keyLocking = true, ...opti
     deleteRepeat: bind(ctx, repeats.deleteRepeat),
 
     getJob: bind(ctx, reads.getJob),
+    waitForJob: bind(ctx, waitJob.waitForJob),
     listJobs: bind(ctx, reads.listJobs),
     listGroups: bind(ctx, reads.listGroups),
     getGroup: bind(ctx, reads.getGroup),

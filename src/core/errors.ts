@@ -11,6 +11,8 @@ export const ERROR_STATUS = {
   REPEAT_NOT_FOUND: 404,
   /** No such route. */
   NOT_FOUND: 404,
+  /** A known path, but no route for the method (the Allow header lists those it takes). */
+  METHOD_NOT_ALLOWED: 405,
   INVALID_STATE: 409,
   LEASE_LOST: 409,
   PAYLOAD_TOO_LARGE: 413,
@@ -43,6 +45,7 @@ export const LuaStatus = {
   QUEUE_NOT_FOUND: -1,
   JOB_NOT_FOUND: -2,
   LEASE_LOST: -3,
+  /** {status, the job's state} */
   INVALID_STATE: -4,
   /** {status, item (1-based), limit in bytes} */
   PAYLOAD_TOO_LARGE: -5,
@@ -79,8 +82,9 @@ export class ScriptRefusal extends QueueError {
   constructor(
     readonly luaStatus: LuaStatusName,
     details?: unknown,
+    message = LUA_ERRORS[luaStatus][1],
   ) {
-    super(LUA_ERRORS[luaStatus][0], LUA_ERRORS[luaStatus][1], details);
+    super(LUA_ERRORS[luaStatus][0], message, details);
   }
 }
 
@@ -91,6 +95,9 @@ export function luaError(reply: readonly unknown[]): QueueError {
   if (name === undefined) return new QueueError('INTERNAL', `unexpected script status ${status}`);
   if (name === 'PAYLOAD_TOO_LARGE') return new ScriptRefusal(name, { index: Number(reply[1]) - 1, maxPayloadBytes: Number(reply[2]) });
   if (name === 'TOO_MANY_REPEATS') return new ScriptRefusal(name, { maxRepeats: Number(reply[1]) });
+  if (name === 'INVALID_STATE' && typeof reply[1] === 'string') {
+    return new ScriptRefusal(name, { state: reply[1] }, `the job is ${reply[1]}, which does not allow this`);
+  }
   return new ScriptRefusal(name);
 }
 

@@ -79,6 +79,7 @@ export class Invocation {
       zadd: counted('zadd'),
       zrange: counted('zrange'),
       zrem: counted('zrem'),
+      hget: counted('hget'),
     };
   }
 }

@@ -1,6 +1,6 @@
 // Operations on one job by hand: remove, retry a failed one, promote a delayed one, update.
 import { scripts } from '../lua/scripts.generated';
-import { type EngineContext, parse } from './context';
+import { type EngineContext, parse, parseParam } from './context';
 import { noteDue } from './due-index';
 import { isRefusal } from './errors';
 import { randomSeed } from './ids';
@@ -15,7 +15,7 @@ import { callScript } from './scripts';
  */
 async function onJob<T>(ctx: EngineContext, queue: string, id: string, run: (group: string) => Promise<T>): Promise<T> {
   checkQueueName(queue);
-  parse(jobIdSchema, id);
+  parseParam(jobIdSchema, id, 'id');
   const readGroup = async () => (await callScript(ctx, scripts.jobGroup, { queue }, [id])).group;
   try {
     return await run(await readGroup());

@@ -44,6 +44,11 @@ export interface Job<T = unknown> {
   progress?: unknown;
 }
 
+/** The state fields of a raw job record, `<state JSON>\n<data JSON>` (src/lua/includes/job.lua). */
+export function recordOf(raw: string): JobRecord {
+  return JSON.parse(raw.slice(0, raw.indexOf('\n'))) as JobRecord;
+}
+
 /** {id, state JSON, data, state, startedAt, expiresAt, maxAttempts} from view.lua. */
 export function toJob(queue: string, [id, stateJson, data, state, startedAt, expiresAt, maxAttempts]: JobView): Job {
   const record = JSON.parse(stateJson) as JobRecord;

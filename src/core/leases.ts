@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { scripts } from '../lua/scripts.generated';
 import { DAY_MS, type StoredConfig } from './config';
-import { type EngineContext, parse } from './context';
+import { type EngineContext, parse, parseParam } from './context';
 import { QueueError, ScriptRefusal } from './errors';
 import { randomSeed } from './ids';
 import { noteDue } from './due-index';
@@ -62,7 +62,12 @@ export interface Settled {
   jobs: LeasedJob[];
 }
 
-const leaseRefSchema = z.object({ id: jobIdSchema, lease: z.string().min(1).max(64) });
+const leaseSchema = z.object({ lease: z.string().min(1).max(64) });
+
+/** A callback's job id (its route's path parameter `id`) and lease token. */
+function parseLeaseRef({ id, lease }: { id: string; lease: string }) {
+  return { id: parseParam(jobIdSchema, id, 'id'), lease: parse(leaseSchema, { lease }).lease };
+}
 
 export function toLeasedJob(queue: string, config: StoredConfig, [id, stateJson, rawData, deadline, hint, token]: LeasedTuple): LeasedJob {
   const record = JSON.parse(stateJson) as JobRecord;
@@ -116,7 +121,7 @@ async function runSettle(ctx: EngineContext, queue: string, outcomes: Outcome[],
   if (outcomes.length > MAX_BATCH) {
     throw new QueueError('VALIDATION_FAILED', `at most ${MAX_BATCH} outcomes per call`, [{ path: 'outcomes', message: 'too many' }]);
   }
-  for (const outcome of outcomes) parse(leaseRefSchema, { id: outcome.id, lease: outcome.lease });
+  for (const outcome of outcomes) parseLeaseRef(outcome);
   const places = await Promise.all(outcomes.map((outcome) => outcome.place ?? readPlace(ctx, queue, outcome.id)));
   const n = Math.min(Math.max(0, reserve), MAX_BATCH);
   const args: (string | number)[] = [ctx.now(), randomSeed(), outcomes.length, n, onlyIfLive ? '1' : '0'];
@@ -172,7 +177,7 @@ export function fail(
 /** Extends a live lease to now + extendMs (default: the job's timeoutMs), at most 24 h. */
 export async function heartbeat(ctx: EngineContext, queue: string, input: { id: string; lease: string; extendMs?: number }) {
   checkQueueName(queue);
-  const { id, lease } = parse(leaseRefSchema, input);
+  const { id, lease } = parseLeaseRef(input);
   // Longer extensions are capped at 24 h (heartbeat.lua), not refused.
   const { extendMs = 0 } = parse(z.object({ extendMs: z.number().int().min(1).optional() }), { extendMs: input.extendMs });
   const { expiresAt, dueAt } = await callScript(ctx, scripts.heartbeat, { queue }, [ctx.now(), id, lease, extendMs]);
@@ -190,7 +195,7 @@ const progressSchema = z.union([
 /** Records a live lease's progress: a number 0-100 or a small JSON object. */
 export async function progress(ctx: EngineContext, queue: string, input: { id: string; lease: string; progress: unknown }) {
   checkQueueName(queue);
-  const { id, lease } = parse(leaseRefSchema, input);
+  const { id, lease } = parseLeaseRef(input);
   const value = parse(progressSchema, input.progress);
   await callScript(ctx, scripts.progress, { queue }, [id, lease, JSON.stringify(value)]);
   return {};

@@ -3,7 +3,7 @@
 import { scripts } from '../lua/scripts.generated';
 import type { QueueInfo, QueueSummary } from './api-types';
 import { type StoredConfig, queueConfigSchema, toPublicConfig, toStoredConfig } from './config';
-import { type EngineContext, parse } from './context';
+import { type EngineContext, parse, parseParam } from './context';
 import { QueueError, isRefusal } from './errors';
 import { groupNameSchema, queueNameSchema } from './job-input';
 import { dropDue, noteDue } from './due-index';
@@ -15,7 +15,7 @@ export type { GroupState, QueueCounts, QueueInfo } from './api-types';
 const DELETE_STEP = 200;
 
 export function checkQueueName(name: string): string {
-  return parse(queueNameSchema, name);
+  return parseParam(queueNameSchema, name, 'queue');
 }
 
 export async function putQueue(ctx: EngineContext, name: string, input: unknown): Promise<QueueInfo> {
@@ -116,7 +116,7 @@ export async function setQueuePaused(ctx: EngineContext, name: string, paused: b
 
 export async function setGroupPaused(ctx: EngineContext, name: string, group: string, paused: boolean) {
   checkQueueName(name);
-  parse(groupNameSchema, group);
+  parseParam(groupNameSchema, group, 'group');
   const { state, dueAt } = await callScript(ctx, scripts.pauseGroup, { queue: name, group }, [group, paused ? '1' : '0', ctx.now()]);
   await noteDue(ctx, name, dueAt);
   // A paused group without jobs is still paused (its next job will wait): say so.

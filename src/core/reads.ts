@@ -1,6 +1,6 @@
 // Reads for the API: one job, a page of jobs by state, groups and one group.
 import { scripts } from '../lua/scripts.generated';
-import { type EngineContext, parse } from './context';
+import { type EngineContext, parse, parseParam } from './context';
 import { type Listing, decodeCursor, encodeCursor } from './cursors';
 import { groupNameSchema, jobIdSchema, listJobsSchema, pageSchema } from './job-input';
 import { type Job, toJob } from './job-view';
@@ -12,7 +12,7 @@ const GROUP_JOBS_LIMIT = 1000;
 
 export async function getJob(ctx: EngineContext, queue: string, id: string): Promise<Job> {
   checkQueueName(queue);
-  parse(jobIdSchema, id);
+  parseParam(jobIdSchema, id, 'id');
   return toJob(queue, await callScript(ctx, scripts.getJob, { queue }, [id]));
 }
 
@@ -42,7 +42,7 @@ export async function listGroups(ctx: EngineContext, queue: string, query: unkno
 
 export async function getGroup(ctx: EngineContext, queue: string, group: string) {
   checkQueueName(queue);
-  parse(groupNameSchema, group);
+  parseParam(groupNameSchema, group, 'group');
   const { state, views } = await callScript(ctx, scripts.getGroup, { queue, group }, [group, ctx.now(), GROUP_JOBS_LIMIT]);
   return { group, state, jobs: views.map((view) => toJob(queue, view)) };
 }

@@ -3,7 +3,7 @@
 import { CronExpressionParser } from 'cron-parser';
 import { scripts } from '../lua/scripts.generated';
 import type { Repeat } from './api-types';
-import { type EngineContext, parse } from './context';
+import { type EngineContext, parse, parseParam } from './context';
 import { QueueError } from './errors';
 import { repeatInputSchema, repeatKeySchema } from './job-input';
 import { noteDue } from './due-index';
@@ -80,7 +80,7 @@ export function runAfter(spec: RepeatSpec, runAt: number, now: number): number |
 
 export async function putRepeat(ctx: EngineContext, queue: string, key: string, input: unknown) {
   checkQueueName(queue);
-  parse(repeatKeySchema, key);
+  parseParam(repeatKeySchema, key, 'key');
   const parsed = parse(repeatInputSchema, input);
   checkTimeZone(parsed.tz);
   if (parsed.pattern !== undefined) checkPattern(parsed.pattern, parsed.tz);
@@ -103,6 +103,6 @@ export async function listRepeats(ctx: EngineContext, queue: string): Promise<Re
 
 export async function deleteRepeat(ctx: EngineContext, queue: string, key: string): Promise<void> {
   checkQueueName(queue);
-  parse(repeatKeySchema, key);
+  parseParam(repeatKeySchema, key, 'key');
   await callScript(ctx, scripts.deleteRepeat, { queue }, [key]);
 }

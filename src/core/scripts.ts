@@ -9,8 +9,8 @@ import { QueueError, luaError } from './errors';
 import { PUBLISH_TOKENS_KEY, type QueueKeys, REGISTRY_KEY, groupKey, queueKeys } from './keys';
 import { type ArgsOf, type ReplyOf, decodeReply } from './replies';
 
-/** What the engine needs of a Redis client: scripts, and the due index's commands. */
-export type ScriptRunner = Pick<Redis, 'evalsha' | 'eval' | 'zadd' | 'zrange' | 'zrem'>;
+/** What the engine needs of a Redis client: scripts, the due index's commands, and the HGET a waiting read polls with. */
+export type ScriptRunner = Pick<Redis, 'evalsha' | 'eval' | 'zadd' | 'zrange' | 'zrem' | 'hget'>;
 
 export type Reply = readonly unknown[];
 

@@ -27,7 +27,7 @@ export interface ServiceDeps {
  */
 const AS_IS = [
   'countQueues', 'listQueues', 'getQueue', 'putQueue', 'deleteQueue', 'pauseQueue', 'getStoredConfig',
-  'queueOfPublishToken', 'getJob', 'listJobs', 'removeJob', 'heartbeat', 'progress', 'listGroups', 'getGroup',
+  'queueOfPublishToken', 'getJob', 'waitForJob', 'listJobs', 'removeJob', 'heartbeat', 'progress', 'listGroups', 'getGroup',
   'pauseGroup', 'listRepeats', 'deleteRepeat', 'getMetrics',
 ] as const satisfies readonly (keyof Engine)[];
 

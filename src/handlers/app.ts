@@ -4,9 +4,11 @@
 import { Hono } from 'hono';
 import { callbackRoutes } from './callbacks';
 import { dashboardRoutes } from './dashboard';
-import { onError, onNotFound } from './errors';
+import { noRouteFor } from './allowed-methods';
+import { onError } from './errors';
 import { groupRoutes } from './groups';
 import { healthRoutes } from './health';
+import { homeRoutes } from './home';
 import { jobRoutes } from './jobs';
 import { metricsRoutes } from './metrics';
 import { publishingRoutes } from './publishing';
@@ -15,6 +17,7 @@ import { repeatRoutes } from './repeats';
 import type { AppEnv } from './scope';
 
 export const app = new Hono<AppEnv>()
+  .route('/', homeRoutes)
   .route('/', healthRoutes)
   .route('/', dashboardRoutes)
   .route('/v1/queues', publishingRoutes)
@@ -26,4 +29,4 @@ export const app = new Hono<AppEnv>()
   .route('/v1/queues', queueRoutes);
 
 app.onError(onError);
-app.notFound(onNotFound);
+app.notFound(noRouteFor(app));

@@ -1,6 +1,7 @@
 // Bearer auth. The admin token opens every route; a queue's publish tokens open only its two
 // enqueue routes. A publish token elsewhere, or for another queue, is 403; no token or one
-// nobody issued is 401. Secrets are compared in constant time.
+// nobody issued is 401, whose details.reason tells the two apart (`missing`, `unrecognised`).
+// Secrets are compared in constant time.
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { StoredConfig } from '../core/config';
@@ -22,18 +23,23 @@ export function constantTimeEqual(a: string, b: string): boolean {
   return diff === 0;
 }
 
-const unauthorized = () => new QueueError('UNAUTHORIZED', 'send Authorization: Bearer <token>');
+const missing = () =>
+  new QueueError('UNAUTHORIZED', 'no bearer token: send Authorization: Bearer <token>', { reason: 'missing' });
+const unrecognised = () =>
+  new QueueError('UNAUTHORIZED', 'the bearer token is not recognised: no admin or publish token matches it', {
+    reason: 'unrecognised',
+  });
 const forbidden = () => new QueueError('FORBIDDEN', 'this token may not do this');
 
 /** A non-admin token: 403 if it is some queue's publish token, else 401. */
 async function rejectToken(c: Context<AppEnv>, tokenHash: string): Promise<never> {
-  throw (await scopeOf(c).service.queueOfPublishToken(tokenHash)) === null ? unauthorized() : forbidden();
+  throw (await scopeOf(c).service.queueOfPublishToken(tokenHash)) === null ? unrecognised() : forbidden();
 }
 
 /** Admin routes: the admin token only. */
 export const adminAuth = createMiddleware<AppEnv>(async function adminAuth(c, next) {
   const token = bearerOf(c);
-  if (token === null) throw unauthorized();
+  if (token === null) throw missing();
   if (!constantTimeEqual(token, scopeOf(c).settings.adminToken)) await rejectToken(c, await sha256Hex(token));
   await next();
 });
@@ -44,7 +50,7 @@ export const adminAuth = createMiddleware<AppEnv>(async function adminAuth(c, ne
  */
 export async function checkPublisher(c: Context<AppEnv>, config: () => Promise<StoredConfig | null>) {
   const token = bearerOf(c);
-  if (token === null) throw unauthorized();
+  if (token === null) throw missing();
   if (constantTimeEqual(token, scopeOf(c).settings.adminToken)) return;
   const hash = await sha256Hex(token);
   // Hashes are compared, not tokens: equal hashes mean equal tokens, and a timing leak of a

@@ -18,7 +18,3 @@ export function onError(error: Error, c: Context): Response {
   console.error('groupq: unexpected error', error);
   return errorResponse(c, new QueueError('INTERNAL', 'internal error'));
 }
-
-export function onNotFound(c: Context): Response {
-  return errorResponse(c, new QueueError('NOT_FOUND', `no route for ${c.req.method} ${new URL(c.req.url).pathname}`));
-}

@@ -1,5 +1,6 @@
-// Admin routes for jobs: read one, list by state, remove, retry, promote, update; and in bulk,
-// retry every failed job and delete every job of a finished state.
+// Admin routes for jobs: read one (waiting for it to finish if asked), list by state, remove,
+// retry, promote, update; and in bulk, retry every failed job and delete every job of a finished
+// state.
 import { Hono } from 'hono';
 import { adminAuth } from './auth';
 import { readJson } from './body';
@@ -16,8 +17,9 @@ export const jobRoutes = new Hono<AppEnv>()
   .delete('/:queue/jobs', adminAuth, async (c) =>
     c.json(await scopeOf(c).service.cleanJobs(c.req.param('queue'), c.req.query())),
   )
+  // ?waitMs=N: answers once the job has finished, or after N ms (src/core/wait-job.ts).
   .get('/:queue/jobs/:id', adminAuth, async (c) =>
-    c.json(await scopeOf(c).service.getJob(c.req.param('queue'), c.req.param('id'))),
+    c.json(await scopeOf(c).service.waitForJob(c.req.param('queue'), c.req.param('id'), c.req.query())),
   )
   .delete('/:queue/jobs/:id', adminAuth, async (c) => {
     await scopeOf(c).service.removeJob(c.req.param('queue'), c.req.param('id'));

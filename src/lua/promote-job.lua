@@ -13,7 +13,7 @@ ARGV[2] the job's group
 ARGV[3] now (epoch ms)
 
 Returns {1, job view (view.lua), dueAt}
-Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND, {-4} INVALID_STATE (not delayed),
+Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND, {-4, state} INVALID_STATE (not delayed),
         {-10, group} JOB_CHANGED_GROUP: the job's group is another one; call again with it declared
 ]]
 -- @include errors
@@ -29,7 +29,7 @@ local M, raw, err = loadJob(KEYS[1], K.jobs, id, { groupField(ARGV[2]) })
 if err then return err end
 local state, data = decodeJob(raw)
 if state.g ~= ARGV[2] then return { JOB_CHANGED_GROUP, state.g } end
-if state.st ~= 'delayed' then return { INVALID_STATE } end
+if state.st ~= 'delayed' then return { INVALID_STATE, jobState(K, M, id, state) } end
 redis.call('ZREM', KEYS[5], delayedMember(id, state.g))
 local B = newBatch(M, now)
 local record = attachWaiting(K, B, KEYS[6], id, state, data)

@@ -17,7 +17,7 @@ ARGV[2] the job's group
 ARGV[3] now (epoch ms)
 
 Returns {1, dueAt}
-Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND, {-4} INVALID_STATE (active),
+Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND, {-4, 'active'} INVALID_STATE,
         {-10, group} JOB_CHANGED_GROUP: the job's group is another one; call again with it declared
 ]]
 -- @include errors
@@ -39,7 +39,7 @@ if state.st == 'delayed' then
 elseif state.st then
   redis.call('ZREM', ({ completed = KEYS[7], failed = KEYS[8] })[state.st], id)
 elseif redis.call('ZSCORE', K.active, leaseMember(leaseToken(M, id, state), id, state.g)) then
-  return { INVALID_STATE }
+  return { INVALID_STATE, 'active' }
 else
   local B = newBatch(M, now)
   detachWaiting(K, B, KEYS[9], id, state)

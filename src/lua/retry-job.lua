@@ -14,7 +14,7 @@ ARGV[3] the job's group
 ARGV[4] now (epoch ms)
 
 Returns {1, job view (view.lua), dueAt}
-Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND, {-4} INVALID_STATE (not failed),
+Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND, {-4, state} INVALID_STATE (not failed),
         {-10, group} JOB_CHANGED_GROUP: the job's group is another one; call again with it declared
 ]]
 -- @include errors
@@ -30,7 +30,7 @@ local M, raw, err = loadJob(KEYS[1], K.jobs, id, { groupField(ARGV[3]) })
 if err then return err end
 local state, data = decodeJob(raw)
 if state.g ~= ARGV[3] then return { JOB_CHANGED_GROUP, state.g } end
-if state.st ~= 'failed' then return { INVALID_STATE } end
+if state.st ~= 'failed' then return { INVALID_STATE, jobState(K, M, id, state) } end
 redis.call('ZREM', KEYS[5], id)
 -- Attempts start again at 0: a nonce keeps the new tokens unlike the ones of the first run.
 state.a, state.e, state.f, state.sa, state.n = 0, nil, nil, nil, string.sub(ARGV[2], 1, 8)

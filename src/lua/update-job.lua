@@ -18,7 +18,7 @@ ARGV[4] delayMs (-1 = unchanged)
 ARGV[5] the job's group
 
 Returns {1, job view (view.lua), dueAt}
-Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND, {-4} INVALID_STATE (not waiting/delayed),
+Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND, {-4, state} INVALID_STATE (not waiting/delayed),
         {-5, 1, limit} PAYLOAD_TOO_LARGE, {-10, group} JOB_CHANGED_GROUP (the job's group is another one)
 ]]
 -- @include errors
@@ -36,7 +36,7 @@ local cfg = M.cfg
 local state, data = decodeJob(raw)
 if state.g ~= ARGV[5] then return { JOB_CHANGED_GROUP, state.g } end
 local waiting = not state.st and not redis.call('ZSCORE', K.active, leaseMember(leaseToken(M, id, state), id, state.g))
-if not waiting and state.st ~= 'delayed' then return { INVALID_STATE } end
+if not waiting and state.st ~= 'delayed' then return { INVALID_STATE, state.st or 'active' } end
 if #newData > cfg.maxPayloadBytes then return { PAYLOAD_TOO_LARGE, 1, cfg.maxPayloadBytes } end
 if newData ~= '' then data = newData end
 

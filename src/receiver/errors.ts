@@ -1,5 +1,6 @@
 // The errors a receiver uses: the two a job function throws to steer groupq's retries, the one
-// verifyDelivery throws for a delivery it refuses, and the one that says the lease is gone.
+// verifyDelivery throws for a delivery it refuses, and the two ctx.signal aborts with (the lease
+// is gone; the function ran past maxDurationMs).
 
 /** Thrown by a job function: fail the job now, without further attempts. */
 export class NonRetryableError extends Error {
@@ -46,4 +47,12 @@ export class DeliveryVerificationError extends Error {
  */
 export class LeaseLostError extends Error {
   override name = 'LeaseLostError';
+}
+
+/**
+ * The job function did not settle within the handler's `maxDurationMs`: the attempt fails with
+ * this error (retried like any other), and it is the reason of `ctx.signal` when that aborts.
+ */
+export class MaxDurationError extends Error {
+  override name = 'MaxDurationError';
 }

@@ -2,10 +2,11 @@
 // genuine), parses the job's data (400, no retries, if it does not fit), runs the function, and
 // answers with its result (200) or error (500). A job that runs asynchronously (`async: true`, or
 // one about to outlive the dispatcher's wait) gets 202 instead and finishes in the background:
-// heartbeats keep its lease, then the complete or fail callback reports how it ended.
+// heartbeats keep its lease, then the complete or fail callback reports how it ended. A function
+// that has not settled after `maxDurationMs` is given up: the attempt fails and ctx.signal aborts.
 import { type Delivery, LEASE_GRACE_MS } from '../core/delivery-body';
 import { type FetchLike, leaseCalls } from './callbacks';
-import { DeliveryVerificationError } from './errors';
+import { DeliveryVerificationError, MaxDurationError } from './errors';
 import { type JobContext, Lease } from './lease';
 import { type Settled, outcomeOf, parseErrorText, responseOf, settle, textResponse } from './outcomes';
 import { type VerifyOptions, createVerifier } from './verify';
@@ -21,6 +22,11 @@ export interface HandlerOptions<T> extends VerifyOptions {
   fetch?: FetchLike;
   /** Where trouble in the background goes (a callback that could not be sent). @default console.error */
   onError?: (error: unknown, job: Delivery<T>) => void;
+  /**
+   * Gives up on a function that has not settled after this long: the attempt fails (retried
+   * like any failure) and ctx.signal aborts with a MaxDurationError. @default no limit
+   */
+  maxDurationMs?: number;
 }
 
 /** The job function: gets the job and its context, returns the result (any JSON value). */
@@ -50,6 +56,19 @@ async function raceTimer(run: Promise<Settled>, ms: number): Promise<Settled | t
 }
 
 /**
+ * `run`, or a failure with MaxDurationError once `ms` have passed, which also aborts `limit`
+ * (the function's signal) so that a function that listens can stop its work.
+ */
+async function limitDuration(run: Promise<Settled>, ms: number | undefined, limit: AbortController): Promise<Settled> {
+  if (ms === undefined) return run;
+  const first = await raceTimer(run, ms);
+  if (first !== TIMED_OUT) return first;
+  const error = new MaxDurationError(`the job ran longer than maxDurationMs (${ms} ms) and was given up`);
+  limit.abort(error);
+  return { ok: false, error };
+}
+
+/**
  * Builds an endpoint: `(request) => Promise<Response>`, for any Fetch-API host (a Worker's fetch,
  * Deno.serve, Bun.serve, or Node through a small adapter; see examples/).
  */
@@ -57,6 +76,10 @@ export function createHandler<T = unknown, R = unknown>(
   fn: JobFunction<T, R>,
   options: HandlerOptions<T>,
 ): (request: Request) => Promise<Response> {
+  const { maxDurationMs } = options;
+  if (maxDurationMs !== undefined && !(Number.isFinite(maxDurationMs) && maxDurationMs > 0)) {
+    throw new RangeError(`maxDurationMs must be a finite number > 0, got ${maxDurationMs}`);
+  }
   const verify = createVerifier(options);
   const now = options.now ?? Date.now;
   const fetch: FetchLike = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
@@ -83,7 +106,9 @@ export function createHandler<T = unknown, R = unknown>(
     const onError = report(job);
     const sentAtSec = Number(request.headers.get('webhook-timestamp'));
     const lease = new Lease(job, leaseCalls(job, fetch), { now, onError, sentAtSec });
-    const run = settle(() => fn(job, lease.context()));
+    const limit = new AbortController();
+    const signal = maxDurationMs === undefined ? lease.signal : AbortSignal.any([lease.signal, limit.signal]);
+    const run = limitDuration(settle(() => fn(job, lease.context(signal))), maxDurationMs, limit);
 
     /** 202 now; the run ends in the background, kept alive by heartbeats, reported by callback. */
     const continueAsync = (): Response => {

@@ -7,6 +7,7 @@ export { CallbackError, type FetchLike } from './callbacks';
 export {
   DeliveryVerificationError,
   LeaseLostError,
+  MaxDurationError,
   NonRetryableError,
   RetryAfterError,
   type VerificationFailure,

@@ -8,7 +8,10 @@ import { LeaseLostError } from './errors';
 
 /** What a job function gets besides the job. */
 export interface JobContext {
-  /** Aborts (reason: LeaseLostError) when the lease is lost: the result would not be recorded. */
+  /**
+   * Aborts when the lease is lost (reason: LeaseLostError; the result would not be recorded) or
+   * the handler's maxDurationMs has passed (reason: MaxDurationError).
+   */
   signal: AbortSignal;
   /** 1-based number of this attempt. */
   attempt: number;
@@ -87,11 +90,12 @@ export class Lease {
     return Math.min(this.expiresAt - now, this.maxLengthMs);
   }
 
-  context(): JobContext {
+  /** The job function's context; `signal` defaults to the lease's own. */
+  context(signal: AbortSignal = this.signal): JobContext {
     const { attempt, maxAttempts } = this.delivery;
     const lease = this;
     return {
-      signal: this.signal,
+      signal,
       attempt,
       maxAttempts,
       isLastAttempt: attempt >= maxAttempts,

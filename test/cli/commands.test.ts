@@ -174,8 +174,10 @@ describe('jobs, job, retry, remove, promote', () => {
     const retried = await cli(['retry', queue, 'f1'], env);
     expect(retried.code).toBe(0);
     expect(retried.stdout).toMatch(/^retried f1 \((waiting|active|completed)\)\n$/);
-    const done = await waitForState(suite.worker, queue, 'f1', 'completed');
-    expect(done.result).toEqual({ ok: true });
+    // --wait answers once the retried job has finished.
+    const done = json(await cli(['job', queue, 'f1', '--wait', '20000', '--json'], env));
+    expect(done).toMatchObject({ state: 'completed', result: { ok: true } });
+    expect((await cli(['job', queue, 'f1', '--wait', 'soon'], env)).stderr).toMatch(/--wait must be a whole number/);
     expect(endpoint.received.filter((r) => r.job.queue === queue && r.job.id === 'f1')).toHaveLength(2);
   });
 
@@ -284,7 +286,7 @@ describe('API errors, connection and token', () => {
 
     const badFlag = await cli(['queues', '--token', wrongToken], env);
     expect(badFlag.code).toBe(1);
-    expect(badFlag.stderr).toMatch(/^groupq: UNAUTHORIZED: .+ \(check GROUPQ_TOKEN or --token\)\n$/);
+    expect(badFlag.stderr).toMatch(/^groupq: UNAUTHORIZED: .+ \(check GROUPQ_TOKEN or --token\)\n  reason="unrecognised"\n$/);
     const badEnv = await cli(['queues', '--json'], { ...env, GROUPQ_TOKEN: wrongToken });
     expect(badEnv.code).toBe(1);
     expect(JSON.parse(badEnv.stderr).error.code).toBe('UNAUTHORIZED');

@@ -10,26 +10,30 @@ import { caught } from './support';
 import { uniqueQueue, useHttpSuite } from '../http/support';
 
 /** What the proxy does with the next requests, in order; then it forwards normally. */
-type Fault = 'drop-answer' | '503';
+type Fault = 'drop-answer' | '503' | { retryAfter: string };
 
 interface FlakyProxy {
   url: string;
   faults: Fault[];
   /** Requests seen, as "METHOD path". */
   seen: string[];
+  /** When each request came (Date.now()). */
+  seenAt: number[];
   close(): Promise<void>;
 }
 
 async function startFlakyProxy(target: string): Promise<FlakyProxy> {
-  const proxy: FlakyProxy = { url: '', faults: [], seen: [], close: async () => {} };
+  const proxy: FlakyProxy = { url: '', faults: [], seen: [], seenAt: [], close: async () => {} };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', async () => {
       proxy.seen.push(`${req.method} ${req.url}`);
+      proxy.seenAt.push(Date.now());
       const fault = proxy.faults.shift();
-      if (fault === '503') {
-        res.writeHead(503, { 'content-type': 'application/json' });
+      if (fault === '503' || typeof fault === 'object') {
+        const retryAfter = typeof fault === 'object' ? { 'retry-after': fault.retryAfter } : {};
+        res.writeHead(503, { 'content-type': 'application/json', ...retryAfter });
         res.end(JSON.stringify({ error: { code: 'REDIS_UNAVAILABLE', message: 'redis is unavailable' } }));
         return;
       }
@@ -68,6 +72,7 @@ async function freshQueue() {
   await direct.pause();
   const flaky = new GroupqClient({ url: proxy.url, token: ADMIN_TOKEN }).queue(name);
   proxy.seen.length = 0;
+  proxy.seenAt.length = 0;
   return { direct, flaky };
 }
 
@@ -120,6 +125,27 @@ describe('client retries', () => {
     expect(await caught(flaky.promoteJob('x'))).toMatchObject({ code: 'REDIS_UNAVAILABLE', status: 503 });
     expect(proxy.seen).toHaveLength(1);
     expect((await direct.getJob('x')).state).toBe('delayed');
+  });
+
+  it("waits what a 503's Retry-After asks (seconds or a date) before the next try", async () => {
+    const { flaky } = await freshQueue();
+    proxy.faults = [{ retryAfter: '1' }];
+    expect((await flaky.get()).paused).toBe(true);
+    expect(proxy.seenAt).toHaveLength(2);
+    expect(proxy.seenAt[1]! - proxy.seenAt[0]!).toBeGreaterThanOrEqual(950);
+
+    proxy.seenAt.length = 0;
+    // HTTP dates have whole seconds: this one is 1-2 s away.
+    proxy.faults = [{ retryAfter: new Date(Date.now() + 2_000).toUTCString() }];
+    expect((await flaky.get()).paused).toBe(true);
+    expect(proxy.seenAt[1]! - proxy.seenAt[0]!).toBeGreaterThanOrEqual(950);
+  });
+
+  it('does not wait for a Retry-After over a minute: the error comes at once and says how long', async () => {
+    const { flaky } = await freshQueue();
+    proxy.faults = [{ retryAfter: '120' }];
+    expect(await caught(flaky.get())).toMatchObject({ code: 'REDIS_UNAVAILABLE', status: 503, retryAfterMs: 120_000 });
+    expect(proxy.seen).toHaveLength(1);
   });
 
   it('gives up after `retries` more attempts', async () => {

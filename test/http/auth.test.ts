@@ -76,22 +76,25 @@ function call(method: string, path: string, body: unknown, headers: Record<strin
 describe('admin routes', () => {
   it('no token, a wrong or unknown token, or a non-Bearer header: 401 UNAUTHORIZED, nothing changes', async () => {
     const before = await settledSnapshot(suite.redis, q);
-    const rejected: (Record<string, string> | null)[] = [
-      null,
-      { authorization: '' },
-      { authorization: 'Bearer ' },
-      bearer(`${ADMIN_TOKEN.slice(0, -1)}X`),
-      bearer(ADMIN_TOKEN.slice(0, -1)),
-      bearer('never-issued-token-000000'),
-      { authorization: ADMIN_TOKEN },
-      { authorization: `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}` },
+    // details.reason: no bearer token at all, or one that is not recognised.
+    const rejected: [Record<string, string> | null, 'missing' | 'unrecognised'][] = [
+      [null, 'missing'],
+      [{ authorization: '' }, 'missing'],
+      [{ authorization: 'Bearer ' }, 'missing'],
+      [bearer(`${ADMIN_TOKEN.slice(0, -1)}X`), 'unrecognised'],
+      [bearer(ADMIN_TOKEN.slice(0, -1)), 'unrecognised'],
+      [bearer('never-issued-token-000000'), 'unrecognised'],
+      [{ authorization: ADMIN_TOKEN }, 'missing'],
+      [{ authorization: `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}` }, 'missing'],
     ];
-    for (const headers of rejected) {
+    for (const [headers, reason] of rejected) {
       for (const [method, path, body] of adminRoutes(q)) {
         const res = await call(method, path, body, headers);
-        await expectError(res, 401, 'UNAUTHORIZED').catch((error: Error) => {
+        const answer = await expectError(res, 401, 'UNAUTHORIZED').catch((error: Error) => {
           throw new Error(`${method} ${path} with ${JSON.stringify(headers)}: ${error.message}`);
         });
+        expect(answer.error.details).toEqual({ reason });
+        expect(answer.error.message).toMatch(reason === 'missing' ? /no bearer token/ : /not recognised/);
       }
     }
     expect(await snapshotQueue(suite.redis, q)).toEqual(before);
@@ -167,9 +170,16 @@ describe('enqueue routes', () => {
 
   it('no token or an unknown one: 401 UNAUTHORIZED, nothing written', async () => {
     const before = await settledSnapshot(suite.redis, r);
-    for (const headers of [null, { authorization: '' }, bearer('never-issued-token-000000')]) {
-      await expectError(await call('POST', `/v1/queues/${r}/jobs`, { group: 'g' }, headers), 401, 'UNAUTHORIZED');
-      await expectError(await call('POST', `/v1/queues/${r}/jobs/batch`, { jobs: [{ group: 'g' }] }, headers), 401, 'UNAUTHORIZED');
+    const rejected = [
+      [null, 'missing'],
+      [{ authorization: '' }, 'missing'],
+      [bearer('never-issued-token-000000'), 'unrecognised'],
+    ] as const;
+    for (const [headers, reason] of rejected) {
+      const one = await expectError(await call('POST', `/v1/queues/${r}/jobs`, { group: 'g' }, headers), 401, 'UNAUTHORIZED');
+      expect(one.error.details).toEqual({ reason });
+      const batch = await expectError(await call('POST', `/v1/queues/${r}/jobs/batch`, { jobs: [{ group: 'g' }] }, headers), 401, 'UNAUTHORIZED');
+      expect(batch.error.details).toEqual({ reason });
     }
     expect(await snapshotQueue(suite.redis, r)).toEqual(before);
   });

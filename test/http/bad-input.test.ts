@@ -16,13 +16,15 @@ const postBatch = (queue: string, body: unknown) => suite.worker.api(`/v1/queues
 const paths = (body: ErrorBody) => (body.error.details as { path: string }[]).map((d) => d.path);
 
 describe('queues', () => {
-  it('a bad queue name: 400, and no queue comes into being', async () => {
+  it('a bad queue name: 400 naming the path parameter, and no queue comes into being', async () => {
     for (const name of ['bad!name', 'x'.repeat(65), 'a b', 'über', 'a:b']) {
       const encoded = encodeURIComponent(name);
-      await expectInvalid(name, () => suite.worker.api(`/v1/queues/${encoded}`, { method: 'PUT', json: { endpoint: NOWHERE } }));
+      const body = await expectInvalid(name, () => suite.worker.api(`/v1/queues/${encoded}`, { method: 'PUT', json: { endpoint: NOWHERE } }));
+      expect(body.error.details).toEqual([{ in: 'path', path: 'queue', message: expect.any(String) }]);
+      expect(body.error.message).toMatch(/^path parameter queue: /);
       expect(await snapshotQueue(suite.redis, name)).toEqual({ registered: false, publishTokens: [] });
       // Enqueue and read routes refuse the name the same way.
-      await expectInvalid(name, () => postJob(encoded, { group: 'g' }));
+      expect((await expectInvalid(name, () => postJob(encoded, { group: 'g' }))).error.details).toEqual(body.error.details);
     }
     const list = await expectJson<{ queues: { name: string }[] }>(await suite.worker.api('/v1/queues'), 200);
     expect(list.queues.map((q) => q.name)).not.toContain('bad!name');
@@ -200,6 +202,28 @@ describe('repeatable jobs', () => {
     await expectInvalid(queue, () => putRepeat(queue, 'k', { group: 'bad\u0001', every: 60_000 }));
     await expectInvalid(queue, () => putRepeat(queue, 'bad key', { group: 'g', every: 60_000 }));
     await expectInvalid(queue, () => putRepeat(queue, 'k'.repeat(129), { group: 'g', every: 60_000 }));
+  });
+});
+
+describe('path parameters', () => {
+  it('a bad job id, group or repeat key in the path: 400 naming that parameter, nothing written', async () => {
+    const queue = await quietQueue('badparams');
+    const at = `/v1/queues/${queue}`;
+    const cases: [string, string, string, unknown?][] = [
+      ['id', 'GET', `${at}/jobs/${encodeURIComponent('has space')}`],
+      ['id', 'DELETE', `${at}/jobs/${encodeURIComponent('x'.repeat(257))}`],
+      ['id', 'POST', `${at}/jobs/${encodeURIComponent('ü')}/retry`],
+      ['id', 'POST', `${at}/jobs/%20/heartbeat`, { lease: 'l' }],
+      ['group', 'GET', `${at}/groups/${encodeURIComponent('a\u0001b')}`],
+      ['group', 'POST', `${at}/groups/${encodeURIComponent('g'.repeat(257))}/pause`],
+      ['key', 'PUT', `${at}/repeats/${encodeURIComponent('bad key')}`, { group: 'g', every: 60_000 }],
+      ['key', 'DELETE', `${at}/repeats/${encodeURIComponent('k'.repeat(129))}`],
+    ];
+    for (const [param, method, path, json] of cases) {
+      const body = await expectInvalid(queue, () => suite.worker.api(path, { method, json }));
+      expect(body.error.details, `${method} ${path}`).toEqual([{ in: 'path', path: param, message: expect.any(String) }]);
+      expect(body.error.message).toMatch(new RegExp(`^path parameter ${param}: `));
+    }
   });
 });
 

@@ -13,18 +13,12 @@ describe('unknown routes', () => {
     const queue = uniqueQueue('routes');
     await putQueue(suite.worker, queue, { endpoint: 'http://127.0.0.1:9/jobs' });
     const requests: [string, string][] = [
-      ['GET', '/'],
       ['GET', '/nope'],
+      ['POST', '/nope'],
       ['GET', '/v1'],
       ['GET', '/v2/queues'],
-      ['POST', '/v1/queues'],
       ['GET', `/v1/queues/${queue}/unknown`],
       ['GET', `/v1/queues/${queue}/jobs/x/y/z`],
-      ['PATCH', `/v1/queues/${queue}`],
-      ['PUT', `/v1/queues/${queue}/jobs/x`],
-      ['GET', `/v1/queues/${queue}/jobs/x/retry`],
-      ['DELETE', `/v1/queues/${queue}/groups/g`],
-      ['POST', '/health'],
     ];
     for (const [method, path] of requests) {
       for (const authorization of [`Bearer ${ADMIN_TOKEN}`, null]) {
@@ -38,6 +32,39 @@ describe('unknown routes', () => {
         expect(body.error.message).toContain(path);
       }
     }
+  });
+
+  it('a known path with a method it does not take: 405 METHOD_NOT_ALLOWED, Allow lists the methods it takes', async () => {
+    const queue = uniqueQueue('methods');
+    await putQueue(suite.worker, queue, { endpoint: 'http://127.0.0.1:9/jobs' });
+    const requests: [string, string, string][] = [
+      ['POST', '/v1/queues', 'GET, HEAD'],
+      ['PATCH', `/v1/queues/${queue}`, 'DELETE, GET, HEAD, PUT'],
+      ['PUT', `/v1/queues/${queue}/jobs/x`, 'DELETE, GET, HEAD, PATCH'],
+      ['GET', `/v1/queues/${queue}/jobs/x/retry`, 'POST'],
+      ['DELETE', `/v1/queues/${queue}/groups/g`, 'GET, HEAD'],
+      ['PUT', `/v1/queues/${queue}/jobs`, 'GET, HEAD, OPTIONS, POST'],
+      ['POST', '/health', 'GET, HEAD'],
+      ['DELETE', '/', 'GET, HEAD'],
+    ];
+    for (const [method, path, allow] of requests) {
+      for (const authorization of [`Bearer ${ADMIN_TOKEN}`, null]) {
+        const res = await fetch(`${suite.worker.url}${path}`, { method, headers: authorization === null ? {} : { authorization } });
+        expect(res.headers.get('allow'), `${method} ${path}`).toBe(allow);
+        const body = await expectError(res, 405, 'METHOD_NOT_ALLOWED');
+        expect(body.error.details).toEqual({ allow: allow.split(', ') });
+      }
+    }
+    // Nothing was done on the way: the queue is still there, unpaused.
+    expect(await expectJson(await suite.worker.api(`/v1/queues/${queue}`), 200)).toMatchObject({ paused: false });
+  });
+});
+
+describe('GET /', () => {
+  it('answers 200 without a token, pointing at the dashboard, /health and the docs', async () => {
+    const body = await expectJson(await fetch(`${suite.worker.url}/`), 200);
+    expect(body).toEqual({ name: 'groupq', dashboard: '/dashboard', health: '/health', api: '/v1/queues', docs: expect.stringMatching(/^https:\/\//) });
+    expect((await fetch(`${suite.worker.url}${body.dashboard}`)).status).toBe(200);
   });
 });
 

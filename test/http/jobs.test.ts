@@ -270,9 +270,11 @@ describe('DELETE /v1/queues/{queue}/jobs/{id}', () => {
     await expectError(await suite.worker.api(`/v1/queues/${queue}/jobs/x`, { method: 'DELETE' }), 404, 'JOB_NOT_FOUND');
   });
 
-  it('an active job is 409 INVALID_STATE and stays active', async () => {
+  it('an active job is 409 INVALID_STATE naming the state, and stays active', async () => {
     const { queue, id } = await activeJob();
-    await expectError(await suite.worker.api(`/v1/queues/${queue}/jobs/${id}`, { method: 'DELETE' }), 409, 'INVALID_STATE');
+    const refused = await expectError(await suite.worker.api(`/v1/queues/${queue}/jobs/${id}`, { method: 'DELETE' }), 409, 'INVALID_STATE');
+    expect(refused.error.details).toEqual({ state: 'active' });
+    expect(refused.error.message).toContain('active');
     expect((await expectJson(await job(queue, id), 200)).state).toBe('active');
   });
 });
@@ -288,12 +290,19 @@ describe('retry and promote', () => {
     expect(await expectJson(await job(queue, id), 200)).toEqual(body);
   });
 
-  it('retry of a job that is not failed is 409 INVALID_STATE; of an unknown one 404', async () => {
+  it('retry of a job that is not failed is 409 INVALID_STATE naming the state; of an unknown one 404', async () => {
     const queue = uniqueQueue('retry409');
     await pausedQueue(suite.worker, queue);
     await enqueue(suite.worker, queue, { id: 'w', group: 'g' });
-    await expectError(await suite.worker.api(`/v1/queues/${queue}/jobs/w/retry`, { method: 'POST' }), 409, 'INVALID_STATE');
-    expect((await expectJson(await job(queue, 'w'), 200)).state).toBe('waiting');
+    await enqueue(suite.worker, queue, { id: 'd', group: 'g', delayMs: 600_000 });
+    for (const [id, state] of [['w', 'waiting'], ['d', 'delayed']]) {
+      const refused = await expectError(await suite.worker.api(`/v1/queues/${queue}/jobs/${id}/retry`, { method: 'POST' }), 409, 'INVALID_STATE');
+      expect(refused.error.details).toEqual({ state });
+      expect((await expectJson(await job(queue, id!), 200)).state).toBe(state);
+    }
+    const active = await activeJob();
+    const refused = await expectError(await suite.worker.api(`/v1/queues/${active.queue}/jobs/${active.id}/retry`, { method: 'POST' }), 409, 'INVALID_STATE');
+    expect(refused.error.details).toEqual({ state: 'active' });
     await expectError(await suite.worker.api(`/v1/queues/${queue}/jobs/nope/retry`, { method: 'POST' }), 404, 'JOB_NOT_FOUND');
   });
 
@@ -306,7 +315,11 @@ describe('retry and promote', () => {
     if (body.runAt !== undefined) expect(body.runAt).toBeLessThanOrEqual(Date.now());
     expect((await expectJson(await job(queue, 'd'), 200)).state).toBe('waiting');
 
-    await expectError(await suite.worker.api(`/v1/queues/${queue}/jobs/d/promote`, { method: 'POST' }), 409, 'INVALID_STATE');
+    const refused = await expectError(await suite.worker.api(`/v1/queues/${queue}/jobs/d/promote`, { method: 'POST' }), 409, 'INVALID_STATE');
+    expect(refused.error.details).toEqual({ state: 'waiting' });
+    const failed = await failedJob();
+    const again = await expectError(await suite.worker.api(`/v1/queues/${failed.queue}/jobs/${failed.id}/promote`, { method: 'POST' }), 409, 'INVALID_STATE');
+    expect(again.error.details).toEqual({ state: 'failed' });
   });
 });
 
@@ -348,7 +361,7 @@ describe('PATCH /v1/queues/{queue}/jobs/{id}', () => {
       method: 'PATCH',
       json: { data: 'changed' },
     });
-    await expectError(patchActive, 409, 'INVALID_STATE');
+    expect((await expectError(patchActive, 409, 'INVALID_STATE')).error.details).toEqual({ state: 'active' });
     expect(await expectJson(await job(active.queue, active.id), 200)).toMatchObject({ state: 'active', data: { n: 1 } });
 
     const failed = await failedJob();
@@ -356,7 +369,7 @@ describe('PATCH /v1/queues/{queue}/jobs/{id}', () => {
       method: 'PATCH',
       json: { delayMs: 1000 },
     });
-    await expectError(patchFailed, 409, 'INVALID_STATE');
+    expect((await expectError(patchFailed, 409, 'INVALID_STATE')).error.details).toEqual({ state: 'failed' });
     expect((await expectJson(await job(failed.queue, failed.id), 200)).state).toBe('failed');
   });
 });

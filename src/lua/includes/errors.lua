@@ -5,7 +5,7 @@
 local QUEUE_NOT_FOUND = -1
 local JOB_NOT_FOUND = -2
 local LEASE_LOST = -3
-local INVALID_STATE = -4
+local INVALID_STATE = -4 -- {INVALID_STATE, the job's state}
 local PAYLOAD_TOO_LARGE = -5 -- {PAYLOAD_TOO_LARGE, item (1-based), limit in bytes}
 local GROUP_NOT_FOUND = -6
 local REPEAT_NOT_FOUND = -7

@@ -11,21 +11,24 @@ local function loadJob(metaKey, jobsKey, id, extra)
   return M, raw
 end
 
+-- A job's state name, and its lease deadline when it is active. Waiting and active jobs carry
+-- no `st`: `active` tells them apart.
+local function jobState(K, M, id, state)
+  if state.st then return state.st end
+  local deadline = redis.call('ZSCORE', K.active, leaseMember(leaseToken(M, id, state), id, state.g))
+  if deadline then return 'active', tonumber(deadline) end
+  return 'waiting'
+end
+
 -- What GET shows of a job: {id, state JSON, data, state, startedAt, lease expiresAt,
--- maxAttempts} (-1 where not known). Waiting and active jobs carry no `st`: `active` tells them apart.
+-- maxAttempts} (-1 where not known).
 local function jobView(K, M, id, raw)
   local cfg = M.cfg
   local state, data = decodeJob(raw)
   local stateJson = string.sub(raw, 1, #raw - #data - 1)
-  local name, startedAt, expiresAt = state.st, state.sa or -1, -1
-  if not name then
-    local deadline = redis.call('ZSCORE', K.active, leaseMember(leaseToken(M, id, state), id, state.g))
-    name = deadline and 'active' or 'waiting'
-    if deadline then
-      expiresAt = tonumber(deadline)
-      if startedAt < 0 then startedAt = expiresAt - leaseMsOf(state, cfg) end
-    end
-  end
+  local name, deadline = jobState(K, M, id, state)
+  local startedAt, expiresAt = state.sa or -1, deadline or -1
+  if deadline and startedAt < 0 then startedAt = deadline - leaseMsOf(state, cfg) end
   return { id, stateJson, data, name, startedAt, expiresAt, state.ma or cfg.maxAttempts }
 end
 

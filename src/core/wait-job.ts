@@ -1,0 +1,54 @@
+// GET /v1/queues/{queue}/jobs/{id}?waitMs=N: the job as soon as it has finished, or after N ms as
+// it is then. While a request waits it costs Redis one plain command a second, an HGET of the
+// job's record (whose state field says whether the job finished); the job is read in full once,
+// when the wait ends. A job gone from the hash (removed, or completed with keepCompleted 0) ends
+// the wait too, and that read answers JOB_NOT_FOUND.
+import { z } from 'zod';
+import { type EngineContext, parse, parseParam } from './context';
+import { jobIdSchema } from './job-input';
+import { type Job, recordOf } from './job-view';
+import { queueKeys } from './keys';
+import { checkQueueName } from './queues';
+import { getJob } from './reads';
+
+/** The longest a request may wait: Workers keep a request alive longer, but clients and proxies may not. */
+export const MAX_WAIT_MS = 25_000;
+/** One look at the job's record per this long, per waiting request. */
+export const WAIT_POLL_MS = 1_000;
+
+/** States a job does not leave by itself. */
+const FINISHED: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
+
+export const getJobQuerySchema = z
+  .object({
+    waitMs: z
+      .string()
+      .regex(/^\d+$/, `waitMs is a whole number of milliseconds, 0-${MAX_WAIT_MS}`)
+      .transform(Number)
+      .pipe(z.number().max(MAX_WAIT_MS, `waitMs is at most ${MAX_WAIT_MS}`))
+      .optional(),
+  })
+  .strict();
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** One HGET: whether the job has finished, or left the hash. */
+async function hasEnded(ctx: EngineContext, queue: string, id: string): Promise<boolean> {
+  const raw = await ctx.redis.hget<string>(queueKeys(queue).jobs, id);
+  return raw === null || FINISHED.has(recordOf(raw).st ?? '');
+}
+
+/** The job; with `?waitMs=N`, once it has finished or N ms have passed (real time, not ctx.now). */
+export async function waitForJob(ctx: EngineContext, queue: string, id: string, query: unknown = {}): Promise<Job> {
+  checkQueueName(queue);
+  parseParam(jobIdSchema, id, 'id');
+  const { waitMs = 0 } = parse(getJobQuerySchema, query);
+  const deadline = Date.now() + waitMs;
+  while (waitMs > 0 && !(await hasEnded(ctx, queue, id))) {
+    const left = deadline - Date.now();
+    if (left <= 0) break;
+    await sleep(Math.min(WAIT_POLL_MS, left));
+    if (Date.now() >= deadline) break;
+  }
+  return getJob(ctx, queue, id);
+}

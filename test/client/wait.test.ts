@@ -1,0 +1,60 @@
+// groupq/client waiting for jobs against the real Worker: addAndWait gives the finished job with
+// its result, waitForJob gives the job as it is when its timeout runs out, and a completed job
+// the queue does not keep is JOB_NOT_FOUND. Every call goes out as GET ...?waitMs=.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GroupqClient } from '../../src/client';
+import { type Endpoint, startEndpoint } from '../helpers/endpoint';
+import { ADMIN_TOKEN } from '../helpers/worker';
+import { caught } from './support';
+import { uniqueQueue, useHttpSuite } from '../http/support';
+
+const suite = useHttpSuite();
+let completing: Endpoint;
+beforeAll(async () => {
+  completing = await startEndpoint((received) => ({ headers: { 'content-type': 'application/json' }, body: JSON.stringify({ got: received.job.data }) }));
+});
+afterAll(() => completing?.close());
+
+/** A client whose requests are noted as "METHOD path?query". */
+function watchedClient() {
+  const sent: string[] = [];
+  const client = new GroupqClient({
+    url: suite.worker.url,
+    token: ADMIN_TOKEN,
+    fetch: (input, init) => {
+      const url = new URL(String(input));
+      sent.push(`${init?.method} ${url.pathname}${url.search}`);
+      return fetch(input, init);
+    },
+  });
+  return { client, sent };
+}
+
+describe('groupq/client waits', () => {
+  it('addAndWait enqueues and answers the completed job with its result', async () => {
+    const { client, sent } = watchedClient();
+    const q = client.queue<{ n: number }>(uniqueQueue('client-wait'));
+    await q.configure({ endpoint: completing.url, keepCompleted: 10 });
+    const job = await q.addAndWait({ group: 'g', id: 'w1', data: { n: 7 } }, { timeoutMs: 20_000 });
+    expect(job).toMatchObject({ id: 'w1', state: 'completed', result: { got: { n: 7 } } });
+    expect(sent.at(-1)).toMatch(new RegExp(`^GET /v1/queues/${q.name}/jobs/w1\\?waitMs=\\d+$`));
+  });
+
+  it('waitForJob answers the job as it is when timeoutMs runs out', async () => {
+    const { client, sent } = watchedClient();
+    const q = client.queue(uniqueQueue('client-wait-late'));
+    await q.configure({ endpoint: completing.url });
+    await q.pause();
+    await q.add({ group: 'g', id: 'held' });
+    sent.length = 0;
+    expect(await q.waitForJob('held', { timeoutMs: 1_200 })).toMatchObject({ id: 'held', state: 'waiting' });
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toMatch(/\?waitMs=(1[01]\d\d|1200)$/);
+  });
+
+  it('a completed job that the queue does not keep is gone when it finishes: JOB_NOT_FOUND', async () => {
+    const q = new GroupqClient({ url: suite.worker.url, token: ADMIN_TOKEN }).queue(uniqueQueue('client-wait-gone'));
+    await q.configure({ endpoint: completing.url, keepCompleted: 0 });
+    expect(await caught(q.addAndWait({ group: 'g' }, { timeoutMs: 20_000 }))).toMatchObject({ code: 'JOB_NOT_FOUND', status: 404 });
+  });
+});
