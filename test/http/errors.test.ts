@@ -43,7 +43,7 @@ describe('unknown routes', () => {
       ['PUT', `/v1/queues/${queue}/jobs/x`, 'DELETE, GET, HEAD, PATCH'],
       ['GET', `/v1/queues/${queue}/jobs/x/retry`, 'POST'],
       ['DELETE', `/v1/queues/${queue}/groups/g`, 'GET, HEAD'],
-      ['PUT', `/v1/queues/${queue}/jobs`, 'GET, HEAD, OPTIONS, POST'],
+      ['PUT', `/v1/queues/${queue}/jobs`, 'DELETE, GET, HEAD, OPTIONS, POST'],
       ['POST', '/health', 'GET, HEAD'],
       ['DELETE', '/', 'GET, HEAD'],
     ];
