@@ -73,6 +73,7 @@ export function createEngine({ redis, now = Date.now, keyLocking = true, ...opti
     retryJob: bind(ctx, jobOps.retryJob),
     promoteJob: bind(ctx, jobOps.promoteJob),
     updateJob: bind(ctx, jobOps.updateJob),
+    cancelJob: bind(ctx, jobOps.cancelJob),
   };
 }
 

@@ -57,7 +57,7 @@ export const jobPatchSchema = z
   .strict()
   .refine((p) => p.data !== undefined || p.delayMs !== undefined, 'give data and/or delayMs');
 
-export const JOB_STATES = ['waiting', 'delayed', 'active', 'completed', 'failed'] as const;
+export const JOB_STATES = ['waiting', 'delayed', 'active', 'completed', 'failed', 'cancelled'] as const;
 export type JobState = (typeof JOB_STATES)[number];
 
 /** An opaque cursor (cursors.ts): a page's position by key, the last member can be long. */

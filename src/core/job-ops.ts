@@ -1,4 +1,5 @@
-// Operations on one job by hand: remove, retry a failed one, promote a delayed one, update.
+// Operations on one job by hand: remove, retry a failed one, promote a delayed one, update,
+// cancel one that has not finished.
 import { scripts } from '../lua/scripts.generated';
 import { type EngineContext, parse } from './context';
 import { noteDue } from './due-index';
@@ -44,6 +45,16 @@ export async function promoteJob(ctx: EngineContext, queue: string, id: string):
   const reply = await onJob(ctx, queue, id, (group) => callScript(ctx, scripts.promoteJob, { queue, group }, [id, group, ctx.now()]));
   await noteDue(ctx, queue, reply[2]);
   return toJob(queue, reply[1] as unknown[]);
+}
+
+/**
+ * Ends a waiting, delayed or active job as `cancelled` (finished: INVALID_STATE). An active
+ * job's lease is revoked: its callbacks get JOB_CANCELLED, and its group's next job is ready.
+ */
+export async function cancelJob(ctx: EngineContext, queue: string, id: string): Promise<{ id: string; state: 'cancelled' }> {
+  const reply = await onJob(ctx, queue, id, (group) => callScript(ctx, scripts.cancelJob, { queue, group }, [id, group, ctx.now()]));
+  await noteDue(ctx, queue, reply[1]);
+  return { id, state: 'cancelled' };
 }
 
 /** Changes a waiting or delayed job's data and/or delay (delayMs counts from now). */

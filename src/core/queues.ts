@@ -62,14 +62,14 @@ export async function getStoredConfig(ctx: EngineContext, name: string): Promise
 export async function getQueue(ctx: EngineContext, name: string): Promise<QueueInfo> {
   checkQueueName(name);
   const reply = await callScript(ctx, scripts.queueInfo, { queue: name }, []);
-  const [, configJson, paused, waiting, delayed, active, completed, failed, groups] = reply as [
-    number, string, number, number, number, number, number, number, number,
+  const [, configJson, paused, waiting, delayed, active, completed, failed, groups, cancelled] = reply as [
+    number, string, number, number, number, number, number, number, number, number,
   ];
   return {
     name,
     config: toPublicConfig(JSON.parse(configJson) as StoredConfig),
     paused: paused === 1,
-    counts: { waiting, delayed, active, completed, failed, groups },
+    counts: { waiting, delayed, active, completed, failed, cancelled, groups },
   };
 }
 

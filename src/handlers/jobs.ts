@@ -1,4 +1,4 @@
-// Admin routes for jobs: read one, list by state, remove, retry, promote, update.
+// Admin routes for jobs: read one, list by state, remove, retry, promote, cancel, update.
 import { Hono } from 'hono';
 import { adminAuth } from './auth';
 import { readJson } from './body';
@@ -20,6 +20,9 @@ export const jobRoutes = new Hono<AppEnv>()
   )
   .post('/:queue/jobs/:id/promote', adminAuth, async (c) =>
     c.json(await scopeOf(c).service.promoteJob(c.req.param('queue'), c.req.param('id'))),
+  )
+  .post('/:queue/jobs/:id/cancel', adminAuth, async (c) =>
+    c.json(await scopeOf(c).service.cancelJob(c.req.param('queue'), c.req.param('id'))),
   )
   .patch('/:queue/jobs/:id', adminAuth, async (c) => {
     const body = await readJson(c);

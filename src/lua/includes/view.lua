@@ -12,11 +12,13 @@ local function loadJob(metaKey, jobsKey, id, extra)
 end
 
 -- What GET shows of a job: {id, state JSON, data, state, startedAt, lease expiresAt,
--- maxAttempts} (-1 where not known). Waiting and active jobs carry no `st`: `active` tells them apart.
-local function jobView(K, M, id, raw)
+-- maxAttempts, history JSON?} (-1 where not known). Waiting and active jobs carry no `st`:
+-- `active` tells them apart. The attempt history (history.lua) only `withHistory`: one job's
+-- GET shows it, listings leave it out.
+local function jobView(K, M, id, raw, withHistory)
   local cfg = M.cfg
   local state, data = decodeJob(raw)
-  local stateJson = string.sub(raw, 1, #raw - #data - 1)
+  local stateJson = string.sub(raw, 1, string.find(raw, '\n', 1, true) - 1)
   local name, startedAt, expiresAt = state.st, state.sa or -1, -1
   if not name then
     local deadline = redis.call('ZSCORE', K.active, leaseMember(leaseToken(M, id, state), id, state.g))
@@ -26,7 +28,7 @@ local function jobView(K, M, id, raw)
       if startedAt < 0 then startedAt = expiresAt - leaseMsOf(state, cfg) end
     end
   end
-  return { id, stateJson, data, name, startedAt, expiresAt, state.ma or cfg.maxAttempts }
+  return { id, stateJson, data, name, startedAt, expiresAt, state.ma or cfg.maxAttempts, withHistory and state.h or nil }
 end
 
 -- A group's own state: 'paused' | 'held' (backoff, or its head is inside the ordering window) |

@@ -1,0 +1,20 @@
+-- A job's attempt history: its last HISTORY_SIZE attempts, oldest first, kept in its record
+-- (job.lua: the line after the state, in `state.h` as JSON text) so that only GET of the job
+-- decodes it. A job that never ended an attempt has none and pays no byte for it. Each entry is
+-- [attempt, startedAt, finishedAt, outcome, HTTP status (0: none), error?] with outcome
+-- 'c' completed, 'f' failed, 'e' expired (the lease ran out), 'x' cancelled; src/core/job-view.ts
+-- names them for the API.
+
+local HISTORY_SIZE = 10
+-- An entry keeps the start of the attempt's error; the job's `e` keeps the last one in full.
+local HISTORY_ERROR_CHARS = 500
+
+-- Records the attempt that just ended (state.a counts it already) on the state.
+local function noteAttempt(state, startedAt, outcome, status, err, now)
+  local entries = state.h and cjson.decode(state.h) or {}
+  local entry = { state.a, startedAt, now, outcome, status or 0 }
+  if err then entry[6] = string.sub(err, 1, HISTORY_ERROR_CHARS) end
+  entries[#entries + 1] = entry
+  if #entries > HISTORY_SIZE then table.remove(entries, 1) end
+  state.h = cjson.encode(entries)
+end
