@@ -33,10 +33,10 @@ async function queues({ client, out }: CommandContext): Promise<number> {
   const right = (header: string): Column => ({ header, align: 'right' });
   const columns = [
     { header: 'NAME' }, { header: 'PAUSED' }, right('WAITING'), right('DELAYED'), right('ACTIVE'),
-    right('COMPLETED'), right('FAILED'), right('GROUPS'),
+    right('COMPLETED'), right('FAILED'), right('CANCELLED'), right('GROUPS'),
   ];
   const rows = list.map(({ name, paused, counts: c }) => [
-    name, paused ? 'yes' : 'no', ...[c.waiting, c.delayed, c.active, c.completed, c.failed, c.groups].map(String),
+    name, paused ? 'yes' : 'no', ...[c.waiting, c.delayed, c.active, c.completed, c.failed, c.cancelled, c.groups].map(String),
   ]);
   out.lines(table(columns, rows));
   return EXIT_OK;

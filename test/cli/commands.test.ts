@@ -36,9 +36,9 @@ describe('queues', () => {
     const human = await cli(['queues'], env);
     expect(human).toMatchObject({ code: 0, stderr: '' });
     const rows = rowsByFirstCell(human.stdout);
-    expect(rows.get('NAME')).toEqual(['NAME', 'PAUSED', 'WAITING', 'DELAYED', 'ACTIVE', 'COMPLETED', 'FAILED', 'GROUPS']);
-    expect(rows.get(busy)).toEqual([busy, 'yes', '2', '1', '0', '0', '0', '2']);
-    expect(rows.get(idle)).toEqual([idle, 'no', '0', '0', '0', '0', '0', '0']);
+    expect(rows.get('NAME')).toEqual(['NAME', 'PAUSED', 'WAITING', 'DELAYED', 'ACTIVE', 'COMPLETED', 'FAILED', 'CANCELLED', 'GROUPS']);
+    expect(rows.get(busy)).toEqual([busy, 'yes', '2', '1', '0', '0', '0', '0', '2']);
+    expect(rows.get(idle)).toEqual([idle, 'no', '0', '0', '0', '0', '0', '0', '0']);
 
     const machine = await cli(['queues', '--json'], env);
     expect(machine).toMatchObject({ code: 0, stderr: '' });
@@ -46,7 +46,7 @@ describe('queues', () => {
     expect(list.find((q) => q.name === busy)).toEqual({
       name: busy,
       paused: true,
-      counts: { waiting: 2, delayed: 1, active: 0, completed: 0, failed: 0, groups: 2 },
+      counts: { waiting: 2, delayed: 1, active: 0, completed: 0, failed: 0, cancelled: 0, groups: 2 },
     });
   });
 });
