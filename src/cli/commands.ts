@@ -1,5 +1,5 @@
 // The one-shot commands: list queues and jobs, show a job, enqueue, retry, remove, promote,
-// pause and resume. Each makes its calls through GroupqClient and prints a table or a line for
+// cancel, pause and resume. Each makes its calls through GroupqClient and prints a table or a line for
 // people, or one JSON document with --json. The monitor lives in monitor.ts.
 import type { GroupqClient, Job } from '../client';
 import { type FlagValues, intFlag, jsonFlag } from './args';
@@ -156,6 +156,11 @@ async function promote({ client, out, args }: CommandContext): Promise<number> {
   return EXIT_OK;
 }
 
+const cancel: CommandRun = (ctx) => {
+  const queue = ctx.client.queue(ctx.args[0]!);
+  return eachId(ctx, (id) => queue.cancel(id), (id) => `cancelled ${id}`);
+};
+
 function pauseOrResume(pause: boolean): CommandRun {
   return async ({ client, out, args, flags }) => {
     const queue = client.queue(args[0]!);
@@ -181,6 +186,7 @@ export const RUNS: Record<string, CommandRun> = {
   retry,
   remove,
   promote,
+  cancel,
   pause: pauseOrResume(true),
   resume: pauseOrResume(false),
 };

@@ -1,5 +1,5 @@
 // The errors a receiver uses: the two a job function throws to steer groupq's retries, the one
-// verifyDelivery throws for a delivery it refuses, and the one that says the lease is gone.
+// verifyDelivery throws for a delivery it refuses, and the ones that say the lease is gone.
 
 /** Thrown by a job function: fail the job now, without further attempts. */
 export class NonRetryableError extends Error {
@@ -46,4 +46,12 @@ export class DeliveryVerificationError extends Error {
  */
 export class LeaseLostError extends Error {
   override name = 'LeaseLostError';
+}
+
+/**
+ * The lease is gone because the job was cancelled (groupq answered JOB_CANCELLED): stop the
+ * work, nothing of it will be recorded. A LeaseLostError, so code that handles that handles this.
+ */
+export class JobCancelledError extends LeaseLostError {
+  override name = 'JobCancelledError';
 }

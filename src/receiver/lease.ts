@@ -1,14 +1,18 @@
 // Holds one delivery's lease on the receiver's side: the job function's context (signal,
 // progress, heartbeat), heartbeats in the background once the job runs asynchronously (at a third
 // of the lease that remains, rescheduled from each answer), and the final complete or fail. A
-// callback answered 409 means the lease is gone: the signal aborts and nothing more is sent.
+// callback answered 409 means the lease is gone (lost, or the job cancelled): the signal aborts
+// and nothing more is sent.
 import { type Delivery, LEASE_GRACE_MS } from '../core/delivery-body';
 import { CallbackError, DAY_MS, type FailBody, type LeaseCalls } from './callbacks';
 import { LeaseLostError } from './errors';
 
 /** What a job function gets besides the job. */
 export interface JobContext {
-  /** Aborts (reason: LeaseLostError) when the lease is lost: the result would not be recorded. */
+  /**
+   * Aborts when the lease is lost (reason: LeaseLostError) or the job cancelled (JobCancelledError,
+   * learned at the next heartbeat): the result would not be recorded.
+   */
   signal: AbortSignal;
   /** 1-based number of this attempt. */
   attempt: number;
