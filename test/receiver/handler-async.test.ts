@@ -2,11 +2,12 @@
 // `async: true`, or when the function would outlive the dispatcher's wait; then heartbeats keep
 // the lease (past its first end, with the cron sweeping expired leases meanwhile), progress shows
 // on the job, and the complete or fail callback ends it. A lease lost (the queue deleted under
-// the job) aborts ctx.signal and nothing more is sent.
+// the job) or a job cancelled aborts ctx.signal and nothing more is sent.
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   createHandler,
   type HandlerOptions,
+  JobCancelledError,
   type JobFunction,
   LeaseLostError,
   NonRetryableError,
@@ -185,6 +186,33 @@ describe('createHandler, asynchronous jobs', () => {
     expect(errors).toEqual([]);
     const gone = await env.worker.api(`/v1/queues/${queue}/jobs/${id}`);
     expect(gone.status).toBe(404);
+  });
+
+  it('a cancelled job aborts ctx.signal with JobCancelledError at the next heartbeat; nothing more is sent', async () => {
+    let reason: unknown;
+    const { queue, server, calls, errors, settled } = await queueRunning(
+      async (_job, ctx) => {
+        await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve));
+        reason = ctx.signal.reason;
+        return 'finished anyway';
+      },
+      { timeoutMs: 1000, keepFailed: 10 },
+      { async: true },
+    );
+    const { id } = await enqueue(env.worker, queue, { group: 'g' });
+    await server.waitFor(1);
+    expect((await getJob(env.worker, queue, id)).state).toBe('active');
+    const cancelled = await env.worker.api(`/v1/queues/${queue}/jobs/${id}/cancel`, { method: 'POST' });
+    expect(cancelled.status).toBe(200);
+
+    await poll(async () => reason, { what: 'the signal to abort' });
+    await settled();
+    expect(reason).toBeInstanceOf(JobCancelledError);
+    expect(reason).toBeInstanceOf(LeaseLostError);
+    expect(calls.at(-1)).toEqual({ kind: 'heartbeat', status: 409 });
+    expect(calls.some((c) => c.kind === 'complete' || c.kind === 'fail')).toBe(false);
+    expect(errors).toEqual([]);
+    expect(await getJob(env.worker, queue, id)).toMatchObject({ state: 'cancelled', attempts: 1 });
   });
 
   it("without async, a function about to outlive the dispatcher's wait is switched to 202 and finished by callbacks", async () => {
