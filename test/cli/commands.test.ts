@@ -214,6 +214,23 @@ describe('jobs, job, retry, remove, promote', () => {
     expect(again).toMatchObject({ code: 1, stdout: '' });
     expect(again.stderr).toMatch(/^groupq: INVALID_STATE: /);
   });
+
+  test('cancel takes several ids; a finished one is INVALID_STATE and the rest still happen', async () => {
+    const queue = uniqueQueue('cli-cancel');
+    await pausedQueue(suite.worker, queue);
+    await enqueue(suite.worker, queue, { id: 'c1', group: 'g' });
+    await enqueue(suite.worker, queue, { id: 'c2', group: 'g', delayMs: 3_600_000 });
+
+    const cancelled = await cli(['cancel', queue, 'c1', 'c2'], env);
+    expect(cancelled).toEqual({ code: 0, stdout: 'cancelled c1\ncancelled c2\n', stderr: '' });
+    expect((await getJob(queue, 'c2')).state).toBe('cancelled');
+    const listed = await cli(['jobs', queue, '--state', 'cancelled', '--json'], env);
+    expect(json<{ jobs: { id: string }[] }>(listed).jobs.map((j) => j.id).sort()).toEqual(['c1', 'c2']);
+
+    const again = await cli(['cancel', queue, 'c1', '--json'], env);
+    expect(again).toMatchObject({ code: 1, stdout: '[]\n' });
+    expect(JSON.parse(again.stderr)).toMatchObject({ error: { code: 'INVALID_STATE' }, id: 'c1' });
+  });
 });
 
 describe('pause and resume', () => {
