@@ -32,13 +32,12 @@ Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND,
 -- @include history
 -- @include finish
 -- @include lease
+-- @include view
 
 local K = { jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5] }
 local id, now = ARGV[1], tonumber(ARGV[3])
-local M = openMeta(KEYS[1], { groupField(ARGV[2]) })
-if not M.cfg then return { QUEUE_NOT_FOUND } end
-local raw = redis.call('HGET', K.jobs, id)
-if not raw then return { JOB_NOT_FOUND } end
+local M, raw, err = loadJob(KEYS[1], K.jobs, id, { groupField(ARGV[2]) })
+if err then return err end
 local state, data = decodeJob(raw)
 if state.g ~= ARGV[2] then return { JOB_CHANGED_GROUP, state.g } end
 if state.st and state.st ~= 'delayed' then return { INVALID_STATE, state.st } end
