@@ -73,18 +73,23 @@ describe('attempt history', () => {
     ]);
   });
 
-  it('keeps the last 10 attempts, and the start of each error', async () => {
+  it('keeps the last 10 attempts, and the first 500 bytes of each error, whole characters only', async () => {
     const { engine, q } = await setupQueue({ maxAttempts: 12, backoff: now });
     await engine.enqueue(q, { id: 'j', group: 'g' });
     for (let i = 1; i <= 12; i++) {
       const job = await reserveOne(engine, q);
-      await engine.fail(q, { id: 'j', lease: job.lease.token, error: `attempt ${i} `.padEnd(1000, 'x') });
+      // 'é' is two bytes in UTF-8: the cut at 500 bytes must not split one.
+      await engine.fail(q, { id: 'j', lease: job.lease.token, error: `attempt ${i} `.padEnd(1000, i % 2 ? 'x' : 'é') });
     }
     const job = await engine.getJob(q, 'j');
     expect(job).toMatchObject({ state: 'failed', attempts: 12 });
     expect(job.error).toHaveLength(1000);
     expect(job.history!.map((a) => a.attempt)).toEqual([3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
-    expect(job.history!.every((a) => a.error!.length === 500)).toBe(true);
+    for (const { error } of job.history!) {
+      expect(error).toMatch(/^attempt \d+ (x+|é+)$/);
+      expect(Buffer.byteLength(error!)).toBeGreaterThanOrEqual(499);
+      expect(Buffer.byteLength(error!)).toBeLessThanOrEqual(500);
+    }
   });
 
   it('listings and group views leave it out', async () => {
