@@ -207,8 +207,9 @@ describe('deleteQueue', () => {
     await engine.settle(q, outcomes.slice(0, 25), 5); // 5 retries held, 5 more leased
     await engine.pauseGroup(q, 'g449');
     await engine.putRepeat(q, 'nightly', { group: 'cron', data: null, every: 60_000 });
+    await engine.cancelJob(q, leased[29]!.id); // a kept cancelled job, and a revoked lease
     const counts = (await engine.getQueue(q)).counts;
-    expect(counts).toMatchObject({ delayed: 20, completed: 10, failed: 10 });
+    expect(counts).toMatchObject({ delayed: 20, completed: 10, failed: 10, cancelled: 1 });
     expect(counts.active).toBeGreaterThan(0);
     expect((await keysOf(q)).length).toBeGreaterThan(400);
 
