@@ -1,6 +1,6 @@
 // The one-shot commands: list queues and jobs, show a job, enqueue, retry, remove, promote,
-// cancel, pause and resume. Each makes its calls through GroupqClient and prints a table or a line for
-// people, or one JSON document with --json. The monitor lives in monitor.ts.
+// cancel, pause and resume. Each makes its calls through GroupqClient and prints a table or a
+// line for people, or one JSON document with --json. The monitor lives in monitor.ts.
 import type { GroupqClient, Job } from '../client';
 import { type FlagValues, intFlag, jsonFlag } from './args';
 import { EXIT_API_ERROR, EXIT_OK, type Output, UsageError } from './output';

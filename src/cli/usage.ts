@@ -123,7 +123,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     args: '<queue> <id...>',
     min: 2,
     max: Infinity,
-    summary: 'end jobs that have not finished (an active one stops counting at once)',
+    summary: "cancel jobs that have not finished (an active one's lease is revoked)",
     flags: {},
     examples: ['groupq cancel orders job-1 job-2'],
   },
