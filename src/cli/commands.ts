@@ -1,5 +1,5 @@
 // The one-shot commands: list queues and jobs, show a job, enqueue, retry, remove, promote,
-// retry every failed job, clean finished jobs, pause and resume. Each makes its calls through
+// retry every failed job, clean finished jobs, cancel, pause and resume. Each makes its calls through
 // GroupqClient and prints a table or a line for people, or one JSON document with --json. The
 // monitor lives in monitor.ts.
 import type { CleanOptions, GroupqClient, Job } from '../client';
@@ -34,10 +34,10 @@ async function queues({ client, out }: CommandContext): Promise<number> {
   const right = (header: string): Column => ({ header, align: 'right' });
   const columns = [
     { header: 'NAME' }, { header: 'PAUSED' }, right('WAITING'), right('DELAYED'), right('ACTIVE'),
-    right('COMPLETED'), right('FAILED'), right('GROUPS'),
+    right('COMPLETED'), right('FAILED'), right('CANCELLED'), right('GROUPS'),
   ];
   const rows = list.map(({ name, paused, counts: c }) => [
-    name, paused ? 'yes' : 'no', ...[c.waiting, c.delayed, c.active, c.completed, c.failed, c.groups].map(String),
+    name, paused ? 'yes' : 'no', ...[c.waiting, c.delayed, c.active, c.completed, c.failed, c.cancelled, c.groups].map(String),
   ]);
   out.lines(table(columns, rows));
   return EXIT_OK;
@@ -176,6 +176,11 @@ async function promote({ client, out, args }: CommandContext): Promise<number> {
   return EXIT_OK;
 }
 
+const cancel: CommandRun = (ctx) => {
+  const queue = ctx.client.queue(ctx.args[0]!);
+  return eachId(ctx, (id) => queue.cancel(id), (id) => `cancelled ${id}`);
+};
+
 function pauseOrResume(pause: boolean): CommandRun {
   return async ({ client, out, args, flags }) => {
     const queue = client.queue(args[0]!);
@@ -203,6 +208,7 @@ export const RUNS: Record<string, CommandRun> = {
   'retry-all': retryAll,
   clean,
   promote,
+  cancel,
   pause: pauseOrResume(true),
   resume: pauseOrResume(false),
 };

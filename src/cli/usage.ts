@@ -139,6 +139,15 @@ export const COMMANDS: readonly CommandSpec[] = [
     examples: ['groupq promote orders job-1'],
   },
   {
+    name: 'cancel',
+    args: '<queue> <id...>',
+    min: 2,
+    max: Infinity,
+    summary: "cancel jobs that have not finished (an active one's lease is revoked)",
+    flags: {},
+    examples: ['groupq cancel orders job-1 job-2'],
+  },
+  {
     name: 'pause',
     args: '<queue>',
     min: 1,

@@ -165,6 +165,14 @@ export class QueueClient<T = unknown> {
     return this.request({ method: 'POST', path: `${this.base}/jobs/${segment(id)}/promote`, idempotent: false });
   }
 
+  /**
+   * Ends a waiting, delayed or active job as `cancelled`; an active job's lease is revoked (its
+   * endpoint's callbacks get 409 JOB_CANCELLED). A finished job is 409 INVALID_STATE.
+   */
+  cancel(id: string): Promise<{ id: string; state: 'cancelled' }> {
+    return this.request({ method: 'POST', path: `${this.base}/jobs/${segment(id)}/cancel`, idempotent: false });
+  }
+
   /** Changes a waiting or delayed job's data, or delays it by `delayMs` from now. */
   updateJob(id: string, patch: JobPatch<T>): Promise<Job<T>> {
     return this.request({ method: 'PATCH', path: `${this.base}/jobs/${segment(id)}`, body: patch, idempotent: false });

@@ -13,6 +13,7 @@ export interface QueueCounts {
   active: number;
   completed: number;
   failed: number;
+  cancelled: number;
   /** Groups holding a waiting or active job. */
   groups: number;
 }

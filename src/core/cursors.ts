@@ -6,7 +6,7 @@
 import { QueueError } from './errors';
 
 /** What is listed: waiting jobs (of a group: `group`), jobs in another state, or groups. */
-export type Listing = 'waiting' | 'group' | 'delayed' | 'active' | 'completed' | 'failed' | 'groups';
+export type Listing = 'waiting' | 'group' | 'delayed' | 'active' | 'completed' | 'failed' | 'cancelled' | 'groups';
 
 /** Listings that walk a hash with HSCAN; the others page through a sorted set. */
 const HASH_LISTINGS: ReadonlySet<Listing> = new Set(['waiting', 'groups']);

@@ -121,12 +121,13 @@ export async function deliver(job: LeasedJob, endpoint: string, options: Deliver
     const { bytes, truncated } = await readBody(response, MAX_RESULT_BYTES);
     const text = new TextDecoder().decode(bytes);
     if (response.status >= 200 && response.status < 300) {
-      return { kind: 'complete', ...lease, ...resultOf(text, truncated, response.headers.get('content-type')) };
+      return { kind: 'complete', ...lease, status: response.status, ...resultOf(text, truncated, response.headers.get('content-type')) };
     }
     const detail = text.slice(0, ERROR_BODY_CHARS).trim();
     return {
       kind: 'fail',
       ...lease,
+      status: response.status,
       error: `HTTP ${response.status}${detail === '' ? '' : `: ${detail}`}`,
       retry: response.headers.get('groupq-retry')?.trim().toLowerCase() !== 'false',
       retryAfterMs: retryAfterMs(response.headers.get('retry-after'), options.now()),

@@ -78,6 +78,7 @@ export function createEngine({ redis, now = Date.now, keyLocking = true, ...opti
     updateJob: bind(ctx, jobOps.updateJob),
     retryJobs: bind(ctx, bulk.retryJobs),
     cleanJobs: bind(ctx, bulk.cleanJobs),
+    cancelJob: bind(ctx, jobOps.cancelJob),
   };
 }
 

@@ -15,6 +15,8 @@ export const ERROR_STATUS = {
   METHOD_NOT_ALLOWED: 405,
   INVALID_STATE: 409,
   LEASE_LOST: 409,
+  /** A lease callback of a job that was cancelled under it. */
+  JOB_CANCELLED: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   INTERNAL: 500,
@@ -57,6 +59,7 @@ export const LuaStatus = {
   TOO_MANY_REPEATS: -9,
   /** {status, group}: the job named by id is in another group than the caller read (job-ops.ts retries). */
   JOB_CHANGED_GROUP: -10,
+  JOB_CANCELLED: -11,
 } as const;
 
 export type LuaStatusName = keyof typeof LuaStatus;
@@ -73,6 +76,7 @@ const LUA_ERRORS: Record<LuaStatusName, [ErrorCode, string]> = {
   QUEUE_DELETING: ['INVALID_STATE', 'the queue is being deleted'],
   TOO_MANY_REPEATS: ['VALIDATION_FAILED', 'the queue holds the most repeatable jobs it may'],
   JOB_CHANGED_GROUP: ['INTERNAL', 'job changed group'],
+  JOB_CANCELLED: ['JOB_CANCELLED', 'the job was cancelled: this lease is no longer held'],
 };
 
 const NAME_OF = new Map(Object.entries(LuaStatus).map(([name, status]) => [status as number, name as LuaStatusName]));

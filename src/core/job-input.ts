@@ -57,14 +57,14 @@ export const jobPatchSchema = z
   .strict()
   .refine((p) => p.data !== undefined || p.delayMs !== undefined, 'give data and/or delayMs');
 
-export const JOB_STATES = ['waiting', 'delayed', 'active', 'completed', 'failed'] as const;
+export const JOB_STATES = ['waiting', 'delayed', 'active', 'completed', 'failed', 'cancelled'] as const;
 export type JobState = (typeof JOB_STATES)[number];
 
 /** An opaque cursor (cursors.ts): a page's position by key, the last member can be long. */
 const cursorSchema = z.string().max(4096);
 
 /** Finished states whose jobs `DELETE /jobs?state=` deletes in bulk. */
-export const CLEANABLE_STATES = ['completed', 'failed'] as const;
+export const CLEANABLE_STATES = ['completed', 'failed', 'cancelled'] as const;
 /** States whose jobs `POST /jobs/retry` sends back to waiting in bulk. */
 export const RETRYABLE_STATES = ['failed'] as const;
 

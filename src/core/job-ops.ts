@@ -1,4 +1,5 @@
-// Operations on one job by hand: remove, retry a failed one, promote a delayed one, update.
+// Operations on one job by hand: remove, retry a failed one, promote a delayed one, update,
+// cancel one that has not finished.
 import { scripts } from '../lua/scripts.generated';
 import { type EngineContext, parse, parseParam } from './context';
 import { noteDue } from './due-index';
@@ -45,6 +46,16 @@ export async function promoteJob(ctx: EngineContext, queue: string, id: string):
   const { view, dueAt } = await onJob(ctx, queue, id, (group) => callScript(ctx, scripts.promoteJob, { queue, group }, [id, group, ctx.now()]));
   await noteDue(ctx, queue, dueAt);
   return toJob(queue, view);
+}
+
+/**
+ * Ends a waiting, delayed or active job as `cancelled` (finished: INVALID_STATE). An active
+ * job's lease is revoked: its callbacks get JOB_CANCELLED, and its group's next job is ready.
+ */
+export async function cancelJob(ctx: EngineContext, queue: string, id: string): Promise<{ id: string; state: 'cancelled' }> {
+  const { dueAt } = await onJob(ctx, queue, id, (group) => callScript(ctx, scripts.cancelJob, { queue, group }, [id, group, ctx.now()]));
+  await noteDue(ctx, queue, dueAt);
+  return { id, state: 'cancelled' };
 }
 
 /** Changes a waiting or delayed job's data and/or delay (delayMs counts from now). */

@@ -14,7 +14,7 @@ export interface JobRecord {
   ma?: number;
   bo?: unknown;
   to?: number;
-  st?: 'delayed' | 'completed' | 'failed';
+  st?: 'delayed' | 'completed' | 'failed' | 'cancelled';
   ra?: number;
   sa?: number;
   f?: number;
@@ -22,6 +22,34 @@ export interface JobRecord {
   rt?: boolean;
   e?: string;
   p?: string;
+  /** The record holds an attempt history (history.lua); GET of the job shows it. */
+  h?: number;
+}
+
+/** How one attempt ended; `expired`: its lease ran out without an answer. */
+export type AttemptOutcome = 'completed' | 'failed' | 'expired' | 'cancelled';
+
+export interface Attempt {
+  /** 1-based, counted as `attempts` is (a retry by hand starts again at 1). */
+  attempt: number;
+  startedAt: number;
+  finishedAt: number;
+  outcome: AttemptOutcome;
+  /** The endpoint's HTTP status, when it answered the delivery (not a 202). */
+  status?: number;
+  error?: string;
+}
+
+/** history.lua's entries: [attempt, startedAt, finishedAt, outcome letter, status (0: none), error?]. */
+type StoredAttempt = [number, number, number, 'c' | 'f' | 'e' | 'x', number, string?];
+
+const OUTCOMES = { c: 'completed', f: 'failed', e: 'expired', x: 'cancelled' } as const;
+
+function toAttempt([attempt, startedAt, finishedAt, outcome, status, error]: StoredAttempt): Attempt {
+  const entry: Attempt = { attempt, startedAt, finishedAt, outcome: OUTCOMES[outcome] };
+  if (status > 0) entry.status = status;
+  if (error !== undefined) entry.error = error;
+  return entry;
 }
 
 export interface Job<T = unknown> {
@@ -42,6 +70,8 @@ export interface Job<T = unknown> {
   resultTruncated?: boolean;
   error?: string;
   progress?: unknown;
+  /** The last 10 attempts, oldest first: in GET of one job only, never in listings. */
+  history?: Attempt[];
 }
 
 /** The state fields of a raw job record, `<state JSON>\n<data JSON>` (src/lua/includes/job.lua). */
@@ -49,8 +79,8 @@ export function recordOf(raw: string): JobRecord {
   return JSON.parse(raw.slice(0, raw.indexOf('\n'))) as JobRecord;
 }
 
-/** {id, state JSON, data, state, startedAt, expiresAt, maxAttempts} from view.lua. */
-export function toJob(queue: string, [id, stateJson, data, state, startedAt, expiresAt, maxAttempts]: JobView): Job {
+/** {id, state JSON, data, state, startedAt, expiresAt, maxAttempts, history JSON?} from view.lua. */
+export function toJob(queue: string, [id, stateJson, data, state, startedAt, expiresAt, maxAttempts, history]: JobView): Job {
   const record = JSON.parse(stateJson) as JobRecord;
   const made = record.a ?? 0;
   const job: Job = {
@@ -74,5 +104,6 @@ export function toJob(queue: string, [id, stateJson, data, state, startedAt, exp
   if (record.rt) job.resultTruncated = true;
   if (record.e !== undefined) job.error = record.e;
   if (record.p !== undefined) job.progress = JSON.parse(record.p);
+  if (history !== undefined) job.history = (JSON.parse(history) as StoredAttempt[]).map(toAttempt);
   return job;
 }

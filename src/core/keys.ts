@@ -25,6 +25,9 @@ export interface QueueKeys {
   delayed: string;
   completed: string;
   failed: string;
+  cancelled: string;
+  /** Leases a cancel ended, remembered for a while so that their callbacks hear JOB_CANCELLED. */
+  revoked: string;
   pausedGroups: string;
   repeats: string;
   repeatDue: string;
@@ -43,6 +46,8 @@ export function queueKeys(queue: string): QueueKeys {
     delayed: `${prefix}delayed`,
     completed: `${prefix}completed`,
     failed: `${prefix}failed`,
+    cancelled: `${prefix}cancelled`,
+    revoked: `${prefix}revoked`,
     pausedGroups: `${prefix}paused-groups`,
     repeats: `${prefix}repeats`,
     repeatDue: `${prefix}repeat-due`,
@@ -74,6 +79,8 @@ export const KEY_CATALOGUE: readonly KeyDescription[] = [
   { key: 'gq:{q}:delayed', type: 'zset', holds: 'delayed jobs by runAt; member = id + space + group' },
   { key: 'gq:{q}:completed', type: 'zset', holds: 'kept completed job ids by finishedAt' },
   { key: 'gq:{q}:failed', type: 'zset', holds: 'kept failed job ids by finishedAt' },
+  { key: 'gq:{q}:cancelled', type: 'zset', holds: 'kept cancelled job ids by finishedAt' },
+  { key: 'gq:{q}:revoked', type: 'zset', holds: "leases a cancel ended (`<id> <token>`), by when they are forgotten (an hour past the lease's end, at most 1,000)" },
   { key: 'gq:{q}:paused-groups', type: 'set', holds: 'paused group names' },
   { key: 'gq:{q}:repeats', type: 'hash', holds: 'repeat key -> repeat spec JSON' },
   { key: 'gq:{q}:repeat-due', type: 'zset', holds: 'repeat keys by next run' },

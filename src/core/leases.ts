@@ -50,14 +50,15 @@ export interface LeasePlace {
   solo?: boolean;
 }
 
-export type Outcome = { place?: LeasePlace } & (
+/** `status`: the endpoint's HTTP answer when the outcome is one (a delivery's), for the job's history. */
+export type Outcome = { place?: LeasePlace; status?: number } & (
   | { kind: 'complete'; id: string; lease: string; result?: unknown; resultTruncated?: boolean }
   | { kind: 'fail'; id: string; lease: string; error: string; retry?: boolean; retryAfterMs?: number }
 );
 
 export interface Settled {
-  /** Per outcome: the job's new state, or LEASE_LOST (nothing changed for it). */
-  results: { id: string; state: 'completed' | 'waiting' | 'failed' | 'LEASE_LOST' }[];
+  /** Per outcome: the job's new state, or LEASE_LOST / JOB_CANCELLED (nothing changed for it). */
+  results: { id: string; state: 'completed' | 'waiting' | 'failed' | 'LEASE_LOST' | 'JOB_CANCELLED' }[];
   config: StoredConfig;
   jobs: LeasedJob[];
 }
@@ -107,13 +108,14 @@ async function readPlace(ctx: EngineContext, queue: string, id: string): Promise
 function outcomeArgs(outcome: Outcome, { group, seq, solo }: LeasePlace): (string | number)[] {
   const hint = solo === undefined ? '?' : solo ? 's' : 'm';
   const lease = [outcome.id, outcome.lease, group, seq, hint];
+  const status = outcome.status ?? 0;
   if (outcome.kind === 'complete') {
     const result = outcome.result === undefined ? '' : JSON.stringify(outcome.result);
-    return ['complete', ...lease, result, outcome.resultTruncated ? '1' : '0', -1];
+    return ['complete', ...lease, result, outcome.resultTruncated ? '1' : '0', -1, status];
   }
   const retryAfterMs = outcome.retryAfterMs === undefined ? -1 : Math.min(Math.max(0, Math.floor(outcome.retryAfterMs)), DAY_MS);
   const error = outcome.error.slice(0, MAX_ERROR_LENGTH);
-  return ['fail', ...lease, error, outcome.retry === false ? '0' : '1', retryAfterMs];
+  return ['fail', ...lease, error, outcome.retry === false ? '0' : '1', retryAfterMs, status];
 }
 
 async function runSettle(ctx: EngineContext, queue: string, outcomes: Outcome[], reserve: number, onlyIfLive: boolean): Promise<Settled> {
@@ -150,7 +152,7 @@ async function endLease(ctx: EngineContext, queue: string, outcome: Outcome, res
     throw error instanceof QueueError && error.code === 'QUEUE_NOT_FOUND' ? new ScriptRefusal('LEASE_LOST') : error;
   });
   const state = settled.results[0]!.state;
-  if (state === 'LEASE_LOST') throw new ScriptRefusal('LEASE_LOST');
+  if (state === 'LEASE_LOST' || state === 'JOB_CANCELLED') throw new ScriptRefusal(state);
   return { state, next: settled.jobs, endpoint: settled.config.endpoint };
 }
 

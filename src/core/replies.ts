@@ -37,8 +37,8 @@ const groupState = z.enum(['ready', 'active', 'held', 'paused'] satisfies GroupS
 /** Where the next page of a listing starts, [] for none (cursors.ts). */
 const position = z.array(z.union([text, int]));
 
-/** view.lua's jobView: {id, state JSON, data, state, startedAt, expiresAt, maxAttempts}. */
-const jobView = z.tuple([text, text, text, jobState, int, int, int]);
+/** view.lua's jobView: {id, state JSON, data, state, startedAt, expiresAt, maxAttempts, history JSON?}. */
+const jobView = z.tuple([text, text, text, jobState, int, int, int, text.optional()]);
 export type JobView = z.output<typeof jobView>;
 
 /** reserve.lua's leased job: {id, state JSON, data, lease deadline, hint 's' | 'm', lease token}. */
@@ -70,6 +70,7 @@ interface ByMode {
 const byMode = <Modes extends Record<string, Reply>>(modes: Modes) => ({ byMode: modes });
 
 export const replies = {
+  'cancel-job': reply(z.tuple([ok, int]), ([, dueAt]) => ({ dueAt: instant(dueAt) })),
   'clean-jobs': reply(z.tuple([ok, int, int]), ([, deleted, left]) => ({ deleted, left })),
   /** null: the repeat changed since the tick read it, nothing was committed. */
   'commit-repeat': reply(z.union([z.tuple([z.literal(0)]), z.tuple([ok, text, jobState, bit, int])]), (checked) =>
@@ -119,11 +120,11 @@ export const replies = {
   'put-repeat': reply(z.tuple([ok, int, int]), ([, nextRunAt, dueAt]) => ({ nextRunAt: instant(nextRunAt), dueAt: instant(dueAt) })),
   'queue-config': reply(z.tuple([ok, text]), ([, config]) => storedConfig(config)),
   'queue-info': reply(
-    z.tuple([ok, text, bit, int, int, int, int, int, int]),
-    ([, config, paused, waiting, delayed, active, completed, failed, groups]) => ({
+    z.tuple([ok, text, bit, int, int, int, int, int, int, int]),
+    ([, config, paused, waiting, delayed, active, completed, failed, groups, cancelled]) => ({
       config: storedConfig(config),
       paused: paused === 1,
-      counts: { waiting, delayed, active, completed, failed, groups },
+      counts: { waiting, delayed, active, completed, failed, cancelled, groups },
     }),
   ),
   'queue-timer': reply(z.tuple([ok, int]), ([, timer]) => instant(timer)),

@@ -87,6 +87,8 @@ const QUEUE_KEY_FIELDS: Record<string, keyof QueueKeys> = {
   delayed: 'delayed',
   completed: 'completed',
   failed: 'failed',
+  cancelled: 'cancelled',
+  revoked: 'revoked',
   'paused-groups': 'pausedGroups',
   repeats: 'repeats',
   'repeat-due': 'repeatDue',

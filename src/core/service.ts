@@ -2,7 +2,8 @@
 // together with the work that must follow it, so that no route can forget delivery.
 // - A write that leases ready jobs in its own script call (enqueue, complete, fail) claims their
 //   push slots first and hands what it leased to a drain after the response.
-// - A write that makes jobs ready (resume a queue or group, retry, promote) starts a drain.
+// - A write that makes jobs ready (resume a queue or group, retry, promote, cancel: the group's
+//   next job) starts a drain.
 // - A write that adds a timer this isolate has not seen (a delayed job, a retry's backoff, a
 //   repeat's next run) lowers the queue's DueTimes, so the follow-up ticks when it is due.
 // Work after the response goes through `waitUntil`, the one thing core takes of the runtime.
@@ -133,6 +134,7 @@ export function createService({ dispatcher, due, waitUntil }: ServiceDeps) {
     resumeGroup: (queue: string, group: string) => thenDrain(queue, engine.resumeGroup(queue, group)),
     retryJob: (queue: string, id: string) => thenDrain(queue, engine.retryJob(queue, id)),
     promoteJob: (queue: string, id: string) => thenDrain(queue, engine.promoteJob(queue, id)),
+    cancelJob: (queue: string, id: string) => thenDrain(queue, engine.cancelJob(queue, id)),
 
     /** Every failed job back to waiting, as far as the budget goes; the retried jobs are delivered now. */
     async retryJobs(queue: string, input: unknown): Promise<BulkResult> {

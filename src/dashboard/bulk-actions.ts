@@ -8,7 +8,7 @@ import { h } from './dom';
 import { formatCount } from './format';
 
 /** The tabs with bulk actions; cleaning one more finished state is one more entry. */
-const CLEANABLE: readonly CleanOptions['state'][] = ['completed', 'failed'];
+const CLEANABLE: readonly CleanOptions['state'][] = ['completed', 'failed', 'cancelled'];
 
 /** "1,000 failed jobs", "1 completed job". */
 const jobs = (n: number, state: string) => `${formatCount(n)} ${state} job${n === 1 ? '' : 's'}`;

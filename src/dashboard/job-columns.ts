@@ -57,6 +57,7 @@ const COLUMNS: Record<JobState, Column[]> = {
     finished,
   ],
   failed: [job, group, attempts, data, { label: 'Error', cell: (j) => h('span', { class: 'error-text' }, j.error ?? '—') }, finished],
+  cancelled: [job, group, attempts, data, finished],
 };
 
 export function columnsOf(state: JobState): Column[] {

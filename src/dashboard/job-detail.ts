@@ -114,6 +114,18 @@ export class JobView {
       h('button', { type: 'button', 'data-action': kind, 'data-focus-key': kind, onclick: (e: Event) => void act(this.ctx, e.currentTarget as HTMLButtonElement, work) }, label);
     if (job.state === 'failed') buttons.push(button('retry', 'Retry', async () => (await queue.retryJob(job.id), `Job ${job.id} queued to run again.`)));
     if (job.state === 'delayed') buttons.push(button('promote', 'Promote', async () => (await queue.promoteJob(job.id), `Job ${job.id} promoted.`)));
+    if (job.state === 'waiting' || job.state === 'delayed' || job.state === 'active') {
+      buttons.push(
+        this.confirmer.control({
+          key: 'cancel',
+          action: 'cancel',
+          label: 'Cancel job',
+          question: `Cancel job ${job.id}? It will not run${job.state === 'active' ? ' again; its endpoint is told at its next heartbeat' : ''}.`,
+          confirmLabel: 'Confirm cancel',
+          run: (b) => act(this.ctx, b, async () => (await queue.cancel(job.id), `Job ${job.id} cancelled.`)),
+        }),
+      );
+    }
     if (job.state !== 'active') {
       buttons.push(
         this.confirmer.control({

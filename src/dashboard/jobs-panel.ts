@@ -1,4 +1,4 @@
-// A queue's jobs by state: tabs for waiting/delayed/active/completed/failed (the WAI-ARIA tabs
+// A queue's jobs by state: tabs for waiting/delayed/active/completed/failed/cancelled (the WAI-ARIA tabs
 // pattern: arrow keys move between tabs), a table of one page of jobs with the columns that
 // matter for the state (job-columns.ts) and the actions each state allows, bulk actions on the
 // finished states, and "Load more" following the API's cursor. A group filter (the search form)
@@ -17,9 +17,12 @@ const STATES: { state: JobState; label: string }[] = [
   { state: 'active', label: 'Active' },
   { state: 'completed', label: 'Completed' },
   { state: 'failed', label: 'Failed' },
+  { state: 'cancelled', label: 'Cancelled' },
 ];
 
 const PAGE = 25;
+/** States a job can be cancelled in. */
+const UNFINISHED = new Set<JobState>(['waiting', 'delayed', 'active']);
 /** The API's largest page: a refresh re-reads at most this many jobs. */
 const MAX_PAGE = 1000;
 
@@ -152,7 +155,7 @@ export class JobsPanel {
       return;
     }
     const columns = columnsOf(this.state);
-    const hasActions = this.state !== 'active';
+    const hasActions = true;
     render(
       this.body,
       bulk,
@@ -189,6 +192,21 @@ export class JobsPanel {
       }, label);
     if (job.state === 'failed') buttons.push(button('retry', 'Retry', async () => (await queue.retryJob(job.id), `Job ${job.id} queued to run again.`)));
     if (job.state === 'delayed') buttons.push(button('promote', 'Promote', async () => (await queue.promoteJob(job.id), `Job ${job.id} promoted: it waits in its group now.`)));
+    if (UNFINISHED.has(job.state)) {
+      buttons.push(
+        this.confirmer.control({
+          key: `cancel:${job.id}`,
+          action: 'cancel',
+          label: 'Cancel',
+          ariaLabel: `Cancel job ${job.id}`,
+          question: `Cancel job ${job.id}? It will not run${job.state === 'active' ? ' again; its endpoint is told at its next heartbeat' : ''}.`,
+          confirmLabel: 'Confirm cancel',
+          small: true,
+          run: (b) => act(this.ctx, b, async () => (await queue.cancel(job.id), `Job ${job.id} cancelled.`)),
+        }),
+      );
+    }
+    if (job.state === 'active') return buttons; // an active job is cancelled, not removed
     buttons.push(
       this.confirmer.control({
         key: `remove:${job.id}`,

@@ -13,10 +13,11 @@ const COUNT_LABELS: [keyof QueueCounts, string][] = [
   ['active', 'Active'],
   ['completed', 'Completed'],
   ['failed', 'Failed'],
+  ['cancelled', 'Cancelled'],
   ['groups', 'Groups'],
 ];
 
-/** The six counts as a description list (label, number), shared with the queue's own view. */
+/** The seven counts as a description list (label, number), shared with the queue's own view. */
 export function countsList(counts: QueueCounts): HTMLElement {
   return h(
     'dl',

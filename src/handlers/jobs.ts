@@ -1,5 +1,5 @@
 // Admin routes for jobs: read one (waiting for it to finish if asked), list by state, remove,
-// retry, promote, update; and in bulk, retry every failed job and delete every job of a finished
+// retry, promote, cancel, update; and in bulk, retry every failed job and delete every job of a finished
 // state.
 import { Hono } from 'hono';
 import { adminAuth } from './auth';
@@ -30,6 +30,9 @@ export const jobRoutes = new Hono<AppEnv>()
   )
   .post('/:queue/jobs/:id/promote', adminAuth, async (c) =>
     c.json(await scopeOf(c).service.promoteJob(c.req.param('queue'), c.req.param('id'))),
+  )
+  .post('/:queue/jobs/:id/cancel', adminAuth, async (c) =>
+    c.json(await scopeOf(c).service.cancelJob(c.req.param('queue'), c.req.param('id'))),
   )
   .patch('/:queue/jobs/:id', adminAuth, async (c) => {
     const body = await readJson(c);

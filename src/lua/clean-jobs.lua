@@ -7,8 +7,9 @@ KEYS[1] meta       hash  config
 KEYS[2] jobs       hash  id -> job record
 KEYS[3] completed  zset  kept completed ids by finishedAt
 KEYS[4] failed     zset  kept failed ids by finishedAt
+KEYS[5] cancelled  zset  kept cancelled ids by finishedAt
 
-ARGV[1] state: completed | failed
+ARGV[1] state: completed | failed | cancelled
 ARGV[2] step: at most this many jobs
 
 Returns {1, jobs deleted, jobs of that state left}
@@ -17,7 +18,7 @@ Errors  {-1} QUEUE_NOT_FOUND
 -- @include errors
 
 if redis.call('HEXISTS', KEYS[1], 'config') == 0 then return { QUEUE_NOT_FOUND } end
-local zset = ({ completed = KEYS[3], failed = KEYS[4] })[ARGV[1]]
+local zset = ({ completed = KEYS[3], failed = KEYS[4], cancelled = KEYS[5] })[ARGV[1]]
 local popped = redis.call('ZPOPMIN', zset, tonumber(ARGV[2]))
 local ids = {}
 for i = 1, #popped, 2 do ids[#ids + 1] = popped[i] end

@@ -5,6 +5,7 @@ usually lies past the queue's timer; a shorter extension lowers it.
 KEYS[1] meta    hash  config and counters (meta.lua)
 KEYS[2] jobs    hash  id -> job record
 KEYS[3] active  zset  lease members by lease deadline
+KEYS[4] revoked zset  leases a cancel ended, '<id> <token>' (lease.lua)
 
 ARGV[1] now (epoch ms)
 ARGV[2] id
@@ -12,21 +13,22 @@ ARGV[3] lease token
 ARGV[4] extendMs (0: the job's timeoutMs); the lease ends at now + extendMs, at most 24 h
 
 Returns {1, expiresAt, dueAt}
-Errors  {-3} LEASE_LOST (also when the queue is gone: its leases went with it)
+Errors  {-11} JOB_CANCELLED (the job was cancelled under this lease),
+        {-3} LEASE_LOST (also when the queue is gone: its leases went with it)
 ]]
 -- @include errors
 -- @include job
 -- @include meta
 -- @include lease
 
-local K = { jobs = KEYS[2], active = KEYS[3] }
+local K = { jobs = KEYS[2], active = KEYS[3], revoked = KEYS[4] }
 local now, id, token, extendMs = tonumber(ARGV[1]), ARGV[2], ARGV[3], tonumber(ARGV[4])
 
 local M = openMeta(KEYS[1])
 if not M.cfg then return { LEASE_LOST } end
 local cfg = M.cfg
 local state, data, deadline, member = liveLease(K, M, id, token)
-if not state then return { LEASE_LOST } end
+if not state then return { lostLease(K.revoked, id, token) } end
 
 if not state.sa then
   -- First heartbeat of this lease: the deadline is still the one reserve set, so the start

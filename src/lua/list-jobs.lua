@@ -1,8 +1,8 @@
 #!lua flags=no-writes,allow-key-locking
 --[[ list-jobs: one page of a queue's jobs in one state.
 Order: waiting with a group, as they will run; waiting without a group, hash order (HSCAN);
-delayed by runAt; active by lease deadline; completed and failed newest first. Equal scores
-list by member (active: by id), as Redis orders them.
+delayed by runAt; active by lease deadline; completed, failed and cancelled newest first. Equal
+scores list by member (active: by id), as Redis orders them.
 
 KEYS[1] meta       hash  config
 KEYS[2] jobs       hash  id -> job record
@@ -10,9 +10,10 @@ KEYS[3] active     zset  lease members '<id> <token><group>' by deadline
 KEYS[4] delayed    zset  '<id> <group>' by runAt
 KEYS[5] completed  zset  kept completed ids by finishedAt
 KEYS[6] failed     zset  kept failed ids by finishedAt
-KEYS[7] group      zset  the group's jobs (only with a group)
+KEYS[7] cancelled  zset  kept cancelled ids by finishedAt
+KEYS[8] group      zset  the group's jobs (only with a group)
 
-ARGV[1] state: waiting | delayed | active | completed | failed
+ARGV[1] state: waiting | delayed | active | completed | failed | cancelled
 ARGV[2] limit (page size)
 ARGV[3] group filter for the other states ('' = all groups)
 ARGV[4...] where the page starts (none: the first page): for a sorted set the score and member
@@ -40,13 +41,14 @@ local function viewIf(id, raw)
   if view[4] == wanted and (group == '' or decodeJob(raw).g == group) then return view end
 end
 
-if wanted == 'waiting' and not KEYS[7] then
+if wanted == 'waiting' and not KEYS[8] then
   local views, next = hashPage(K.jobs, '*', limit, ARGV[4] or '0', ARGV[5] or '', ARGV[6] or '', ARGV[7], viewIf)
   return { 1, next, views }
 end
 
-local source, reverse = ({ delayed = KEYS[4], active = KEYS[3], completed = KEYS[5],
-  failed = KEYS[6], waiting = KEYS[7] })[wanted], wanted == 'completed' or wanted == 'failed'
+local source = ({ delayed = KEYS[4], active = KEYS[3], completed = KEYS[5], failed = KEYS[6],
+  cancelled = KEYS[7], waiting = KEYS[8] })[wanted]
+local reverse = wanted == 'completed' or wanted == 'failed' or wanted == 'cancelled'
 local idOfMember = ({ waiting = idOf, delayed = function(m) return (splitMember(m)) end,
   active = function(m) return (splitLease(m)) end })[wanted] or function(m) return m end
 local keyOf = wanted == 'active' and idOfMember or nil

@@ -4,24 +4,25 @@
 KEYS[1] meta    hash  config and counters: the secret lease tokens derive from
 KEYS[2] jobs    hash  id -> job record
 KEYS[3] active  zset  lease members by lease deadline
+KEYS[4] revoked zset  leases a cancel ended, '<id> <token>' (lease.lua)
 
 ARGV[1] id
 ARGV[2] lease token
 ARGV[3] progress (JSON text)
 
 Returns {1}
-Errors  {-3} LEASE_LOST
+Errors  {-11} JOB_CANCELLED (the job was cancelled under this lease), {-3} LEASE_LOST
 ]]
 -- @include errors
 -- @include job
 -- @include meta
 -- @include lease
 
-local K = { jobs = KEYS[2], active = KEYS[3] }
+local K = { jobs = KEYS[2], active = KEYS[3], revoked = KEYS[4] }
 local M = openMeta(KEYS[1])
 if not M.cfg then return { LEASE_LOST } end
 local state, data = liveLease(K, M, ARGV[1], ARGV[2])
-if not state then return { LEASE_LOST } end
+if not state then return { lostLease(K.revoked, ARGV[1], ARGV[2]) } end
 state.p = ARGV[3]
 redis.call('HSET', K.jobs, ARGV[1], encodeJob(state, data))
 return { 1 }

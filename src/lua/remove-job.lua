@@ -1,16 +1,17 @@
 #!lua flags=allow-key-locking
 --[[ remove-job: deletes a job that is not active. A waiting job leaves its group (its next job
-becomes the head); a delayed, completed or failed one leaves its zset.
+becomes the head); a delayed, completed, failed or cancelled one leaves its zset.
 
-KEYS[1] meta           hash  config and counters (meta.lua)
-KEYS[2] jobs           hash  id -> job record
-KEYS[3] ready          zset  idle group heads
-KEYS[4] active         zset  lease members (an active job cannot be removed)
-KEYS[5] held           zset  group -> release time
-KEYS[6] delayed        zset  '<id> <group>' by runAt
-KEYS[7] completed      zset  kept completed ids
-KEYS[8] failed         zset  kept failed ids
-KEYS[9] group          zset  the job's group (the caller read it with job-group)
+KEYS[1]  meta           hash  config and counters (meta.lua)
+KEYS[2]  jobs           hash  id -> job record
+KEYS[3]  ready          zset  idle group heads
+KEYS[4]  active         zset  lease members (an active job cannot be removed)
+KEYS[5]  held           zset  group -> release time
+KEYS[6]  delayed        zset  '<id> <group>' by runAt
+KEYS[7]  completed      zset  kept completed ids
+KEYS[8]  failed         zset  kept failed ids
+KEYS[9]  cancelled      zset  kept cancelled ids
+KEYS[10] group          zset  the job's group (the caller read it with job-group)
 
 ARGV[1] id
 ARGV[2] the job's group
@@ -37,12 +38,12 @@ if state.g ~= ARGV[2] then return { JOB_CHANGED_GROUP, state.g } end
 if state.st == 'delayed' then
   redis.call('ZREM', KEYS[6], delayedMember(id, state.g))
 elseif state.st then
-  redis.call('ZREM', ({ completed = KEYS[7], failed = KEYS[8] })[state.st], id)
+  redis.call('ZREM', ({ completed = KEYS[7], failed = KEYS[8], cancelled = KEYS[9] })[state.st], id)
 elseif redis.call('ZSCORE', K.active, leaseMember(leaseToken(M, id, state), id, state.g)) then
   return { INVALID_STATE, 'active' }
 else
   local B = newBatch(M, now)
-  detachWaiting(K, B, KEYS[9], id, state)
+  detachWaiting(K, B, KEYS[10], id, state)
   flushBatch(K, B)
 end
 redis.call('HDEL', K.jobs, id)

@@ -38,4 +38,4 @@ local B = newBatch(M, now)
 local record = attachWaiting(K, B, KEYS[6], id, state, data)
 flushBatch(K, B)
 saveMeta(M)
-return { 1, jobView(K, M, id, record), dueReport(M, now) }
+return { 1, jobView(K, M, id, record, true), dueReport(M, now) }

@@ -14,7 +14,8 @@ KEYS[5]    held           zset  group -> release time (+inf: paused)
 KEYS[6]    completed      zset  kept completed ids by finishedAt
 KEYS[7]    failed         zset  kept failed ids by finishedAt
 KEYS[8]    paused-groups  set   paused group names
-KEYS[8+i]  group          zset  the group zset of outcome i
+KEYS[9]    revoked        zset  leases a cancel ended (lease.lua)
+KEYS[9+i]  group          zset  the group zset of outcome i
 
 ARGV[1] now (epoch ms)
 ARGV[2] seed (random hex, for new lease tokens)
@@ -22,30 +23,33 @@ ARGV[3] m, the number of outcomes
 ARGV[4] n, how many jobs to reserve afterwards (0: none)
 ARGV[5] '1': reserve only if every outcome's lease was live (complete/fail of one lease: a
         stale holder must change nothing, not even lease jobs it would never receive)
-then 9 fields per outcome: kind ('complete'|'fail'), id, lease token, group, sequence,
+then 10 fields per outcome: kind ('complete'|'fail'), id, lease token, group, sequence,
   hint ('s' leased solo, 'm' in its group zset, '?' unknown: finish.lua),
   payload (complete: result JSON text or ''; fail: error text),
   flag (complete: '1' = result truncated; fail: '1' = may retry),
-  retryAfterMs (fail: -1 = use the backoff)
+  retryAfterMs (fail: -1 = use the backoff), the endpoint's HTTP status (0: none)
 
 Returns {1, {{id, state}...}, config JSON, {{id, state JSON, data, lease deadline, hint, token}...}, dueAt}
-  where state is 'completed' | 'waiting' (retry pending) | 'failed' | 'LEASE_LOST'
+  where state is 'completed' | 'waiting' (retry pending) | 'failed' | 'LEASE_LOST' |
+  'JOB_CANCELLED' (a cancel ended the lease: nothing changed, as for LEASE_LOST)
 Errors  {-1} QUEUE_NOT_FOUND
 ]]
 -- @include errors
 -- @include job
 -- @include meta
 -- @include group
+-- @include history
 -- @include finish
+-- @include lease
 -- @include reserve
 
 local K = {
   jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5],
-  completed = KEYS[6], failed = KEYS[7], pausedGroups = KEYS[8],
+  completed = KEYS[6], failed = KEYS[7], pausedGroups = KEYS[8], revoked = KEYS[9],
 }
 local now, seed = tonumber(ARGV[1]), ARGV[2]
 local m, n, onlyIfLive = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5] == '1'
-local function arg(i, field) return ARGV[5 + (i - 1) * 9 + field] end
+local function arg(i, field) return ARGV[5 + (i - 1) * 10 + field] end
 
 local extra = tallyFields(now)
 for i = 1, m do extra[#extra + 1] = groupField(arg(i, 4)) end
@@ -59,8 +63,8 @@ if m > 0 then
   for i = 1, m do
     local id, group = arg(i, 2), arg(i, 4)
     leases[i] = {
-      id = id, group = group, groupKey = KEYS[8 + i], member = memberOf(tonumber(arg(i, 5)), id),
-      hint = arg(i, 6), token = arg(i, 3),
+      id = id, group = group, groupKey = KEYS[9 + i], member = memberOf(tonumber(arg(i, 5)), id),
+      hint = arg(i, 6), token = arg(i, 3), status = tonumber(arg(i, 10)),
     }
     members[i] = leaseMember(arg(i, 3), id, group)
   end
@@ -100,10 +104,12 @@ if m > 0 then
   B.reserving = n > 0 and not M.v.paused
   for i = 1, m do
     local kind, payload, flag = arg(i, 1), arg(i, 7), arg(i, 8) == '1'
-    local outcome = 'LEASE_LOST'
-    if live[i] and kind == 'complete' then
+    local outcome
+    if not live[i] then
+      outcome = wasRevoked(K.revoked, leases[i].id, leases[i].token) and 'JOB_CANCELLED' or 'LEASE_LOST'
+    elseif kind == 'complete' then
       outcome = completeJob(K, B, cfg, leases[i], payload, flag, now)
-    elseif live[i] then
+    else
       outcome = failJob(K, B, cfg, leases[i], payload, flag, tonumber(arg(i, 9)), seed, now)
     end
     results[i] = { leases[i].id, outcome }

@@ -16,7 +16,8 @@ KEYS[7]     completed      zset  kept completed ids by finishedAt
 KEYS[8]     failed         zset  kept failed ids by finishedAt
 KEYS[9]     repeat-due     zset  repeat key -> next run (epoch ms)
 KEYS[10]    repeats        hash  repeat key -> repeat spec JSON
-KEYS[10+i]  group          zset  the group zset of the i-th group named in ARGV
+KEYS[11]    cancelled      zset  kept cancelled ids by finishedAt
+KEYS[11+i]  group          zset  the group zset of the i-th group named in ARGV
 
 ARGV[1] now (epoch ms)
 ARGV[2] seed (random hex, for new lease tokens and jitter)
@@ -33,12 +34,13 @@ Errors  {-1} QUEUE_NOT_FOUND
 -- @include job
 -- @include meta
 -- @include group
+-- @include history
 -- @include finish
 -- @include job-ops
 
 local K = {
   jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5], delayed = KEYS[6],
-  completed = KEYS[7], failed = KEYS[8], repeatDue = KEYS[9], repeats = KEYS[10],
+  completed = KEYS[7], failed = KEYS[8], repeatDue = KEYS[9], repeats = KEYS[10], cancelled = KEYS[11],
 }
 local now, seed, limit = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
 -- Due repeats go back to the caller to commit, ready jobs to its drain; should neither happen
@@ -47,7 +49,7 @@ local RECHECK_MS = 60000
 
 local keyOf, extra = {}, tallyFields(now)
 for i = 4, #ARGV do
-  keyOf[ARGV[i]] = KEYS[7 + i]
+  keyOf[ARGV[i]] = KEYS[8 + i]
   extra[#extra + 1] = groupField(ARGV[i])
 end
 local M = openMeta(KEYS[1], extra)
@@ -103,7 +105,7 @@ if #expired > 0 then
     local state, data = decodeJob(raw)
     local lease = {
       id = ids[i], group = state.g, groupKey = keyOf[state.g], member = memberOf(state.s, ids[i]),
-      hint = '?', state = state, data = data, deadline = deadlines[i],
+      hint = '?', state = state, data = data, deadline = deadlines[i], expired = true,
     }
     local err = 'lease expired: no answer within ' .. leaseMsOf(state, cfg) .. ' ms'
     countOutcome(T, failJob(K, B, cfg, lease, err, true, -1, seed, now)) -- retried, or failed at the last attempt
@@ -114,6 +116,7 @@ writeTally(M, T, now)
 
 if trimRetention(K.completed, K.jobs, cfg.keepCompleted, limit) then more = true end
 if trimRetention(K.failed, K.jobs, cfg.keepFailed, limit) then more = true end
+if trimRetention(K.cancelled, K.jobs, cfg.keepFailed, limit) then more = true end
 
 local repeats = {}
 local dueRepeats = redis.call('ZRANGEBYSCORE', K.repeatDue, '-inf', now, 'LIMIT', 0, limit)

@@ -56,4 +56,4 @@ if not record then
 end
 flushBatch(K, B)
 saveMeta(M)
-return { 1, jobView(K, M, id, record), dueReport(M, now) }
+return { 1, jobView(K, M, id, record, true), dueReport(M, now) }

@@ -1,8 +1,9 @@
 // The lease callbacks a receiver sends back to groupq (README, Delivery, "Async mode"): heartbeat,
 // progress, complete and fail, each a POST of JSON to the URL the delivery named, authorized by
-// the lease token in the body. 409 means the lease is gone; brief network trouble is retried.
+// the lease token in the body. 409 means the lease is gone (JOB_CANCELLED: the job was
+// cancelled); brief network trouble is retried.
 import type { Delivery } from '../core/delivery-body';
-import { LeaseLostError } from './errors';
+import { JobCancelledError, LeaseLostError } from './errors';
 
 /** The fetch used for callbacks (a custom one for proxies or tests). */
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
@@ -70,6 +71,7 @@ async function post(fetch: FetchLike, url: string, body: string): Promise<unknow
     }
     const { code, message } = await errorOf(response);
     // A retried complete or fail whose first try did land also gets 409: either way the lease is over.
+    if (response.status === 409 && code === 'JOB_CANCELLED') throw new JobCancelledError(message ?? 'the job was cancelled');
     if (response.status === 409) throw new LeaseLostError(message ?? 'the lease is no longer held');
     throw new CallbackError(`${url}: HTTP ${response.status}${message ? `: ${message}` : ''}`, response.status, code);
   }

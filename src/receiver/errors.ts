@@ -1,6 +1,6 @@
 // The errors a receiver uses: the two a job function throws to steer groupq's retries, the one
-// verifyDelivery throws for a delivery it refuses, and the two ctx.signal aborts with (the lease
-// is gone; the function ran past maxDurationMs).
+// verifyDelivery throws for a delivery it refuses, and the ones ctx.signal aborts with (the lease
+// is gone, the job was cancelled, the function ran past maxDurationMs).
 
 /** Thrown by a job function: fail the job now, without further attempts. */
 export class NonRetryableError extends Error {
@@ -47,6 +47,14 @@ export class DeliveryVerificationError extends Error {
  */
 export class LeaseLostError extends Error {
   override name = 'LeaseLostError';
+}
+
+/**
+ * The lease is gone because the job was cancelled (groupq answered JOB_CANCELLED): stop the
+ * work, nothing of it will be recorded. A LeaseLostError, so code that handles that handles this.
+ */
+export class JobCancelledError extends LeaseLostError {
+  override name = 'JobCancelledError';
 }
 
 /**

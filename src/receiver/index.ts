@@ -6,6 +6,7 @@ export { type JobContext } from './lease';
 export { CallbackError, type FetchLike } from './callbacks';
 export {
   DeliveryVerificationError,
+  JobCancelledError,
   LeaseLostError,
   MaxDurationError,
   NonRetryableError,

@@ -1,7 +1,8 @@
 // Holds one delivery's lease on the receiver's side: the job function's context (signal,
 // progress, heartbeat), heartbeats in the background once the job runs asynchronously (at a third
 // of the lease that remains, rescheduled from each answer), and the final complete or fail. A
-// callback answered 409 means the lease is gone: the signal aborts and nothing more is sent.
+// callback answered 409 means the lease is gone (lost, or the job cancelled): the signal aborts
+// and nothing more is sent.
 import { type Delivery, LEASE_GRACE_MS } from '../core/delivery-body';
 import { CallbackError, DAY_MS, type FailBody, type LeaseCalls } from './callbacks';
 import { LeaseLostError } from './errors';
@@ -9,8 +10,9 @@ import { LeaseLostError } from './errors';
 /** What a job function gets besides the job. */
 export interface JobContext {
   /**
-   * Aborts when the lease is lost (reason: LeaseLostError; the result would not be recorded) or
-   * the handler's maxDurationMs has passed (reason: MaxDurationError).
+   * Aborts when the lease is lost (reason: LeaseLostError), the job cancelled (JobCancelledError,
+   * learned at the next heartbeat) - either way the result would not be recorded - or the
+   * handler's maxDurationMs has passed (reason: MaxDurationError).
    */
   signal: AbortSignal;
   /** 1-based number of this attempt. */

@@ -36,9 +36,9 @@ describe('queues', () => {
     const human = await cli(['queues'], env);
     expect(human).toMatchObject({ code: 0, stderr: '' });
     const rows = rowsByFirstCell(human.stdout);
-    expect(rows.get('NAME')).toEqual(['NAME', 'PAUSED', 'WAITING', 'DELAYED', 'ACTIVE', 'COMPLETED', 'FAILED', 'GROUPS']);
-    expect(rows.get(busy)).toEqual([busy, 'yes', '2', '1', '0', '0', '0', '2']);
-    expect(rows.get(idle)).toEqual([idle, 'no', '0', '0', '0', '0', '0', '0']);
+    expect(rows.get('NAME')).toEqual(['NAME', 'PAUSED', 'WAITING', 'DELAYED', 'ACTIVE', 'COMPLETED', 'FAILED', 'CANCELLED', 'GROUPS']);
+    expect(rows.get(busy)).toEqual([busy, 'yes', '2', '1', '0', '0', '0', '0', '2']);
+    expect(rows.get(idle)).toEqual([idle, 'no', '0', '0', '0', '0', '0', '0', '0']);
 
     const machine = await cli(['queues', '--json'], env);
     expect(machine).toMatchObject({ code: 0, stderr: '' });
@@ -46,7 +46,7 @@ describe('queues', () => {
     expect(list.find((q) => q.name === busy)).toEqual({
       name: busy,
       paused: true,
-      counts: { waiting: 2, delayed: 1, active: 0, completed: 0, failed: 0, groups: 2 },
+      counts: { waiting: 2, delayed: 1, active: 0, completed: 0, failed: 0, cancelled: 0, groups: 2 },
     });
   });
 });
@@ -215,6 +215,23 @@ describe('jobs, job, retry, remove, promote', () => {
     const again = await cli(['promote', queue, 'p1'], env);
     expect(again).toMatchObject({ code: 1, stdout: '' });
     expect(again.stderr).toMatch(/^groupq: INVALID_STATE: /);
+  });
+
+  test('cancel takes several ids; a finished one is INVALID_STATE and the rest still happen', async () => {
+    const queue = uniqueQueue('cli-cancel');
+    await pausedQueue(suite.worker, queue);
+    await enqueue(suite.worker, queue, { id: 'c1', group: 'g' });
+    await enqueue(suite.worker, queue, { id: 'c2', group: 'g', delayMs: 3_600_000 });
+
+    const cancelled = await cli(['cancel', queue, 'c1', 'c2'], env);
+    expect(cancelled).toEqual({ code: 0, stdout: 'cancelled c1\ncancelled c2\n', stderr: '' });
+    expect((await getJob(queue, 'c2')).state).toBe('cancelled');
+    const listed = await cli(['jobs', queue, '--state', 'cancelled', '--json'], env);
+    expect(json<{ jobs: { id: string }[] }>(listed).jobs.map((j) => j.id).sort()).toEqual(['c1', 'c2']);
+
+    const again = await cli(['cancel', queue, 'c1', '--json'], env);
+    expect(again).toMatchObject({ code: 1, stdout: '[]\n' });
+    expect(JSON.parse(again.stderr)).toMatchObject({ error: { code: 'INVALID_STATE' }, id: 'c1' });
   });
 });
 

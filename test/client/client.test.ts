@@ -89,6 +89,17 @@ describe('groupq/client', () => {
     expect(await caught(q.group('nobody'))).toMatchObject({ code: 'GROUP_NOT_FOUND' });
   });
 
+  it('cancels a job, which is then listed and counted as cancelled', async () => {
+    const q = client().queue(uniqueQueue('client-cancel'));
+    await q.configure({ endpoint: 'https://example.com/hook' });
+    await q.pause();
+    await q.add({ group: 'g', id: 'a', data: 1 });
+    expect(await q.cancel('a')).toEqual({ id: 'a', state: 'cancelled' });
+    expect((await q.listJobs({ state: 'cancelled' })).jobs.map((j) => j.id)).toEqual(['a']);
+    expect((await q.counts()).cancelled).toBe(1);
+    expect(await caught(q.cancel('a'))).toMatchObject({ code: 'INVALID_STATE', status: 409 });
+  });
+
   it('retries a failed job, which then runs again', async () => {
     let calls = 0;
     const endpoint = await startEndpoint(() => (++calls === 1 ? { status: 500, body: 'boom' } : { status: 200, body: '"ok"' }));

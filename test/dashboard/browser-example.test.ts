@@ -103,7 +103,7 @@ describe('examples/browser', () => {
     expect(result).toContain('Refused: NETWORK_ERROR');
     expect(result).toContain(`Is ${origin} in the queue's allowedOrigins?`);
     const { counts } = await expectJson(await worker.api('/v1/queues/closed'), 200);
-    expect(counts).toEqual({ waiting: 0, delayed: 0, active: 0, completed: 0, failed: 0, groups: 0 });
+    expect(counts).toEqual({ waiting: 0, delayed: 0, active: 0, completed: 0, failed: 0, cancelled: 0, groups: 0 });
     expect(endpoint.received.filter((r) => r.job.queue === 'closed')).toEqual([]);
   });
 

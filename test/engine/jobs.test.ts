@@ -5,7 +5,7 @@ import type { Engine } from '../../src/core/engine';
 import { rejectsWith, setupQueue, T0, testEngine } from '../helpers/engine';
 import { uniqueName } from '../helpers/stack';
 
-const NO_COUNTS = { waiting: 0, delayed: 0, active: 0, completed: 0, failed: 0, groups: 0 };
+const NO_COUNTS = { waiting: 0, delayed: 0, active: 0, completed: 0, failed: 0, cancelled: 0, groups: 0 };
 
 async function counts(engine: Engine, q: string) {
   return (await engine.getQueue(q)).counts;
@@ -228,10 +228,12 @@ describe('getJob', () => {
     expect(await engine.getJob(q, 'c')).toEqual({
       ...base, id: 'c', group: 'a', data: 'c', state: 'completed', attempts: 1,
       startedAt: T0 + 100, finishedAt: T0 + 100, result: { ok: true },
+      history: [{ attempt: 1, startedAt: T0 + 100, finishedAt: T0 + 100, outcome: 'completed' }],
     });
     expect(await engine.getJob(q, 'f')).toEqual({
       ...base, id: 'f', group: 'b', data: 'f', state: 'failed', attempts: 1,
       startedAt: T0 + 200, finishedAt: T0 + 200, error: 'HTTP 500: nope',
+      history: [{ attempt: 1, startedAt: T0 + 200, finishedAt: T0 + 200, outcome: 'failed', error: 'HTTP 500: nope' }],
     });
     expect(await engine.getJob(q, 'act')).toEqual({
       ...base, id: 'act', group: 'c', data: 'act', state: 'active', attempts: 1, maxAttempts: 5,

@@ -392,6 +392,6 @@ describe('settle', () => {
     expect(settled.jobs.map((job) => job.id)).toEqual(['next']);
     expect((await engine.getJob(q, 'again')).runAt).toBe(T0 + 1000);
     expect((await engine.getJob(q, 'stale')).state).toBe('active');
-    expect((await engine.getQueue(q)).counts).toEqual({ waiting: 1, delayed: 0, active: 2, completed: 0, failed: 1, groups: 3 });
+    expect((await engine.getQueue(q)).counts).toEqual({ waiting: 1, delayed: 0, active: 2, completed: 0, failed: 1, cancelled: 0, groups: 3 });
   });
 });

@@ -7,7 +7,7 @@ import { CONFIG_DEFAULTS } from '../helpers/config-defaults';
 
 const suite = useHttpSuite();
 
-const ZERO_COUNTS = { waiting: 0, delayed: 0, active: 0, completed: 0, failed: 0, groups: 0 };
+const ZERO_COUNTS = { waiting: 0, delayed: 0, active: 0, completed: 0, failed: 0, cancelled: 0, groups: 0 };
 const NOWHERE = 'http://127.0.0.1:9/jobs';
 
 describe('PUT /v1/queues/{queue}', () => {
@@ -72,7 +72,7 @@ describe('GET /v1/queues/{queue} and GET /v1/queues', () => {
     const body = await expectJson(await suite.worker.api(`/v1/queues/${name}`), 200);
     expect(body.paused).toBe(true);
     // The delayed job is not in its group yet, so c does not count as a group.
-    expect(body.counts).toEqual({ waiting: 3, delayed: 1, active: 0, completed: 0, failed: 0, groups: 2 });
+    expect(body.counts).toEqual({ waiting: 3, delayed: 1, active: 0, completed: 0, failed: 0, cancelled: 0, groups: 2 });
   });
 
   it('an unknown queue is 404 QUEUE_NOT_FOUND', async () => {

@@ -188,7 +188,8 @@ function attempt<T>(f: () => T) {
 /** A result to compare, plus the leases it handed out (tokens on the engine, handles in the model). */
 type Ran<L> = { value: unknown; leases: L[] };
 
-const engineJob = ({ queue: _queue, ...job }: Job) => job;
+// The model keeps no attempt history (test/engine/history.test.ts covers it).
+const engineJob = ({ queue: _queue, history: _history, ...job }: Job) => job;
 const engineInput = ({ backoffMs, ...job }: EnqueueInput) =>
   backoffMs === undefined ? job : { ...job, backoff: { type: 'fixed' as const, delayMs: backoffMs, jitter: false } };
 

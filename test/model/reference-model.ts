@@ -281,7 +281,8 @@ export class ReferenceModel {
 
   counts() {
     const states = ['waiting', 'delayed', 'active', 'completed', 'failed'] as const;
-    return { ...Object.fromEntries(states.map((s) => [s, this.inState(s).length])), groups: this.listGroups().length };
+    // The model does not cancel jobs (test/engine/cancel.test.ts covers that).
+    return { ...Object.fromEntries(states.map((s) => [s, this.inState(s).length])), cancelled: 0, groups: this.listGroups().length };
   }
 
   /** Groups holding a waiting or active job, by name. */

@@ -2,11 +2,12 @@
 // `async: true`, or when the function would outlive the dispatcher's wait; then heartbeats keep
 // the lease (past its first end, with the cron sweeping expired leases meanwhile), progress shows
 // on the job, and the complete or fail callback ends it. A lease lost (the queue deleted under
-// the job) aborts ctx.signal and nothing more is sent.
+// the job) or a job cancelled aborts ctx.signal and nothing more is sent.
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   createHandler,
   type HandlerOptions,
+  JobCancelledError,
   type JobFunction,
   LeaseLostError,
   NonRetryableError,
@@ -159,32 +160,56 @@ describe('createHandler, asynchronous jobs', () => {
     expect(errors).toEqual([]);
   });
 
-  it('a lost lease (the queue deleted under the job) aborts ctx.signal; complete is then not sent', async () => {
+  /**
+   * An async job whose function waits for ctx.signal to abort, leased and running; `aborted`
+   * waits for the abort, then for the background work, and answers the signal's reason.
+   */
+  async function runningUntilAborted(config: Record<string, unknown>) {
     let reason: unknown;
-    const { queue, server, calls, errors, settled } = await queueRunning(
+    const run = await queueRunning(
       async (_job, ctx) => {
         await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve));
         reason = ctx.signal.reason;
         return 'finished anyway';
       },
-      { timeoutMs: 1000 },
+      { timeoutMs: 1000, ...config },
       { async: true },
     );
-    const { id } = await enqueue(env.worker, queue, { group: 'g' });
-    await server.waitFor(1);
-    expect((await getJob(env.worker, queue, id)).state).toBe('active');
+    const { id } = await enqueue(env.worker, run.queue, { group: 'g' });
+    await run.server.waitFor(1);
+    expect((await getJob(env.worker, run.queue, id)).state).toBe('active');
+    const aborted = async () => {
+      await poll(async () => reason, { what: 'the signal to abort' });
+      await run.settled();
+      // Nothing is sent after the refused heartbeat; losing a lease is expected life, not
+      // background trouble.
+      expect(run.calls.at(-1)).toEqual({ kind: 'heartbeat', status: 409 });
+      expect(run.calls.some((c) => c.kind === 'complete' || c.kind === 'fail')).toBe(false);
+      expect(run.errors).toEqual([]);
+      return reason;
+    };
+    return { ...run, id, aborted };
+  }
+
+  it('a lost lease (the queue deleted under the job) aborts ctx.signal; complete is then not sent', async () => {
+    const { queue, id, aborted } = await runningUntilAborted({});
     const deleted = await env.worker.api(`/v1/queues/${queue}`, { method: 'DELETE' });
     expect(deleted.status).toBe(204);
-
-    await poll(async () => reason, { what: 'the signal to abort' });
-    await settled();
+    const reason = await aborted();
     expect(reason).toBeInstanceOf(LeaseLostError);
-    expect(calls.at(-1)).toEqual({ kind: 'heartbeat', status: 409 });
-    expect(calls.some((c) => c.kind === 'complete' || c.kind === 'fail')).toBe(false);
-    // Losing a lease is expected life, not background trouble.
-    expect(errors).toEqual([]);
+    expect(reason).not.toBeInstanceOf(JobCancelledError);
     const gone = await env.worker.api(`/v1/queues/${queue}/jobs/${id}`);
     expect(gone.status).toBe(404);
+  });
+
+  it('a cancelled job aborts ctx.signal with JobCancelledError at the next heartbeat; nothing more is sent', async () => {
+    const { queue, id, aborted } = await runningUntilAborted({ keepFailed: 10 });
+    const cancelled = await env.worker.api(`/v1/queues/${queue}/jobs/${id}/cancel`, { method: 'POST' });
+    expect(cancelled.status).toBe(200);
+    const reason = await aborted();
+    expect(reason).toBeInstanceOf(JobCancelledError);
+    expect(reason).toBeInstanceOf(LeaseLostError);
+    expect(await getJob(env.worker, queue, id)).toMatchObject({ state: 'cancelled', attempts: 1 });
   });
 
   it("without async, a function about to outlive the dispatcher's wait is switched to 202 and finished by callbacks", async () => {

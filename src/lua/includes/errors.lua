@@ -12,3 +12,4 @@ local REPEAT_NOT_FOUND = -7
 local QUEUE_DELETING = -8 -- a deletion is under way (put-queue: the caller finishes it first)
 local TOO_MANY_REPEATS = -9 -- {TOO_MANY_REPEATS, the most a queue may hold}
 local JOB_CHANGED_GROUP = -10 -- {JOB_CHANGED_GROUP, group}: the caller declared another group's key
+local JOB_CANCELLED = -11 -- a lease callback of a job that was cancelled under it (lease.lua)

@@ -1,11 +1,15 @@
--- Ending a lease: complete, fail with retry, fail for good. Needs job.lua, meta.lua and
--- group.lua, a batch B (group.lua) and a table K of keys: jobs, held, completed, failed.
+-- Ending a job: complete, fail with retry, fail for good, cancel. Needs job.lua, meta.lua,
+-- group.lua and history.lua, a batch B (group.lua) and a table K of keys: jobs, held,
+-- completed, failed.
 --
 -- A lease L being ended: { id, group, groupKey, member (in the group zset), hint, state, data,
--- deadline }. `hint` says whether the job is in its group zset: 's' no (a solo lease), 'm' yes,
--- '?' unknown (the caller did not lease it itself): with '?' both removal and re-adding are
--- done, harmless when there was nothing to do. `state`, `data` and `deadline` are read only
--- when needed: completing a job that is not kept needs none of them.
+-- deadline, status?, expired? }. `hint` says whether the job is in its group zset: 's' no (a
+-- solo lease), 'm' yes, '?' unknown (the caller did not lease it itself): with '?' both removal
+-- and re-adding are done, harmless when there was nothing to do; '-' (retire only): the job is
+-- out of its group already and not counted there (delayed, or detached by the caller).
+-- `state`, `data` and `deadline` are read only when needed: completing a job that is not kept
+-- needs none of them. `status` is the endpoint's HTTP answer (0: none), `expired` marks a lease
+-- that ran out; both go to the attempt history.
 
 -- Keeps at most `keep` jobs in a retention zset (oldest go first), removing at most `step` per
 -- call: one per finished job keeps up as jobs finish; the tick trims a lowered limit in steps.
@@ -23,8 +27,9 @@ end
 -- Moves a finished job out of its group and into retention (or deletes it), then lets the
 -- group's next job become ready.
 local function retire(K, B, L, zkey, keep, now)
-  if L.hint ~= 's' then redis.call('ZREM', L.groupKey, L.member) end
-  addGroupJobs(B.M, L.group, -1)
+  local inGroup = L.hint ~= '-'
+  if inGroup and L.hint ~= 's' then redis.call('ZREM', L.groupKey, L.member) end
+  if inGroup then addGroupJobs(B.M, L.group, -1) end
   if keep > 0 then
     L.state.f = now
     B.fresh[#B.fresh + 1] = L.id
@@ -34,7 +39,7 @@ local function retire(K, B, L, zkey, keep, now)
   else
     B.deleted[#B.deleted + 1] = L.id
   end
-  if groupJobs(B.M, L.group) > 0 then advanceGroup(B, L.groupKey) end
+  if inGroup and groupJobs(B.M, L.group) > 0 then advanceGroup(B, L.groupKey) end
 end
 
 -- The attempt's start, recorded on a finished job: from its first heartbeat, else from the lease
@@ -48,6 +53,7 @@ local function completeJob(K, B, cfg, L, result, truncated, now)
   if state then
     state.a = (state.a or 0) + 1
     state.sa = startOf(state, cfg, L.deadline)
+    noteAttempt(state, state.sa, 'c', L.status, nil, now)
     state.st = 'completed'
     state.e = nil -- an earlier attempt's error no longer describes the job
     if result ~= '' then state.r = result end
@@ -76,6 +82,7 @@ local function failJob(K, B, cfg, L, err, retry, retryAfterMs, seed, now)
   local attempts = (state.a or 0) + 1
   state.a = attempts
   state.e = err
+  noteAttempt(state, startOf(state, cfg, L.deadline), L.expired and 'e' or 'f', L.status, err, now)
   if retry and attempts < (state.ma or cfg.maxAttempts) then
     state.sa, state.p = nil, nil -- the next attempt starts afresh
     local delay = retryAfterMs

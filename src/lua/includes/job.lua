@@ -2,13 +2,16 @@
 --
 -- A job is one field of the `jobs` hash: `<state JSON>\n<data JSON>`. The state JSON is written
 -- by cjson and so never holds a raw newline; the first "\n" always ends it. The data stays the
--- exact text the producer sent (cjson would turn [] into {} and round big numbers).
+-- exact text the producer sent (cjson would turn [] into {} and round big numbers). A job with
+-- an attempt history (history.lua) has `h` in its state and the history's JSON as a line of its
+-- own between the two, so that listings skip it unread; decodeJob puts its text in `state.h`
+-- and encodeJob writes it back, so every script carries it along untouched.
 -- State fields (short, they are paid for in every waiting job):
 --   g group, s enqueue sequence, o orderMs, c createdAt (only when it differs from o),
 --   a attempts made, n a retry's nonce (see tokenFor), ma/bo/to per-job maxAttempts/backoff/timeoutMs,
---   st 'delayed'|'completed'|'failed' (absent: waiting or active), ra runAt,
+--   st 'delayed'|'completed'|'failed'|'cancelled' (absent: waiting or active), ra runAt,
 --   sa startedAt (recorded on demand), f finishedAt, r result, rt result truncated,
---   e last error, p progress.
+--   e last error, p progress, h attempt history (1 in the stored JSON: its line follows).
 -- Members, each carrying what the scripts that meet it need, so that no key is looked up:
 --   group zset and `ready`: the sequence zero-padded to 15 digits, then the id (equal orderMs
 --     then sort by enqueue order, exactly);
@@ -28,11 +31,22 @@ end
 
 local function decodeJob(raw)
   local nl = string.find(raw, '\n', 1, true)
-  return cjson.decode(string.sub(raw, 1, nl - 1)), string.sub(raw, nl + 1)
+  local state = cjson.decode(string.sub(raw, 1, nl - 1))
+  if state.h then
+    local start = nl + 1
+    nl = string.find(raw, '\n', start, true)
+    state.h = string.sub(raw, start, nl - 1)
+  end
+  return state, string.sub(raw, nl + 1)
 end
 
 local function encodeJob(state, data)
-  return cjson.encode(state) .. '\n' .. data
+  local history = state.h
+  if not history then return cjson.encode(state) .. '\n' .. data end
+  state.h = 1
+  local head = cjson.encode(state)
+  state.h = history
+  return head .. '\n' .. history .. '\n' .. data
 end
 
 local function memberOf(seq, id)

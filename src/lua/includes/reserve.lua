@@ -44,11 +44,13 @@ local function reserveJobs(K, M, n, now)
       else
         local raw = raws[i]
         local nl = string.find(raw, '\n', 1, true)
+        local dataAt = nl + 1 -- past the history line, if any (job.lua)
+        if states[i].h then dataAt = string.find(raw, '\n', dataAt, true) + 1 end
         local deadline = now + leaseMsOf(states[i], cfg)
         leases[#leases + 1] = deadline
         local token = leaseToken(M, ids[i], states[i])
         leases[#leases + 1] = leaseMember(token, ids[i], groups[i])
-        out[#out + 1] = { ids[i], string.sub(raw, 1, nl - 1), string.sub(raw, nl + 1), deadline, 'm', token }
+        out[#out + 1] = { ids[i], string.sub(raw, 1, nl - 1), string.sub(raw, dataAt), deadline, 'm', token }
         if not earliest or deadline < earliest then earliest = deadline end
       end
     end

@@ -21,15 +21,16 @@ local function jobState(K, M, id, state)
 end
 
 -- What GET shows of a job: {id, state JSON, data, state, startedAt, lease expiresAt,
--- maxAttempts} (-1 where not known).
-local function jobView(K, M, id, raw)
+-- maxAttempts, history JSON?} (-1 where not known). The attempt history (history.lua) only
+-- `withHistory`: one job's GET shows it, listings leave it out.
+local function jobView(K, M, id, raw, withHistory)
   local cfg = M.cfg
   local state, data = decodeJob(raw)
-  local stateJson = string.sub(raw, 1, #raw - #data - 1)
+  local stateJson = string.sub(raw, 1, string.find(raw, '\n', 1, true) - 1)
   local name, deadline = jobState(K, M, id, state)
   local startedAt, expiresAt = state.sa or -1, deadline or -1
   if deadline and startedAt < 0 then startedAt = deadline - leaseMsOf(state, cfg) end
-  return { id, stateJson, data, name, startedAt, expiresAt, state.ma or cfg.maxAttempts }
+  return { id, stateJson, data, name, startedAt, expiresAt, state.ma or cfg.maxAttempts, withHistory and state.h or nil }
 end
 
 -- A group's own state: 'paused' | 'held' (backoff, or its head is inside the ordering window) |

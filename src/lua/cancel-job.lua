@@ -1,0 +1,70 @@
+#!lua flags=allow-key-locking
+--[[ cancel-job: ends a job that has not finished as `cancelled`. A waiting job leaves its group
+(its next job becomes the head), a delayed one leaves `delayed`. An active job's lease is revoked:
+its member leaves `active`, so each callback of it is refused (JOB_CANCELLED while `revoked`
+remembers it, lease.lua), the attempt counts, and its group's next job is offered at once. The
+job is then kept like a failed one (keepFailed), or deleted.
+
+KEYS[1] meta       hash  config and counters (meta.lua)
+KEYS[2] jobs       hash  id -> job record
+KEYS[3] ready      zset  idle group heads
+KEYS[4] active     zset  lease members by lease deadline
+KEYS[5] held       zset  group -> release time
+KEYS[6] delayed    zset  '<id> <group>' by runAt
+KEYS[7] cancelled  zset  kept cancelled ids by finishedAt
+KEYS[8] revoked    zset  leases a cancel ended, '<id> <token>' (lease.lua)
+KEYS[9] group      zset  the job's group (the caller read it with job-group)
+
+ARGV[1] id
+ARGV[2] the job's group
+ARGV[3] now (epoch ms)
+
+Returns {1, dueAt}
+Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND,
+        {-4, state} INVALID_STATE: finished already (completed, failed or cancelled),
+        {-10, group} JOB_CHANGED_GROUP: the job's group is another one; call again with it declared
+]]
+-- @include errors
+-- @include job
+-- @include meta
+-- @include group
+-- @include job-ops
+-- @include history
+-- @include finish
+-- @include lease
+-- @include view
+
+local K = { jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5] }
+local id, now = ARGV[1], tonumber(ARGV[3])
+local M, raw, err = loadJob(KEYS[1], K.jobs, id, { groupField(ARGV[2]) })
+if err then return err end
+local state, data = decodeJob(raw)
+if state.g ~= ARGV[2] then return { JOB_CHANGED_GROUP, state.g } end
+if state.st and state.st ~= 'delayed' then return { INVALID_STATE, state.st } end
+
+local B = newBatch(M, now)
+-- Out of its group by the time it retires ('-'), unless it holds the group's lease.
+local L = { id = id, group = state.g, groupKey = KEYS[9], member = memberOf(state.s, id), hint = '-', state = state, data = data }
+if state.st == 'delayed' then
+  redis.call('ZREM', KEYS[6], delayedMember(id, state.g))
+else
+  local token = leaseToken(M, id, state)
+  local lease = leaseMember(token, id, state.g)
+  local deadline = tonumber(redis.call('ZSCORE', K.active, lease))
+  if deadline then
+    redis.call('ZREM', K.active, lease)
+    metaAdd(M, 'active', -1)
+    revokeLease(KEYS[8], id, token, deadline, now)
+    state.a = (state.a or 0) + 1
+    state.sa = startOf(state, M.cfg, deadline)
+    noteAttempt(state, state.sa, 'x', 0, nil, now)
+    L.hint = '?' -- solo or not: retire does what either needs
+  else
+    detachWaiting(K, B, KEYS[9], id, state)
+  end
+end
+state.st, state.ra = 'cancelled', nil
+retire(K, B, L, KEYS[7], M.cfg.keepFailed, now)
+flushBatch(K, B)
+saveMeta(M)
+return { 1, dueReport(M, now) }

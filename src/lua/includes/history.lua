@@ -1,0 +1,27 @@
+-- A job's attempt history: its last HISTORY_SIZE attempts, oldest first, kept in its record
+-- (job.lua: the line after the state, in `state.h` as JSON text) so that only GET of the job
+-- decodes it. A job that never ended an attempt has none and pays no byte for it. Each entry is
+-- [attempt, startedAt, finishedAt, outcome, HTTP status (0: none), error?] with outcome
+-- 'c' completed, 'f' failed, 'e' expired (the lease ran out), 'x' cancelled; src/core/job-view.ts
+-- names them for the API.
+
+local HISTORY_SIZE = 10
+-- An entry keeps the start of the attempt's error; the job's `e` keeps the last one in full.
+local HISTORY_ERROR_BYTES = 500
+
+-- The first `n` bytes of UTF-8 `text`, cut back to a character's start.
+local function utf8Head(text, n)
+  if #text <= n then return text end
+  while n > 0 and string.byte(text, n + 1) >= 0x80 and string.byte(text, n + 1) < 0xC0 do n = n - 1 end
+  return string.sub(text, 1, n)
+end
+
+-- Records the attempt that just ended (state.a counts it already) on the state.
+local function noteAttempt(state, startedAt, outcome, status, err, now)
+  local entries = state.h and cjson.decode(state.h) or {}
+  local entry = { state.a, startedAt, now, outcome, status or 0 }
+  if err then entry[6] = utf8Head(err, HISTORY_ERROR_BYTES) end
+  entries[#entries + 1] = entry
+  if #entries > HISTORY_SIZE then table.remove(entries, 1) end
+  state.h = cjson.encode(entries)
+end
