@@ -10,6 +10,7 @@ import { randomSeed } from './ids';
 import { noteDue } from './due-index';
 import { jobIdSchema } from './job-input';
 import type { JobRecord } from './job-view';
+import { type OutcomeToSend, toOutcomesToSend } from './outcomes';
 import { checkQueueName } from './queues';
 import { callScript } from './scripts';
 
@@ -36,6 +37,8 @@ export interface LeasedJob<T = unknown> {
   seq: number;
   /** Leased "solo" (straight from its enqueue, never in its group zset: src/lua/includes/group.lua). */
   solo: boolean;
+  /** The job has a callback URL of its own (settle then reads its record to record the outcome). */
+  callback: boolean;
 }
 
 /**
@@ -47,6 +50,8 @@ export interface LeasePlace {
   seq: number;
   /** Unknown (a lease callback): settle then does what either case needs. */
   solo?: boolean;
+  /** The job has a callback URL of its own. */
+  callback: boolean;
 }
 
 export type Outcome = { place?: LeasePlace } & (
@@ -59,6 +64,8 @@ export interface Settled {
   results: { id: string; state: 'completed' | 'waiting' | 'failed' | 'LEASE_LOST' }[];
   config: StoredConfig;
   jobs: LeasedJob[];
+  /** Outcome callbacks the call recorded, leased to the caller to send. */
+  outcomes: OutcomeToSend[];
 }
 
 const leaseRefSchema = z.object({ id: jobIdSchema, lease: z.string().min(1).max(64) });
@@ -80,36 +87,38 @@ export function toLeasedJob(queue: string, config: StoredConfig, tuple: unknown)
     lease: { token, expiresAt: deadline },
     seq: record.s,
     solo: hint === 's',
+    callback: record.cb !== undefined,
   };
 }
 
 /** What settle needs to know of a leased job's place. */
 export function placeOf(job: LeasedJob): LeasePlace {
-  return { group: job.group, seq: job.seq, solo: job.solo };
+  return { group: job.group, seq: job.seq, solo: job.solo, callback: job.callback };
 }
 
 /** Reads where job `id` sits (its group and sequence): the one read a lease callback adds. */
 async function readPlace(ctx: EngineContext, queue: string, id: string): Promise<LeasePlace> {
   try {
-    const [, group, seq] = await callScript(ctx, scripts.jobGroup, { queue }, [id]);
-    return { group: group as string, seq: Number(seq) };
+    const [, group, seq, callback] = await callScript(ctx, scripts.jobGroup, { queue }, [id]);
+    return { group: group as string, seq: Number(seq), callback: callback === 1 };
   } catch (error) {
     // No such job: its lease cannot be live, and settle says LEASE_LOST for it.
-    if (error instanceof QueueError && error.code === 'JOB_NOT_FOUND') return { group: '', seq: 0 };
+    if (error instanceof QueueError && error.code === 'JOB_NOT_FOUND') return { group: '', seq: 0, callback: false };
     throw error;
   }
 }
 
-function outcomeArgs(outcome: Outcome, { group, seq, solo }: LeasePlace): (string | number)[] {
+function outcomeArgs(outcome: Outcome, { group, seq, solo, callback }: LeasePlace): (string | number)[] {
   const hint = solo === undefined ? '?' : solo ? 's' : 'm';
   const lease = [outcome.id, outcome.lease, group, seq, hint];
+  const cb = callback ? '1' : '0';
   if (outcome.kind === 'complete') {
     const result = outcome.result === undefined ? '' : JSON.stringify(outcome.result);
-    return ['complete', ...lease, result, outcome.resultTruncated ? '1' : '0', -1];
+    return ['complete', ...lease, result, outcome.resultTruncated ? '1' : '0', -1, cb];
   }
   const retryAfterMs = outcome.retryAfterMs === undefined ? -1 : Math.min(Math.max(0, Math.floor(outcome.retryAfterMs)), DAY_MS);
   const error = outcome.error.slice(0, MAX_ERROR_LENGTH);
-  return ['fail', ...lease, error, outcome.retry === false ? '0' : '1', retryAfterMs];
+  return ['fail', ...lease, error, outcome.retry === false ? '0' : '1', retryAfterMs, cb];
 }
 
 async function runSettle(ctx: EngineContext, queue: string, outcomes: Outcome[], reserve: number, onlyIfLive: boolean): Promise<Settled> {
@@ -124,13 +133,16 @@ async function runSettle(ctx: EngineContext, queue: string, outcomes: Outcome[],
   for (const [i, outcome] of outcomes.entries()) args.push(...outcomeArgs(outcome, places[i]!));
   const groups = places.map((place) => place.group);
   const reply = await callScript(ctx, scripts.settle, { queue, groups }, args);
-  const [, results, configJson, jobs, dueAt] = reply as [number, [string, Settled['results'][number]['state']][], string, unknown[], number];
+  const [, results, configJson, jobs, dueAt, recorded] = reply as [
+    number, [string, Settled['results'][number]['state']][], string, unknown[], number, [string, string][],
+  ];
   await noteDue(ctx, queue, dueAt); // before the new leases are pushed (see producer.ts)
   const config = JSON.parse(configJson) as StoredConfig;
   return {
     results: results.map(([id, state]) => ({ id, state })),
     config,
     jobs: jobs.map((tuple) => toLeasedJob(queue, config, tuple)),
+    outcomes: toOutcomesToSend(queue, recorded),
   };
 }
 
@@ -153,7 +165,7 @@ async function endLease(ctx: EngineContext, queue: string, outcome: Outcome, res
   });
   const state = settled.results[0]!.state;
   if (state === 'LEASE_LOST') throw new ScriptRefusal('LEASE_LOST');
-  return { state, next: settled.jobs, endpoint: settled.config.endpoint };
+  return { state, next: settled.jobs, endpoint: settled.config.endpoint, outcomes: settled.outcomes };
 }
 
 /** Completes a leased job; with `reserveNext` > 0 it also leases the next ready jobs. */

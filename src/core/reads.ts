@@ -4,7 +4,7 @@ import type { GroupState, GroupSummary } from './api-types';
 import { type EngineContext, parse } from './context';
 import { type Listing, decodeCursor, encodeCursor } from './cursors';
 import { groupNameSchema, jobIdSchema, listJobsSchema, pageSchema } from './job-input';
-import { type Job, toJob } from './job-view';
+import { type Job, toJob, toOutcomeStatus } from './job-view';
 import { checkQueueName } from './queues';
 import { callScript } from './scripts';
 
@@ -14,8 +14,11 @@ const GROUP_JOBS_LIMIT = 1000;
 export async function getJob(ctx: EngineContext, queue: string, id: string): Promise<Job> {
   checkQueueName(queue);
   parse(jobIdSchema, id);
-  const reply = await callScript(ctx, scripts.getJob, { queue }, [id]);
-  return toJob(queue, reply[1] as unknown[]);
+  const [, tuple, callbackUrl, outcome] = (await callScript(ctx, scripts.getJob, { queue }, [id])) as [number, unknown[], string, string];
+  const job = toJob(queue, tuple);
+  if (callbackUrl !== '') job.callbackUrl = callbackUrl;
+  if (outcome !== '') job.outcome = toOutcomeStatus(outcome);
+  return job;
 }
 
 export async function listJobs(ctx: EngineContext, queue: string, query: unknown = {}) {

@@ -2,7 +2,7 @@
 // drain the queues it names, then sleep until its next entry within the window, without polling
 // Redis in between), and a request's follow-up (drain what it leased; then tick and drain the
 // queue if this isolate knows a timer of it is due, under a short Redis lock).
-import { type Dispatcher, type DrainReport, type Leased, drain } from './dispatcher';
+import { type Dispatcher, type DrainReport, type Leased, drain, sendOutcomes } from './dispatcher';
 import type { TickResult } from './scheduler';
 
 /** Tick passes in a row while a tick reports more work (500 items per phase each). */
@@ -61,8 +61,10 @@ export async function runQueue(d: Dispatcher, due: DueTimes, queue: string, unti
     const ticked = await tickFully(d, queue, opportunistic && round === 0);
     if (ticked.locked) return ticked; // another request is ticking this queue right now
     due.set(queue, ticked.nextDueAt);
+    const sent = sendOutcomes(d, queue, ticked.outcomes); // while the drain runs
     let report: DrainReport | null = null;
     if (ticked.readyDue) report = await drain(d, queue);
+    await sent;
     const now = invocation.now();
     if (report?.cut) await d.engine.noteDue(queue, now); // out of budget: the next trigger drains the rest
     if (now >= invocation.deadline || invocation.subrequestsLeft <= 2) return ticked;
@@ -88,7 +90,7 @@ export async function followUp(d: Dispatcher, due: DueTimes, queue: string, star
   try {
     let report: DrainReport | null = null;
     if (start === 'drain') report = await drain(d, queue);
-    else if (start.jobs.length > 0 || start.more) report = await drain(d, queue, start);
+    else if (start.jobs.length > 0 || start.more || start.outcomes?.length) report = await drain(d, queue, start);
     if (report && report.retrying > 0) due.lower(queue, d.invocation.now());
     if (report?.cut) {
       await d.engine.noteDue(queue, d.invocation.now()); // out of budget: the next trigger drains the rest

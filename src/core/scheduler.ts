@@ -6,6 +6,7 @@ import type { EngineContext } from './context';
 import { QueueError } from './errors';
 import { resetDue } from './due-index';
 import { randomSeed } from './ids';
+import { type OutcomeToSend, toOutcomesToSend } from './outcomes';
 import { checkQueueName } from './queues';
 import { type RepeatSpec, runAfter } from './repeats';
 import { callScript } from './scripts';
@@ -24,6 +25,8 @@ export interface TickResult {
   repeatsCreated: number;
   /** An opportunistic tick found another one running: it did nothing. */
   locked: boolean;
+  /** Outcome callbacks due for an attempt, leased to the caller to send. */
+  outcomes: OutcomeToSend[];
 }
 
 /** How long a request's opportunistic tick keeps others out. */
@@ -39,7 +42,7 @@ export async function tick(ctx: EngineContext, queue: string, { opportunistic = 
   checkQueueName(queue);
   const now = ctx.now();
   const scan = await callScript(ctx, scripts.tickScan, { queue }, [now, TICK_LIMIT, opportunistic ? TICK_LOCK_MS : 0]);
-  const idle = { readyDue: false, more: false, repeatsCreated: 0, locked: false };
+  const idle = { readyDue: false, more: false, repeatsCreated: 0, locked: false, outcomes: [] };
   if (scan[1] === 'locked') return { ...idle, nextDueAt: null, locked: true };
   if (scan[1] === 'idle') {
     const nextDueAt = Number(scan[2]) < 0 ? null : Number(scan[2]);
@@ -49,7 +52,9 @@ export async function tick(ctx: EngineContext, queue: string, { opportunistic = 
   }
   const groups = scan[2] as string[];
   const reply = await callScript(ctx, scripts.tick, { queue, groups }, [now, randomSeed(), TICK_LIMIT, ...groups]);
-  const [, nextDueAt, readyDue, more, dueRepeats] = reply as [number, number, number, number, [string, string][]];
+  const [, nextDueAt, readyDue, more, dueRepeats, outcomes] = reply as [
+    number, number, number, number, [string, string][], [string, string][],
+  ];
   let repeatsCreated = 0;
   let nextAt = nextDueAt < 0 ? null : nextDueAt;
   for (const [key, specJson] of dueRepeats) {
@@ -76,5 +81,6 @@ export async function tick(ctx: EngineContext, queue: string, { opportunistic = 
     more: more === 1,
     repeatsCreated,
     locked: false,
+    outcomes: toOutcomesToSend(queue, outcomes),
   };
 }

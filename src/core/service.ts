@@ -86,7 +86,7 @@ export function createService({ dispatcher, due, waitUntil }: ServiceDeps) {
     const { state } = await leasing(
       queue,
       end,
-      ({ next, endpoint }) => ({ jobs: next, endpoint }),
+      ({ next, endpoint, outcomes }) => ({ jobs: next, endpoint, outcomes }),
       // A retry holds the group until a time the tick knows: learn it soon.
       (ended) => (ended.state === 'waiting' ? invocation.now() : null),
     );
