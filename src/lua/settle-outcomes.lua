@@ -64,7 +64,7 @@ if #kept > 0 then
 end
 if #gone > 0 then
   redis.call('HDEL', K.outcomeRecords, unpack(gone))
-  metaAdd(M, 'outcomes', -redis.call('ZREM', K.outcomes, unpack(gone)))
+  addOutcomes(M, -redis.call('ZREM', K.outcomes, unpack(gone)))
   -- Jobs groupq still keeps show how their outcome went.
   local jobs, fresh = redis.call('HMGET', KEYS[2], unpack(gone)), {}
   for i, raw in ipairs(jobs) do

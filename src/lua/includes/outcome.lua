@@ -16,6 +16,12 @@ local function pushAll(list, ...)
   for _, value in ipairs({ ... }) do list[#list + 1] = value end
 end
 
+-- Counts pending records in meta; none leaves no field (a queue without callbacks stores nothing).
+local function addOutcomes(M, delta)
+  local n = metaNum(M, 'outcomes') + delta
+  metaSet(M, 'outcomes', n > 0 and int(n) or false)
+end
+
 -- How long a sender holds an attempt; its request is aborted 5 s before (src/core/outcomes.ts).
 local OUTCOME_LEASE_MS = 15000
 
@@ -44,7 +50,7 @@ local function writeOutcomes(K, B)
     pushAll(scores, o[3], o[1])
   end
   redis.call('HSET', K.outcomeRecords, unpack(fields))
-  metaAdd(B.M, 'outcomes', redis.call('ZADD', K.outcomes, unpack(scores)))
+  addOutcomes(B.M, redis.call('ZADD', K.outcomes, unpack(scores)))
 end
 
 -- What a caller gets to send: {{id, record JSON}...}.
@@ -78,7 +84,7 @@ local function claimOutcomes(K, M, now, limit)
     redis.call('HSET', K.outcomeRecords, unpack(fields))
     redis.call('ZADD', K.outcomes, unpack(scores))
   end
-  if #lost > 0 then metaAdd(M, 'outcomes', -redis.call('ZREM', K.outcomes, unpack(lost))) end
+  if #lost > 0 then addOutcomes(M, -redis.call('ZREM', K.outcomes, unpack(lost))) end
   return out, #ids == limit
 end
 
