@@ -41,10 +41,15 @@ export class DueTimes {
 }
 
 // Only the first pass competes for the lock: the passes after it would find their own lock.
+// Every pass's outcome callbacks are leased to us: all of them are returned, to be sent.
 async function tickFully(d: Dispatcher, queue: string, opportunistic: boolean): Promise<TickResult> {
   let result = await d.engine.tick(queue, { opportunistic });
-  for (let pass = 1; result.more && !result.locked && pass < MAX_PASSES; pass++) result = await d.engine.tick(queue);
-  return result;
+  const outcomes = [...result.outcomes];
+  for (let pass = 1; result.more && !result.locked && pass < MAX_PASSES; pass++) {
+    result = await d.engine.tick(queue);
+    outcomes.push(...result.outcomes);
+  }
+  return { ...result, outcomes };
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
