@@ -37,7 +37,13 @@ if not M.cfg then return { QUEUE_NOT_FOUND } end
 local ids = {}
 for i = 1, m do ids[i] = arg(i, 1) end
 local records = redis.call('HMGET', K.outcomeRecords, unpack(ids))
-local kept, retried, gone, summaries = {}, {}, {}, {}
+-- Whether groupq keeps a job that ended this way (the job's record then shows the outcome).
+local function jobKept(state)
+  if state == 'completed' then return M.cfg.keepCompleted > 0 end
+  return M.cfg.keepFailed > 0 -- failed, and cancelled jobs, which are kept like failed ones
+end
+
+local kept, retried, gone, summaries, shown = {}, {}, {}, {}, {}
 for i = 1, m do
   local record = records[i] and cjson.decode(records[i])
   if record and record.n == tonumber(arg(i, 2)) and record.f == tonumber(arg(i, 3)) then
@@ -54,7 +60,10 @@ for i = 1, m do
       noteTimer(M, record.t)
     else
       gone[#gone + 1] = ids[i]
-      summaries[ids[i]] = summary
+      if jobKept(record.s) then
+        shown[#shown + 1] = ids[i]
+        summaries[ids[i]] = summary
+      end
     end
   end
 end
@@ -64,14 +73,16 @@ if #kept > 0 then
 end
 if #gone > 0 then
   redis.call('HDEL', K.outcomeRecords, unpack(gone))
-  addOutcomes(M, -redis.call('ZREM', K.outcomes, unpack(gone)))
+  redis.call('ZREM', K.outcomes, unpack(gone))
+end
+if #shown > 0 then
   -- Jobs groupq still keeps show how their outcome went.
-  local jobs, fresh = redis.call('HMGET', KEYS[2], unpack(gone)), {}
-  for i, raw in ipairs(jobs) do
+  local fresh = {}
+  for i, raw in ipairs(redis.call('HMGET', KEYS[2], unpack(shown))) do
     if raw then
       local state, data = decodeJob(raw)
-      state.oc = summaries[gone[i]]
-      pushAll(fresh, gone[i], encodeJob(state, data))
+      state.oc = summaries[shown[i]]
+      pushAll(fresh, shown[i], encodeJob(state, data))
     end
   end
   if #fresh > 0 then redis.call('HSET', KEYS[2], unpack(fresh)) end

@@ -108,7 +108,7 @@ describe('attempts', () => {
     return { ...setup, outcome: outcomes[0]! };
   }
 
-  it('delivered: the record goes, the kept job shows when', async () => {
+  it('delivered: the record goes, the kept job shows when; the next tick clears the flag in meta', async () => {
     const { clock, engine, q, outcome } = await completedWithOutcome();
     clock.advance(300);
     await engine.settleOutcomes(q, [{ outcome, error: '' }]);
@@ -116,6 +116,8 @@ describe('attempts', () => {
     const admin = adminClient();
     try {
       expect(await admin.call(['EXISTS', queueKeys(q).outcomes, queueKeys(q).outcomeRecords])).toBe(0);
+      clock.advance(LEASE_MS); // the queue's timer for the attempt's lease end
+      await engine.tick(q);
       expect(await admin.call(['HEXISTS', queueKeys(q).meta, 'outcomes'])).toBe(0);
     } finally {
       admin.close();

@@ -6,7 +6,7 @@
 --   seq (the last enqueue sequence), active (leases: the size of `active`), ready (the size of
 --   `ready`), timer (the earliest time the queue needs a tick, as told to the due index),
 --   'g:<group>' (the group's waiting and active jobs; absent: none),
---   outcomes (pending outcome callbacks: the size of `outcomes`, outcome.lua),
+--   outcomes ('1' while outcome callbacks may be pending, outcome.lua),
 --   '<c|f|r>:<minute % 60>' (per-minute counters, see writeTally).
 -- A script names, up front, the group and counter fields it will touch (openMeta's `extra`);
 -- one it did not name is read on first use, correct but one command more.

@@ -10,16 +10,12 @@
 --   rt result truncated, e error, a the job's attempts, f finishedAt,
 --   n outcome attempts made (the current one included), t its lease end or next attempt,
 --   le the last attempt's error.
--- meta's `outcomes` counts the pending records: a queue without any never reads `outcomes`.
+-- meta's `outcomes` is '1' while records may be pending: set when one is recorded, cleared by
+-- the tick once `outcomes` is found empty. A queue that never had one never reads `outcomes`,
+-- and settling an attempt needs no write of meta.
 
 local function pushAll(list, ...)
   for _, value in ipairs({ ... }) do list[#list + 1] = value end
-end
-
--- Counts pending records in meta; none leaves no field (a queue without callbacks stores nothing).
-local function addOutcomes(M, delta)
-  local n = metaNum(M, 'outcomes') + delta
-  metaSet(M, 'outcomes', n > 0 and int(n) or false)
 end
 
 -- How long a sender holds an attempt; its request is aborted 5 s before (src/core/outcomes.ts).
@@ -40,8 +36,8 @@ local function recordOutcome(B, L, url, now)
   noteTimer(B.M, record.t)
 end
 
--- Writes the outcomes a batch recorded (one HSET and one ZADD for all of them) and counts
--- them in meta. An outcome recorded again for the same job (a job retried by hand that ended
+-- Writes the outcomes a batch recorded (one HSET and one ZADD for all of them) and flags them
+-- in meta. An outcome recorded again for the same job (a job retried by hand that ended
 -- again) replaces the earlier one.
 local function writeOutcomes(K, B)
   local fields, scores = {}, {}
@@ -50,7 +46,8 @@ local function writeOutcomes(K, B)
     pushAll(scores, o[3], o[1])
   end
   redis.call('HSET', K.outcomeRecords, unpack(fields))
-  addOutcomes(B.M, redis.call('ZADD', K.outcomes, unpack(scores)))
+  redis.call('ZADD', K.outcomes, unpack(scores))
+  metaSet(B.M, 'outcomes', '1')
 end
 
 -- What a caller gets to send: {{id, record JSON}...}.
@@ -64,7 +61,7 @@ end
 -- next attempt, sent by the caller. Returns them as outcomesToSend does, and whether more
 -- were due.
 local function claimOutcomes(K, M, now, limit)
-  if metaNum(M, 'outcomes') == 0 then return {}, false end
+  if not M.v.outcomes then return {}, false end
   local ids = redis.call('ZRANGEBYSCORE', K.outcomes, '-inf', now, 'LIMIT', 0, limit)
   if #ids == 0 then return {}, false end
   local out, fields, scores, lost = {}, {}, {}, {}
@@ -84,12 +81,15 @@ local function claimOutcomes(K, M, now, limit)
     redis.call('HSET', K.outcomeRecords, unpack(fields))
     redis.call('ZADD', K.outcomes, unpack(scores))
   end
-  if #lost > 0 then addOutcomes(M, -redis.call('ZREM', K.outcomes, unpack(lost))) end
+  if #lost > 0 then redis.call('ZREM', K.outcomes, unpack(lost)) end
   return out, #ids == limit
 end
 
--- When the first pending outcome is due (its lease end or next attempt), or nil.
+-- When the first pending outcome is due (its lease end or next attempt), or nil. None left
+-- clears meta's flag (written when the caller saves meta).
 local function nextOutcomeAt(K, M)
-  if metaNum(M, 'outcomes') == 0 then return nil end
-  return tonumber(redis.call('ZRANGE', K.outcomes, 0, 0, 'WITHSCORES')[2])
+  if not M.v.outcomes then return nil end
+  local at = tonumber(redis.call('ZRANGE', K.outcomes, 0, 0, 'WITHSCORES')[2])
+  if not at then metaSet(M, 'outcomes', false) end
+  return at
 end
