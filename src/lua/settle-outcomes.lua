@@ -43,7 +43,7 @@ local function jobKept(state)
   return M.cfg.keepFailed > 0 -- failed, and cancelled jobs, which are kept like failed ones
 end
 
-local kept, retried, gone, summaries, shown = {}, {}, {}, {}, {}
+local retried, gone, summaries, shown = {}, {}, {}, {}
 for i = 1, m do
   local record = records[i] and cjson.decode(records[i])
   if record and record.n == tonumber(arg(i, 2)) and record.f == tonumber(arg(i, 3)) then
@@ -55,8 +55,7 @@ for i = 1, m do
     end
     if err ~= '' and RETRY_MS[record.n] then
       record.t = now + RETRY_MS[record.n]
-      pushAll(kept, ids[i], cjson.encode(record))
-      pushAll(retried, record.t, ids[i])
+      retried[#retried + 1] = { ids[i], cjson.encode(record), record.t }
       noteTimer(M, record.t)
     else
       gone[#gone + 1] = ids[i]
@@ -67,10 +66,7 @@ for i = 1, m do
     end
   end
 end
-if #kept > 0 then
-  redis.call('HSET', K.outcomeRecords, unpack(kept))
-  redis.call('ZADD', K.outcomes, unpack(retried))
-end
+saveOutcomes(K, retried)
 if #gone > 0 then
   redis.call('HDEL', K.outcomeRecords, unpack(gone))
   redis.call('ZREM', K.outcomes, unpack(gone))

@@ -36,17 +36,23 @@ local function recordOutcome(B, L, url, now)
   noteTimer(B.M, record.t)
 end
 
--- Writes the outcomes a batch recorded (one HSET and one ZADD for all of them) and flags them
--- in meta. An outcome recorded again for the same job (a job retried by hand that ended
--- again) replaces the earlier one.
-local function writeOutcomes(K, B)
+-- Writes records {{id, record JSON, next attempt or lease end}...}: one HSET and one ZADD for
+-- all of them. A record written again for the same job replaces the earlier one.
+local function saveOutcomes(K, list)
+  if #list == 0 then return end
   local fields, scores = {}, {}
-  for _, o in ipairs(B.outcomes) do
+  for _, o in ipairs(list) do
     pushAll(fields, o[1], o[2])
     pushAll(scores, o[3], o[1])
   end
   redis.call('HSET', K.outcomeRecords, unpack(fields))
   redis.call('ZADD', K.outcomes, unpack(scores))
+end
+
+-- Writes the outcomes a batch recorded and flags them in meta. (A job retried by hand that
+-- ended again replaces the outcome it had.)
+local function writeOutcomes(K, B)
+  saveOutcomes(K, B.outcomes)
   metaSet(B.M, 'outcomes', '1')
 end
 
@@ -64,23 +70,19 @@ local function claimOutcomes(K, M, now, limit)
   if not M.v.outcomes then return {}, false end
   local ids = redis.call('ZRANGEBYSCORE', K.outcomes, '-inf', now, 'LIMIT', 0, limit)
   if #ids == 0 then return {}, false end
-  local out, fields, scores, lost = {}, {}, {}, {}
+  local out, leased, lost = {}, {}, {}
   for i, raw in ipairs(redis.call('HMGET', K.outcomeRecords, unpack(ids))) do
     if raw then
       local record = cjson.decode(raw)
       record.n, record.t = record.n + 1, now + OUTCOME_LEASE_MS
       local json = cjson.encode(record)
       out[#out + 1] = { ids[i], json }
-      pushAll(fields, ids[i], json)
-      pushAll(scores, record.t, ids[i])
+      leased[#leased + 1] = { ids[i], json, record.t }
     else
       lost[#lost + 1] = ids[i] -- no record (cannot happen): drop the entry rather than loop on it
     end
   end
-  if #fields > 0 then
-    redis.call('HSET', K.outcomeRecords, unpack(fields))
-    redis.call('ZADD', K.outcomes, unpack(scores))
-  end
+  saveOutcomes(K, leased)
   if #lost > 0 then redis.call('ZREM', K.outcomes, unpack(lost)) end
   return out, #ids == limit
 end
