@@ -122,6 +122,7 @@ async function run(stack: BenchStack): Promise<BenchResult> {
       e2eCommandsPerJob: e2e.throughput.commandsPerJob,
       e2eRestRequestsPerJob: e2e.throughput.restRequestsPerJob,
       singleJobE2eCommands: e2e.lone.commandsPerJob,
+      singleJobWithCallbackE2eCommands: e2e.loneWithCallback.commandsPerJob,
       ...(idleRows ? { idleCommandsPerPass: idleRows[idleRows.length - 1]!.commandsPerPass } : {}),
       budgets: BUDGETS,
       config: CONFIG,

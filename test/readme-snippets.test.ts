@@ -1,7 +1,7 @@
 // The README's code runs as written: each block marked `<!-- snippet: name -->` is compiled
 // with esbuild (TypeScript as a user's build would) from inside the project, so `groupq/client`
 // and `groupq/receiver` resolve to the built package. The client snippet runs with Node; the
-// receiver snippets are Workers, run in workerd as the endpoints of real queues. Only the dev
+// receiver snippets are Workers, run in workerd as the endpoints (or callback URLs) of real queues. Only the dev
 // stack's addresses and tokens are swapped for this test's Worker and endpoint.
 import { execFile } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -16,7 +16,8 @@ import { freePort } from '../scripts/redis-server.mjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Endpoint, startEndpoint } from './helpers/endpoint';
 import { ADMIN_TOKEN, type PrivateStack, type RunningWorker, SIGNING_SECRET, startPrivateStack, startWorker } from './helpers/worker';
-import { jobInState } from './delivery/support';
+import type { Job } from '../src/core/job-view';
+import { jobInState, poll } from './delivery/support';
 
 const root = path.resolve(import.meta.dirname, '..');
 const run = promisify(execFile);
@@ -132,6 +133,25 @@ describe('README snippets', () => {
     } finally {
       await snippetWorker.dispose();
       await pages.close();
+    }
+  });
+
+  it('receiver-outcomes: takes the outcome callbacks of a queue', async () => {
+    const snippetWorker = await startSnippetWorker('receiver-outcomes');
+    try {
+      const queue = `readme-${Math.random().toString(36).slice(2, 10)}`;
+      const config = { endpoint: endpoint.url, callbackUrl: snippetWorker.url, keepCompleted: 10 };
+      expect((await worker.api(`/v1/queues/${queue}`, { method: 'PUT', json: config })).status).toBe(200);
+      const id = await enqueue(queue, { to: 'ada@example.com' });
+      const job = await poll(async () => {
+        const seen = (await (await worker.api(`/v1/queues/${queue}/jobs/${id}`)).json()) as Job;
+        return seen.outcome?.state === 'delivered' ? seen : undefined;
+      });
+      expect(job).toMatchObject({ state: 'completed', outcome: { attempts: 1 } });
+      const unsigned = await fetch(snippetWorker.url, { method: 'POST', body: '{}' });
+      expect(unsigned.status).toBe(401);
+    } finally {
+      await snippetWorker.dispose();
     }
   });
 

@@ -12,7 +12,7 @@
 // queue at its concurrency end at once, so a burst delivers about concurrency / 6 drains x ~700
 // jobs (~12,000 here) and the rest waits for the cron. The bench fires the cron when deliveries
 // stall and reports how often it had to (scheduledRuns).
-import { type E2eLone, loneRun } from './e2e-lone';
+import { type E2eLone, type E2eLoneCost, loneRun, loneWithCallbackRun } from './e2e-lone';
 import os from 'node:os';
 import { type E2eStack, measured, startE2eStack, waitDelivered, waitQuiet, type PhaseCost } from './e2e-stack';
 import { type CommandCounts, perUnit, round, totalCalls } from './redis-stats';
@@ -94,6 +94,8 @@ export interface E2eResult {
   throughput: E2eThroughput;
   latency: E2eLatency;
   lone: E2eLone;
+  /** The same lone jobs, each with a callbackUrl: the outcome callback's cost per job. */
+  loneWithCallback: E2eLoneCost;
 }
 
 const QUEUE = 'bench-e2e';
@@ -273,7 +275,8 @@ export async function runE2e(config: E2eConfig, log: (line: string) => void): Pr
     const throughput = await throughputRun(stack, config, log);
     const latency = await latencyRun(stack, config, log);
     const lone = await loneRun(stack, LONE_JOBS, config.payloadBytes, log);
-    return { definitions: E2E_DEFINITIONS, loadAverage1m, throughput, latency, lone };
+    const loneWithCallback = await loneWithCallbackRun(stack, LONE_JOBS, config.payloadBytes, log);
+    return { definitions: E2E_DEFINITIONS, loadAverage1m, throughput, latency, lone, loneWithCallback };
   } finally {
     await stack.close();
   }

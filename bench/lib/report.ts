@@ -45,6 +45,8 @@ function formatE2e(r: BenchResult): string {
       [`  single jobs at ${fmt(l.targetRatePerSecond)}/s`, fmt(l.commandsPerJob, 2), `<= ${b.commandsPerJob} (aim ${b.commandsPerJobAim})`, ok(l.commandsPerJob)],
       ['singleJobE2eCommands (a job alone on an idle queue)', fmt(r.e2e.lone.commandsPerJob, 2), '<= 12', r.e2e.lone.commandsPerJob <= 12 ? 'ok' : 'OVER'],
       ['  its REST requests; the later idle scheduler visit', `${fmt(r.e2e.lone.restRequestsPerJob, 2)}; ${fmt(r.e2e.lone.laterVisitCommands)} commands`, '', ''],
+      ['singleJobWithCallbackE2eCommands (the same, with a callbackUrl)', fmt(r.e2e.loneWithCallback.commandsPerJob, 2), 'no budget', ''],
+      ['  its REST requests', fmt(r.e2e.loneWithCallback.restRequestsPerJob, 2), '', ''],
       ['e2eRestRequestsPerJob (batch run)', fmt(r.e2eRestRequestsPerJob, 4), '', ''],
       [`  single jobs at ${fmt(l.targetRatePerSecond)}/s`, fmt(l.restRequestsPerJob, 4), '~2 (README)', ''],
     ],

@@ -67,6 +67,8 @@ export interface BenchResult {
    * endpoint (the latency run's commands per job: at its pace every job is alone).
    */
   singleJobE2eCommands: number;
+  /** The same lone job with a callbackUrl: its outcome callback recorded, sent and settled. */
+  singleJobWithCallbackE2eCommands: number;
   /** With --scale: Redis commands of one whole cron invocation over the largest idle row's queues (1,000). */
   idleCommandsPerPass?: number;
   budgets: typeof BUDGETS;

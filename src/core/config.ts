@@ -28,13 +28,14 @@ export interface ConfigOptions {
   allowHttpLoopback?: boolean;
 }
 
-function endpointSchema(options: ConfigOptions) {
+/** A URL groupq POSTs to (`what`: the field, for messages): https, or http on loopback when allowed. */
+export function pushUrlSchema(options: ConfigOptions, what: string) {
   return z.string().superRefine((value, ctx) => {
     let url: URL;
     try {
       url = new URL(value);
     } catch {
-      ctx.addIssue({ code: 'custom', message: 'endpoint must be an absolute URL' });
+      ctx.addIssue({ code: 'custom', message: `${what} must be an absolute URL` });
       return;
     }
     const loopbackHttp = url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname);
@@ -42,11 +43,16 @@ function endpointSchema(options: ConfigOptions) {
       ctx.addIssue({
         code: 'custom',
         message: options.allowHttpLoopback
-          ? 'endpoint must be https, or http on localhost/127.0.0.1'
-          : 'endpoint must be https',
+          ? `${what} must be https, or http on localhost/127.0.0.1`
+          : `${what} must be https`,
       });
     }
   });
+}
+
+/** A job's or a queue's `callbackUrl` (README, Outcome callbacks). */
+export function callbackUrlSchema(options: ConfigOptions) {
+  return pushUrlSchema(options, 'callbackUrl').max(2048, 'callbackUrl is at most 2048 characters');
 }
 
 const originSchema = z.string().refine((value) => {
@@ -60,7 +66,9 @@ const originSchema = z.string().refine((value) => {
 export function queueConfigSchema(options: ConfigOptions = {}) {
   return z
     .object({
-      endpoint: endpointSchema(options),
+      endpoint: pushUrlSchema(options, 'endpoint'),
+      /** Where each job's outcome is POSTed when it ends, unless the job names its own. */
+      callbackUrl: callbackUrlSchema(options).optional(),
       /** Jobs in flight across all groups. @default 10 */
       concurrency: int(1, 1000).default(10),
       /** How long one delivery may take; the lease lasts 5 s longer. @default 30000 */

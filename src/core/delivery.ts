@@ -40,8 +40,20 @@ export function deliveryBody(job: LeasedJob, publicUrl: string): string {
   return `${head.slice(0, -1)},"data":${job.rawData},${tail.slice(1)}`;
 }
 
+/** The Standard Webhooks headers of one signed POST (README, Verifying the signature). */
+export async function signedHeaders(signer: Signer, webhookId: string, body: string, now: number): Promise<Record<string, string>> {
+  const timestamp = Math.floor(now / 1000);
+  return {
+    'content-type': 'application/json',
+    'user-agent': USER_AGENT,
+    'webhook-id': webhookId,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': await signer.sign(webhookId, timestamp, body),
+  };
+}
+
 /** Reads at most `limit` bytes of a body (one more tells that there was more), then lets go. */
-async function readBody(response: Response, limit: number): Promise<{ bytes: Uint8Array; truncated: boolean }> {
+export async function readBody(response: Response, limit: number): Promise<{ bytes: Uint8Array; truncated: boolean }> {
   if (!response.body) return { bytes: new Uint8Array(), truncated: false };
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -101,13 +113,8 @@ export async function deliver(job: LeasedJob, endpoint: string, options: Deliver
   }, job.timeoutMs);
   try {
     const body = deliveryBody(job, options.publicUrl);
-    const timestamp = Math.floor(options.now() / 1000);
     const headers = {
-      'content-type': 'application/json',
-      'user-agent': USER_AGENT,
-      'webhook-id': job.id,
-      'webhook-timestamp': String(timestamp),
-      'webhook-signature': await options.signer.sign(job.id, timestamp, body),
+      ...(await signedHeaders(options.signer, job.id, body, options.now())),
       'groupq-queue': job.queue,
       'groupq-group': encodeURIComponent(job.group),
       'groupq-attempt': String(job.attempt),

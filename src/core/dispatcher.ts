@@ -8,6 +8,7 @@ import type { Engine } from './engine';
 import { QueueError } from './errors';
 import type { Invocation } from './invocation';
 import { type LeasedJob, type Outcome, type Settled, placeOf } from './leases';
+import { type OutcomeToSend, sendOutcome } from './outcomes';
 
 export interface DrainReport {
   /** Pushes made. */
@@ -30,6 +31,32 @@ export interface Leased {
   endpoint: string;
   /** As many were leased as asked for: more may be ready. */
   more: boolean;
+  /** Outcome callbacks the same call recorded, leased to this invocation to send. */
+  outcomes?: OutcomeToSend[];
+}
+
+/**
+ * Sends outcome callbacks this invocation holds leases for, each in a push slot (they never
+ * wait for a job, nor a job for them beyond a slot), then settles them in one call. Never
+ * throws: an attempt that is not settled comes round again through the tick when its lease ends.
+ */
+export async function sendOutcomes(d: Dispatcher, queue: string, outcomes: readonly OutcomeToSend[]): Promise<void> {
+  if (outcomes.length === 0) return;
+  const sent = await Promise.all(
+    outcomes.map(async (outcome) => {
+      if (!(await d.invocation.takeSlot())) return [];
+      try {
+        return [{ outcome, error: await sendOutcome(outcome, d.delivery) }];
+      } finally {
+        d.invocation.pushEnded();
+      }
+    }),
+  );
+  try {
+    await d.engine.settleOutcomes(queue, sent.flat());
+  } catch (error) {
+    console.error(`groupq: settling outcome callbacks of queue ${queue} failed`, error);
+  }
 }
 
 const SETTLE_ATTEMPTS = 3;
@@ -60,6 +87,7 @@ export async function drain(d: Dispatcher, queue: string, leased?: Leased): Prom
   let mayHaveMore = leased?.more ?? true; // the last reservation was not short: more may be ready
 
   let ackOnly = false; // Redis failed us: ack what comes back, lease nothing more
+  const sending = [sendOutcomes(d, queue, leased?.outcomes ?? [])]; // outcome callbacks, in the background
   // Each job's slot was claimed before it was leased (Invocation.claim).
   const push = (job: LeasedJob, endpoint: string) => {
     mine++;
@@ -86,6 +114,7 @@ export async function drain(d: Dispatcher, queue: string, leased?: Leased): Prom
         continue;
       }
       invocation.release(reserve - settled.jobs.length);
+      sending.push(sendOutcomes(d, queue, settled.outcomes));
       report.retrying += settled.results.filter((r) => r.state === 'waiting').length;
       mayHaveMore = settled.jobs.length === reserve && reserve > 0;
       for (const job of settled.jobs) push(job, settled.config.endpoint);
@@ -96,6 +125,7 @@ export async function drain(d: Dispatcher, queue: string, leased?: Leased): Prom
     const slotElsewhere = !ackOnly && mayHaveMore && invocation.open > 0 && invocation.now() < invocation.deadline;
     if (mine === 0 && !slotElsewhere) {
       report.cut = mayHaveMore && !ackOnly && invocation.reservable() === 0;
+      await Promise.all(sending);
       return report;
     }
     await invocation.changed();

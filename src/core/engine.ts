@@ -6,6 +6,7 @@ import type { EngineContext } from './context';
 import * as jobOps from './job-ops';
 import * as leases from './leases';
 import * as metrics from './metrics';
+import * as outcomes from './outcomes';
 import * as producer from './producer';
 import * as queues from './queues';
 import * as reads from './reads';
@@ -55,6 +56,7 @@ export function createEngine({ redis, now = Date.now, keyLocking = true, ...opti
     fail: bind(ctx, leases.fail),
     heartbeat: bind(ctx, leases.heartbeat),
     progress: bind(ctx, leases.progress),
+    settleOutcomes: bind(ctx, outcomes.settleOutcomes),
 
     tick: bind(ctx, scheduler.tick),
     noteDue: bind(ctx, dueIndex.noteDue),

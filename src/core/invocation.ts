@@ -49,6 +49,19 @@ export class Invocation {
     this.notify();
   }
 
+  /**
+   * Takes a push slot for a send that leases no job (an outcome callback), waiting for one to
+   * be free; false when the subrequest budget cannot pay for the send and its settle. Give it
+   * back with `pushEnded`.
+   */
+  async takeSlot(): Promise<boolean> {
+    while (this.freeSlots === 0) await this.changed();
+    if (this.subrequestsLeft <= 2) return false;
+    this.open++;
+    this.subrequestsLeft--;
+    return true;
+  }
+
   /** A push ended: its slot is free for the next job. */
   pushEnded(): void {
     this.open--;

@@ -1,6 +1,6 @@
 // What producers send: zod schemas for jobs, job updates and repeatable jobs.
 import { z } from 'zod';
-import { DAY_MS, backoffSchema } from './config';
+import { type ConfigOptions, DAY_MS, backoffSchema, callbackUrlSchema } from './config';
 
 const YEAR_MS = 366 * DAY_MS;
 
@@ -27,30 +27,40 @@ export const groupNameSchema = z
 /** Epoch ms up to 10^14 - 1 (year 5138): Redis' cjson keeps 14 significant digits exactly. */
 export const epochMsSchema = z.number().int().min(0).max(99_999_999_999_999);
 
-export const jobInputSchema = z
-  .object({
-    group: groupNameSchema,
-    data: z.json().default(null),
-    id: jobIdSchema.optional(),
-    /** Order inside the group. @default the enqueue time */
-    orderMs: epochMsSchema.optional(),
-    delayMs: z.number().int().min(0).max(YEAR_MS).optional(),
-    runAt: epochMsSchema.optional(),
-    maxAttempts: z.number().int().min(1).max(1000).optional(),
-    backoff: backoffSchema.optional(),
-    timeoutMs: z.number().int().min(100).max(DAY_MS).optional(),
-  })
-  .strict()
-  .refine((job) => job.delayMs === undefined || job.runAt === undefined, {
-    message: 'give delayMs or runAt, not both',
-    path: ['runAt'],
-  });
+/** A job as producers send it; `callbackUrl` is checked like the queue's URLs (`options`). */
+export function jobInputSchemaFor(options: ConfigOptions) {
+  return z
+    .object({
+      group: groupNameSchema,
+      data: z.json().default(null),
+      id: jobIdSchema.optional(),
+      /** Order inside the group. @default the enqueue time */
+      orderMs: epochMsSchema.optional(),
+      delayMs: z.number().int().min(0).max(YEAR_MS).optional(),
+      runAt: epochMsSchema.optional(),
+      maxAttempts: z.number().int().min(1).max(1000).optional(),
+      backoff: backoffSchema.optional(),
+      timeoutMs: z.number().int().min(100).max(DAY_MS).optional(),
+      /** Where this job's outcome is POSTed when it ends. @default the queue's callbackUrl */
+      callbackUrl: callbackUrlSchema(options).optional(),
+    })
+    .strict()
+    .refine((job) => job.delayMs === undefined || job.runAt === undefined, {
+      message: 'give delayMs or runAt, not both',
+      path: ['runAt'],
+    });
+}
+
+/** The job schema's type (what the client accepts). */
+export const jobInputSchema = jobInputSchemaFor({});
 
 const MAX_BATCH = 1000;
 
-export const batchInputSchema = z
-  .object({ jobs: z.array(jobInputSchema).min(1, 'a batch needs at least one job').max(MAX_BATCH) })
-  .strict();
+export function batchInputSchemaFor(options: ConfigOptions) {
+  return z
+    .object({ jobs: z.array(jobInputSchemaFor(options)).min(1, 'a batch needs at least one job').max(MAX_BATCH) })
+    .strict();
+}
 
 export const jobPatchSchema = z
   .object({ data: z.json().optional(), delayMs: z.number().int().min(0).max(YEAR_MS).optional() })

@@ -7,6 +7,7 @@ import { isRefusal } from './errors';
 import { randomSeed } from './ids';
 import { jobIdSchema, jobPatchSchema } from './job-input';
 import { type Job, toJob } from './job-view';
+import { toOutcomesToSend } from './outcomes';
 import { checkQueueName } from './queues';
 import { callScript } from './scripts';
 
@@ -52,10 +53,13 @@ export async function promoteJob(ctx: EngineContext, queue: string, id: string):
  * Ends a waiting, delayed or active job as `cancelled` (finished: INVALID_STATE). An active
  * job's lease is revoked: its callbacks get JOB_CANCELLED, and its group's next job is ready.
  */
-export async function cancelJob(ctx: EngineContext, queue: string, id: string): Promise<{ id: string; state: 'cancelled' }> {
-  const { dueAt } = await onJob(ctx, queue, id, (group) => callScript(ctx, scripts.cancelJob, { queue, group }, [id, group, ctx.now()]));
+export async function cancelJob(ctx: EngineContext, queue: string, id: string) {
+  const { dueAt, recorded } = await onJob(ctx, queue, id, (group) =>
+    callScript(ctx, scripts.cancelJob, { queue, group }, [id, group, ctx.now()]),
+  );
   await noteDue(ctx, queue, dueAt);
-  return { id, state: 'cancelled' };
+  // The outcome callback the cancel recorded, leased to the caller to send (README, Outcome callbacks).
+  return { id, state: 'cancelled' as const, outcomes: toOutcomesToSend(queue, recorded) };
 }
 
 /** Changes a waiting or delayed job's data and/or delay (delayMs counts from now). */

@@ -24,6 +24,21 @@ export interface JobRecord {
   p?: string;
   /** The record holds an attempt history (history.lua); GET of the job shows it. */
   h?: number;
+  /** The job's own callback URL. */
+  cb?: string;
+  /** How its outcome callback ended, once it did (settle-outcomes.lua). */
+  oc?: { st: 'delivered' | 'abandoned'; n: number; d?: number; le?: string };
+}
+
+/** How a job's outcome callback is going (GET of one job only). */
+export interface OutcomeStatus {
+  state: 'pending' | 'delivered' | 'abandoned';
+  /** Attempts made, the one under way included. */
+  attempts: number;
+  /** When the next attempt is due (or the one under way gives up): pending only. */
+  nextAttemptAt?: number;
+  lastError?: string;
+  deliveredAt?: number;
 }
 
 /** How one attempt ended; `expired`: its lease ran out without an answer. */
@@ -72,6 +87,10 @@ export interface Job<T = unknown> {
   progress?: unknown;
   /** The last 10 attempts, oldest first: in GET of one job only, never in listings. */
   history?: Attempt[];
+  /** GET of one job: where its outcome is POSTed (its own URL or its queue's). */
+  callbackUrl?: string;
+  /** GET of one job: its outcome callback, while groupq keeps a trace of it. */
+  outcome?: OutcomeStatus;
 }
 
 /** The state fields of a raw job record, `<state JSON>\n<data JSON>` (src/lua/includes/job.lua). */
@@ -106,4 +125,17 @@ export function toJob(queue: string, [id, stateJson, data, state, startedAt, exp
   if (record.p !== undefined) job.progress = JSON.parse(record.p);
   if (history !== undefined) job.history = (JSON.parse(history) as StoredAttempt[]).map(toAttempt);
   return job;
+}
+
+/**
+ * The outcome get-job.lua found: a pending record (outcome.lua: n attempts, t next attempt,
+ * le last error) or the summary a job's record keeps once the outcome was delivered or abandoned.
+ */
+export function toOutcomeStatus(json: string): OutcomeStatus {
+  const found = JSON.parse(json) as { st?: 'delivered' | 'abandoned'; n: number; t?: number; d?: number; le?: string };
+  const status: OutcomeStatus = { state: found.st ?? 'pending', attempts: found.n };
+  if (found.st === undefined) status.nextAttemptAt = found.t;
+  if (found.le !== undefined) status.lastError = found.le;
+  if (found.d !== undefined) status.deliveredAt = found.d;
+  return status;
 }

@@ -32,6 +32,8 @@ export interface QueueKeys {
   repeats: string;
   repeatDue: string;
   tickLock: string;
+  outcomes: string;
+  outcomeRecords: string;
 }
 
 export function queueKeys(queue: string): QueueKeys {
@@ -52,6 +54,8 @@ export function queueKeys(queue: string): QueueKeys {
     repeats: `${prefix}repeats`,
     repeatDue: `${prefix}repeat-due`,
     tickLock: `${prefix}tick-lock`,
+    outcomes: `${prefix}outcomes`,
+    outcomeRecords: `${prefix}outcome-records`,
   };
 }
 
@@ -70,7 +74,7 @@ export const KEY_CATALOGUE: readonly KeyDescription[] = [
   { key: 'gq:queues', type: 'set', holds: 'names of all queues (GET /v1/queues)' },
   { key: 'gq:due', type: 'zset', holds: 'queues with a timer, by when each next needs a tick (the cron reads only this)' },
   { key: 'gq:publish-tokens', type: 'hash', holds: 'SHA-256 of a publish token -> its queue (to answer 403, not 401)' },
-  { key: 'gq:{q}:meta', type: 'hash', holds: "config JSON and counters: paused, pausedGroups, seq, active, ready, timer, each group's jobs (`g:<group>`), per-minute outcomes (`<c, f or r>:<minute % 60>` -> epoch minute * 1e8 + count)" },
+  { key: 'gq:{q}:meta', type: 'hash', holds: "config JSON and counters: paused, pausedGroups, seq, active, ready, timer, outcomes ('1' while outcome callbacks may be pending), each group's jobs (`g:<group>`), per-minute outcomes (`<c, f or r>:<minute % 60>` -> epoch minute * 1e8 + count)" },
   { key: 'gq:{q}:jobs', type: 'hash', holds: 'job id -> record: state JSON, newline, data JSON' },
   { key: 'gq:{q}:g:<group>', type: 'zset', holds: "a group's waiting and leased jobs by orderMs (not a solo lease); member = 15-digit sequence + id" },
   { key: 'gq:{q}:ready', type: 'zset', holds: 'head member of each idle group by orderMs' },
@@ -85,4 +89,6 @@ export const KEY_CATALOGUE: readonly KeyDescription[] = [
   { key: 'gq:{q}:repeats', type: 'hash', holds: 'repeat key -> repeat spec JSON' },
   { key: 'gq:{q}:repeat-due', type: 'zset', holds: 'repeat keys by next run' },
   { key: 'gq:{q}:tick-lock', type: 'string', holds: "a request's opportunistic tick holds it for a second" },
+  { key: 'gq:{q}:outcomes', type: 'zset', holds: 'pending outcome callbacks: job id by the next attempt (or the end of the one under way)' },
+  { key: 'gq:{q}:outcome-records', type: 'hash', holds: 'job id -> its pending outcome callback: URL, body fields, attempts, last error' },
 ];

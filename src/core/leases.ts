@@ -10,6 +10,7 @@ import { randomSeed } from './ids';
 import { noteDue } from './due-index';
 import { jobIdSchema } from './job-input';
 import type { JobRecord } from './job-view';
+import { type OutcomeToSend, toOutcomesToSend } from './outcomes';
 import { checkQueueName } from './queues';
 import type { LeasedTuple } from './replies';
 import { callScript } from './scripts';
@@ -37,6 +38,8 @@ export interface LeasedJob<T = unknown> {
   seq: number;
   /** Leased "solo" (straight from its enqueue, never in its group zset: src/lua/includes/group.lua). */
   solo: boolean;
+  /** The job has a callback URL of its own (settle then reads its record to record the outcome). */
+  callback: boolean;
 }
 
 /**
@@ -48,6 +51,8 @@ export interface LeasePlace {
   seq: number;
   /** Unknown (a lease callback): settle then does what either case needs. */
   solo?: boolean;
+  /** The job has a callback URL of its own. */
+  callback: boolean;
 }
 
 /** `status`: the endpoint's HTTP answer when the outcome is one (a delivery's), for the job's history. */
@@ -61,6 +66,8 @@ export interface Settled {
   results: { id: string; state: 'completed' | 'waiting' | 'failed' | 'LEASE_LOST' | 'JOB_CANCELLED' }[];
   config: StoredConfig;
   jobs: LeasedJob[];
+  /** Outcome callbacks the call recorded, leased to the caller to send. */
+  outcomes: OutcomeToSend[];
 }
 
 const leaseSchema = z.object({ lease: z.string().min(1).max(64) });
@@ -86,12 +93,13 @@ export function toLeasedJob(queue: string, config: StoredConfig, [id, stateJson,
     lease: { token, expiresAt: deadline },
     seq: record.s,
     solo: hint === 's',
+    callback: record.cb !== undefined,
   };
 }
 
 /** What settle needs to know of a leased job's place. */
 export function placeOf(job: LeasedJob): LeasePlace {
-  return { group: job.group, seq: job.seq, solo: job.solo };
+  return { group: job.group, seq: job.seq, solo: job.solo, callback: job.callback };
 }
 
 /** Reads where job `id` sits (its group and sequence): the one read a lease callback adds. */
@@ -100,22 +108,23 @@ async function readPlace(ctx: EngineContext, queue: string, id: string): Promise
     return await callScript(ctx, scripts.jobGroup, { queue }, [id]);
   } catch (error) {
     // No such job: its lease cannot be live, and settle says LEASE_LOST for it.
-    if (error instanceof QueueError && error.code === 'JOB_NOT_FOUND') return { group: '', seq: 0 };
+    if (error instanceof QueueError && error.code === 'JOB_NOT_FOUND') return { group: '', seq: 0, callback: false };
     throw error;
   }
 }
 
-function outcomeArgs(outcome: Outcome, { group, seq, solo }: LeasePlace): (string | number)[] {
+function outcomeArgs(outcome: Outcome, { group, seq, solo, callback }: LeasePlace): (string | number)[] {
   const hint = solo === undefined ? '?' : solo ? 's' : 'm';
   const lease = [outcome.id, outcome.lease, group, seq, hint];
   const status = outcome.status ?? 0;
+  const cb = callback ? '1' : '0';
   if (outcome.kind === 'complete') {
     const result = outcome.result === undefined ? '' : JSON.stringify(outcome.result);
-    return ['complete', ...lease, result, outcome.resultTruncated ? '1' : '0', -1, status];
+    return ['complete', ...lease, result, outcome.resultTruncated ? '1' : '0', -1, status, cb];
   }
   const retryAfterMs = outcome.retryAfterMs === undefined ? -1 : Math.min(Math.max(0, Math.floor(outcome.retryAfterMs)), DAY_MS);
   const error = outcome.error.slice(0, MAX_ERROR_LENGTH);
-  return ['fail', ...lease, error, outcome.retry === false ? '0' : '1', retryAfterMs, status];
+  return ['fail', ...lease, error, outcome.retry === false ? '0' : '1', retryAfterMs, status, cb];
 }
 
 async function runSettle(ctx: EngineContext, queue: string, outcomes: Outcome[], reserve: number, onlyIfLive: boolean): Promise<Settled> {
@@ -129,9 +138,14 @@ async function runSettle(ctx: EngineContext, queue: string, outcomes: Outcome[],
   const args: (string | number)[] = [ctx.now(), randomSeed(), outcomes.length, n, onlyIfLive ? '1' : '0'];
   for (const [i, outcome] of outcomes.entries()) args.push(...outcomeArgs(outcome, places[i]!));
   const groups = places.map((place) => place.group);
-  const { results, config, leased, dueAt } = await callScript(ctx, scripts.settle, { queue, groups }, args);
+  const { results, config, leased, dueAt, recorded } = await callScript(ctx, scripts.settle, { queue, groups }, args);
   await noteDue(ctx, queue, dueAt); // before the new leases are pushed (see producer.ts)
-  return { results, config, jobs: leased.map((tuple) => toLeasedJob(queue, config, tuple)) };
+  return {
+    results,
+    config,
+    jobs: leased.map((tuple) => toLeasedJob(queue, config, tuple)),
+    outcomes: toOutcomesToSend(queue, recorded),
+  };
 }
 
 /** Ends each outcome's lease (fenced by its token), then reserves up to `reserve` ready jobs. */
@@ -153,7 +167,7 @@ async function endLease(ctx: EngineContext, queue: string, outcome: Outcome, res
   });
   const state = settled.results[0]!.state;
   if (state === 'LEASE_LOST' || state === 'JOB_CANCELLED') throw new ScriptRefusal(state);
-  return { state, next: settled.jobs, endpoint: settled.config.endpoint };
+  return { state, next: settled.jobs, endpoint: settled.config.endpoint, outcomes: settled.outcomes };
 }
 
 /** Completes a leased job; with `reserveNext` > 0 it also leases the next ready jobs. */

@@ -2,9 +2,9 @@
 import type { z } from 'zod';
 import { scripts } from '../lua/scripts.generated';
 import type { EnqueueResult } from './api-types';
-import type { StoredConfig } from './config';
+import type { ConfigOptions, StoredConfig } from './config';
 import { type EngineContext, parse } from './context';
-import { batchInputSchema, jobInputSchema } from './job-input';
+import { batchInputSchemaFor, jobInputSchemaFor } from './job-input';
 import { noteDue } from './due-index';
 import { checkQueueName } from './queues';
 import { randomId } from './ids';
@@ -13,7 +13,16 @@ import { callScript } from './scripts';
 
 export type { EnqueueResult } from './api-types';
 
-type ParsedJob = z.output<typeof jobInputSchema>;
+type ParsedJob = z.output<ReturnType<typeof jobInputSchemaFor>>;
+
+/** The enqueue schemas, built once per setting of allowHttpLoopback (the only option they read). */
+const schemas = new Map<boolean, { job: ReturnType<typeof jobInputSchemaFor>; batch: ReturnType<typeof batchInputSchemaFor> }>();
+function schemasFor(options: ConfigOptions) {
+  const key = options.allowHttpLoopback === true;
+  let built = schemas.get(key);
+  if (!built) schemas.set(key, (built = { job: jobInputSchemaFor(options), batch: batchInputSchemaFor(options) }));
+  return built;
+}
 
 /** The per-job state fields a job record carries only when given (see job.lua). */
 function recordOptions(job: ParsedJob, createdAt: number, orderMs: number): string {
@@ -21,6 +30,7 @@ function recordOptions(job: ParsedJob, createdAt: number, orderMs: number): stri
   if (job.maxAttempts !== undefined) options.ma = job.maxAttempts;
   if (job.backoff !== undefined) options.bo = job.backoff;
   if (job.timeoutMs !== undefined) options.to = job.timeoutMs;
+  if (job.callbackUrl !== undefined) options.cb = job.callbackUrl;
   if (createdAt !== orderMs) options.c = createdAt;
   return Object.keys(options).length > 0 ? JSON.stringify(options) : '';
 }
@@ -74,7 +84,7 @@ export async function enqueueBatch(ctx: EngineContext, queue: string, jobs: unkn
  */
 export function enqueueAndReserve(ctx: EngineContext, queue: string, input: unknown, reserve: number, rawData?: string): Promise<Enqueued> {
   checkQueueName(queue);
-  return enqueueParsed(ctx, queue, [parse(jobInputSchema, input)], reserve, [rawData]);
+  return enqueueParsed(ctx, queue, [parse(schemasFor(ctx.options).job, input)], reserve, [rawData]);
 }
 
 /** enqueueBatch of a body `{"jobs":[...]}`, then up to `reserve` ready jobs leased in the same round trip. */
@@ -86,5 +96,5 @@ export function enqueueBatchAndReserve(
   rawData?: readonly (string | undefined)[],
 ): Promise<Enqueued> {
   checkQueueName(queue);
-  return enqueueParsed(ctx, queue, parse(batchInputSchema, batch).jobs, reserve, rawData);
+  return enqueueParsed(ctx, queue, parse(schemasFor(ctx.options).batch, batch).jobs, reserve, rawData);
 }

@@ -3,7 +3,7 @@ import { scripts } from '../lua/scripts.generated';
 import { type EngineContext, parse, parseParam } from './context';
 import { type Listing, decodeCursor, encodeCursor } from './cursors';
 import { groupNameSchema, jobIdSchema, listJobsSchema, pageSchema } from './job-input';
-import { type Job, toJob } from './job-view';
+import { type Job, toJob, toOutcomeStatus } from './job-view';
 import { checkQueueName } from './queues';
 import { callScript } from './scripts';
 
@@ -13,7 +13,11 @@ const GROUP_JOBS_LIMIT = 1000;
 export async function getJob(ctx: EngineContext, queue: string, id: string): Promise<Job> {
   checkQueueName(queue);
   parseParam(jobIdSchema, id, 'id');
-  return toJob(queue, await callScript(ctx, scripts.getJob, { queue }, [id]));
+  const { view, callbackUrl, outcome } = await callScript(ctx, scripts.getJob, { queue }, [id]);
+  const job = toJob(queue, view);
+  if (callbackUrl !== null) job.callbackUrl = callbackUrl;
+  if (outcome !== null) job.outcome = toOutcomeStatus(outcome);
+  return job;
 }
 
 export async function listJobs(ctx: EngineContext, queue: string, query: unknown = {}) {

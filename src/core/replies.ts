@@ -45,6 +45,9 @@ export type JobView = z.output<typeof jobView>;
 const leasedJob = z.tuple([text, text, text, int, z.enum(['s', 'm']), text]);
 export type LeasedTuple = z.output<typeof leasedJob>;
 
+/** outcome.lua's recorded outcome callbacks, leased to the caller to send: {job id, record JSON}. */
+const outcomesToSend = z.array(z.tuple([text, text]));
+
 /** An epoch-ms instant where -1 means none (dueAt, timers, next runs). */
 const instant = (at: number) => (at < 0 ? null : at);
 /** The stored config's JSON: validated once, when put-queue stored it; parsed, not checked, per call. */
@@ -70,7 +73,7 @@ interface ByMode {
 const byMode = <Modes extends Record<string, Reply>>(modes: Modes) => ({ byMode: modes });
 
 export const replies = {
-  'cancel-job': reply(z.tuple([ok, int]), ([, dueAt]) => ({ dueAt: instant(dueAt) })),
+  'cancel-job': reply(z.tuple([ok, int, outcomesToSend]), ([, dueAt, recorded]) => ({ dueAt: instant(dueAt), recorded })),
   'clean-jobs': reply(z.tuple([ok, int, int]), ([, deleted, left]) => ({ deleted, left })),
   /** null: the repeat changed since the tick read it, nothing was committed. */
   'commit-repeat': reply(z.union([z.tuple([z.literal(0)]), z.tuple([ok, text, jobState, bit, int])]), (checked) =>
@@ -86,14 +89,20 @@ export const replies = {
   /** id, group, id, group, ...: the oldest first ('' for a member without a record). */
   'finished-page': reply(z.tuple([ok, z.array(text)]), ([, page]) => page),
   'get-group': reply(z.tuple([ok, groupState, z.array(jobView)]), ([, state, views]) => ({ state, views })),
-  'get-job': reply(z.tuple([ok, jobView]), ([, view]) => view),
+  /** callbackUrl: the job's or its queue's; outcome: a pending record's JSON, or the summary the job keeps. */
+  'get-job': reply(z.tuple([ok, jobView, text, text]), ([, view, callbackUrl, outcome]) => ({
+    view,
+    callbackUrl: callbackUrl === '' ? null : callbackUrl,
+    outcome: outcome === '' ? null : outcome,
+  })),
   /** The ring's values, c:0..59, f:0..59, r:0..59, null where unset (metrics.ts). */
   'get-metrics': reply(z.tuple([ok, z.array(text.nullable())]), ([, values]) => values),
   'group-info': reply(z.tuple([ok, z.array(z.tuple([text, int, int, groupState]))]), ([, rows]) =>
     rows.map(([group, waiting, active, state]) => ({ group, waiting, active, state })),
   ),
   heartbeat: reply(z.tuple([ok, int, int]), ([, expiresAt, dueAt]) => ({ expiresAt, dueAt: instant(dueAt) })),
-  'job-group': reply(z.tuple([ok, text, int]), ([, group, seq]) => ({ group, seq })),
+  /** callback: the job has a callback URL of its own. */
+  'job-group': reply(z.tuple([ok, text, int, bit]), ([, group, seq, callback]) => ({ group, seq, callback: callback === 1 })),
   'list-groups': reply(z.tuple([ok, position, z.array(text)]), ([, next, names]) => ({ next, names })),
   'list-jobs': reply(z.tuple([ok, position, z.array(jobView)]), ([, next, views]) => ({ next, views })),
   /** key, spec JSON, key, spec JSON, ... */
@@ -137,13 +146,22 @@ export const replies = {
   'remove-job': reply(z.tuple([ok, int]), ([, dueAt]) => ({ dueAt: instant(dueAt) })),
   'retry-job': jobChange,
   'retry-jobs': reply(z.tuple([ok, int, int, int]), ([, retried, left, dueAt]) => ({ retried, left, dueAt: instant(dueAt) })),
+  'settle-outcomes': reply(z.tuple([ok, int]), ([, dueAt]) => ({ dueAt: instant(dueAt) })),
   settle: reply(
-    z.tuple([ok, z.array(z.tuple([text, z.enum(['completed', 'waiting', 'failed', 'LEASE_LOST'])])), text, z.array(leasedJob), int]),
-    ([, results, config, leased, dueAt]) => ({
+    z.tuple([
+      ok,
+      z.array(z.tuple([text, z.enum(['completed', 'waiting', 'failed', 'LEASE_LOST', 'JOB_CANCELLED'])])),
+      text,
+      z.array(leasedJob),
+      int,
+      outcomesToSend,
+    ]),
+    ([, results, config, leased, dueAt, recorded]) => ({
       results: results.map(([id, state]) => ({ id, state })),
       config: storedConfig(config),
       leased,
       dueAt: instant(dueAt),
+      recorded,
     }),
   ),
   'tick-scan': reply(
@@ -155,11 +173,12 @@ export const replies = {
           ? { kind: checked[1] }
           : { kind: checked[1], groups: checked[2] },
   ),
-  tick: reply(z.tuple([ok, int, bit, bit, z.array(z.tuple([text, text]))]), ([, nextDueAt, readyDue, more, dueRepeats]) => ({
+  tick: reply(z.tuple([ok, int, bit, bit, z.array(z.tuple([text, text])), outcomesToSend]), ([, nextDueAt, readyDue, more, dueRepeats, outcomes]) => ({
     nextDueAt: instant(nextDueAt),
     readyDue: readyDue === 1,
     more: more === 1,
     dueRepeats,
+    outcomes,
   })),
   'update-job': jobChange,
 } satisfies Record<ScriptName, Reply | ByMode>;

@@ -2,7 +2,7 @@
 // drain the queues it names, then sleep until its next entry within the window, without polling
 // Redis in between), and a request's follow-up (drain what it leased; then tick and drain the
 // queue if this isolate knows a timer of it is due, under a short Redis lock).
-import { type Dispatcher, type DrainReport, type Leased, drain } from './dispatcher';
+import { type Dispatcher, type DrainReport, type Leased, drain, sendOutcomes } from './dispatcher';
 import type { TickResult } from './scheduler';
 
 /** Tick passes in a row while a tick reports more work (500 items per phase each). */
@@ -41,10 +41,15 @@ export class DueTimes {
 }
 
 // Only the first pass competes for the lock: the passes after it would find their own lock.
+// Every pass's outcome callbacks are leased to us: all of them are returned, to be sent.
 async function tickFully(d: Dispatcher, queue: string, opportunistic: boolean): Promise<TickResult> {
   let result = await d.engine.tick(queue, { opportunistic });
-  for (let pass = 1; result.more && !result.locked && pass < MAX_PASSES; pass++) result = await d.engine.tick(queue);
-  return result;
+  const outcomes = [...result.outcomes];
+  for (let pass = 1; result.more && !result.locked && pass < MAX_PASSES; pass++) {
+    result = await d.engine.tick(queue);
+    outcomes.push(...result.outcomes);
+  }
+  return { ...result, outcomes };
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -61,8 +66,10 @@ export async function runQueue(d: Dispatcher, due: DueTimes, queue: string, unti
     const ticked = await tickFully(d, queue, opportunistic && round === 0);
     if (ticked.locked) return ticked; // another request is ticking this queue right now
     due.set(queue, ticked.nextDueAt);
+    const sent = sendOutcomes(d, queue, ticked.outcomes); // while the drain runs
     let report: DrainReport | null = null;
     if (ticked.readyDue) report = await drain(d, queue);
+    await sent;
     const now = invocation.now();
     if (report?.cut) await d.engine.noteDue(queue, now); // out of budget: the next trigger drains the rest
     if (now >= invocation.deadline || invocation.subrequestsLeft <= 2) return ticked;
@@ -88,7 +95,7 @@ export async function followUp(d: Dispatcher, due: DueTimes, queue: string, star
   try {
     let report: DrainReport | null = null;
     if (start === 'drain') report = await drain(d, queue);
-    else if (start.jobs.length > 0 || start.more) report = await drain(d, queue, start);
+    else if (start.jobs.length > 0 || start.more || start.outcomes?.length) report = await drain(d, queue, start);
     if (report && report.retrying > 0) due.lower(queue, d.invocation.now());
     if (report?.cut) {
       await d.engine.noteDue(queue, d.invocation.now()); // out of budget: the next trigger drains the rest

@@ -6,6 +6,7 @@ import type { EngineContext } from './context';
 import { QueueError } from './errors';
 import { resetDue } from './due-index';
 import { randomSeed } from './ids';
+import { type OutcomeToSend, toOutcomesToSend } from './outcomes';
 import { checkQueueName } from './queues';
 import { type RepeatSpec, runAfter } from './repeats';
 import { callScript } from './scripts';
@@ -24,6 +25,8 @@ export interface TickResult {
   repeatsCreated: number;
   /** An opportunistic tick found another one running: it did nothing. */
   locked: boolean;
+  /** Outcome callbacks due for an attempt, leased to the caller to send. */
+  outcomes: OutcomeToSend[];
 }
 
 /** How long a request's opportunistic tick keeps others out. */
@@ -39,7 +42,7 @@ export async function tick(ctx: EngineContext, queue: string, { opportunistic = 
   checkQueueName(queue);
   const now = ctx.now();
   const scan = await callScript(ctx, scripts.tickScan, { queue }, [now, TICK_LIMIT, opportunistic ? TICK_LOCK_MS : 0]);
-  const idle = { readyDue: false, more: false, repeatsCreated: 0, locked: false };
+  const idle = { readyDue: false, more: false, repeatsCreated: 0, locked: false, outcomes: [] };
   if (scan.kind === 'locked') return { ...idle, nextDueAt: null, locked: true };
   if (scan.kind === 'idle') {
     // The cron came because the index said due: tell it the truth. A request's look changes nothing.
@@ -47,7 +50,7 @@ export async function tick(ctx: EngineContext, queue: string, { opportunistic = 
     return { ...idle, nextDueAt: scan.timer };
   }
   const { groups } = scan;
-  const { nextDueAt, readyDue, more, dueRepeats } = await callScript(ctx, scripts.tick, { queue, groups }, [
+  const { nextDueAt, readyDue, more, dueRepeats, outcomes } = await callScript(ctx, scripts.tick, { queue, groups }, [
     now, randomSeed(), TICK_LIMIT, ...groups,
   ]);
   let repeatsCreated = 0;
@@ -76,5 +79,6 @@ export async function tick(ctx: EngineContext, queue: string, { opportunistic = 
     more,
     repeatsCreated,
     locked: false,
+    outcomes: toOutcomesToSend(queue, outcomes),
   };
 }

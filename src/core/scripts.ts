@@ -93,6 +93,8 @@ const QUEUE_KEY_FIELDS: Record<string, keyof QueueKeys> = {
   repeats: 'repeats',
   'repeat-due': 'repeatDue',
   'tick-lock': 'tickLock',
+  outcomes: 'outcomes',
+  'outcome-records': 'outcomeRecords',
 };
 
 const GLOBAL_KEYS: Record<string, string> = { 'gq:queues': REGISTRY_KEY, 'gq:publish-tokens': PUBLISH_TOKENS_KEY };

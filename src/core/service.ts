@@ -8,7 +8,7 @@
 //   repeat's next run) lowers the queue's DueTimes, so the follow-up ticks when it is due.
 // Work after the response goes through `waitUntil`, the one thing core takes of the runtime.
 import type { BulkResult } from './api-types';
-import type { Dispatcher, Leased } from './dispatcher';
+import { type Dispatcher, type Leased, sendOutcomes } from './dispatcher';
 import type { Engine } from './engine';
 import type { EnqueueResult, Enqueued } from './producer';
 import { type DueTimes, followUp } from './runner';
@@ -94,7 +94,7 @@ export function createService({ dispatcher, due, waitUntil }: ServiceDeps) {
     const { state } = await leasing(
       queue,
       end,
-      ({ next, endpoint }) => ({ jobs: next, endpoint }),
+      ({ next, endpoint, outcomes }) => ({ jobs: next, endpoint, outcomes }),
       // A retry holds the group until a time the tick knows: learn it soon.
       (ended) => (ended.state === 'waiting' ? invocation.now() : null),
     );
@@ -134,7 +134,12 @@ export function createService({ dispatcher, due, waitUntil }: ServiceDeps) {
     resumeGroup: (queue: string, group: string) => thenDrain(queue, engine.resumeGroup(queue, group)),
     retryJob: (queue: string, id: string) => thenDrain(queue, engine.retryJob(queue, id)),
     promoteJob: (queue: string, id: string) => thenDrain(queue, engine.promoteJob(queue, id)),
-    cancelJob: (queue: string, id: string) => thenDrain(queue, engine.cancelJob(queue, id)),
+    /** Ends the job; its group's next job and its outcome callback are delivered after the response. */
+    async cancelJob(queue: string, id: string) {
+      const { outcomes, ...cancelled } = await thenDrain(queue, engine.cancelJob(queue, id));
+      if (outcomes.length > 0) waitUntil(sendOutcomes(dispatcher, queue, outcomes));
+      return cancelled;
+    },
 
     /** Every failed job back to waiting, as far as the budget goes; the retried jobs are delivered now. */
     async retryJobs(queue: string, input: unknown): Promise<BulkResult> {

@@ -13,13 +13,16 @@ KEYS[5] held       zset  group -> release time
 KEYS[6] delayed    zset  '<id> <group>' by runAt
 KEYS[7] cancelled  zset  kept cancelled ids by finishedAt
 KEYS[8] revoked    zset  leases a cancel ended, '<id> <token>' (lease.lua)
-KEYS[9] group      zset  the job's group (the caller read it with job-group)
+KEYS[9] outcomes   zset  pending outcome callbacks by next attempt (outcome.lua)
+KEYS[10] outcome-records hash  job id -> outcome record
+KEYS[11] group     zset  the job's group (the caller read it with job-group)
 
 ARGV[1] id
 ARGV[2] the job's group
 ARGV[3] now (epoch ms)
 
-Returns {1, dueAt}
+Returns {1, dueAt, {{id, outcome record JSON}}}: the outcome callback recorded (none when the job
+  has no callback URL), leased to the caller to send
 Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND,
         {-4, state} INVALID_STATE: finished already (completed, failed or cancelled),
         {-10, group} JOB_CHANGED_GROUP: the job's group is another one; call again with it declared
@@ -34,7 +37,10 @@ Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND,
 -- @include lease
 -- @include view
 
-local K = { jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5] }
+local K = {
+  jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5],
+  outcomes = KEYS[9], outcomeRecords = KEYS[10],
+}
 local id, now = ARGV[1], tonumber(ARGV[3])
 local M, raw, err = loadJob(KEYS[1], K.jobs, id, { groupField(ARGV[2]) })
 if err then return err end
@@ -44,7 +50,7 @@ if state.st and state.st ~= 'delayed' then return { INVALID_STATE, state.st } en
 
 local B = newBatch(M, now)
 -- Out of its group by the time it retires ('-'), unless it holds the group's lease.
-local L = { id = id, group = state.g, groupKey = KEYS[9], member = memberOf(state.s, id), hint = '-', state = state, data = data }
+local L = { id = id, group = state.g, groupKey = KEYS[11], member = memberOf(state.s, id), hint = '-', state = state, data = data }
 if state.st == 'delayed' then
   redis.call('ZREM', KEYS[6], delayedMember(id, state.g))
 else
@@ -60,11 +66,11 @@ else
     noteAttempt(state, state.sa, 'x', 0, nil, now)
     L.hint = '?' -- solo or not: retire does what either needs
   else
-    detachWaiting(K, B, KEYS[9], id, state)
+    detachWaiting(K, B, KEYS[11], id, state)
   end
 end
 state.st, state.ra = 'cancelled', nil
 retire(K, B, L, KEYS[7], M.cfg.keepFailed, now)
 flushBatch(K, B)
 saveMeta(M)
-return { 1, dueReport(M, now) }
+return { 1, dueReport(M, now), outcomesToSend(B) }

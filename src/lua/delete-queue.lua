@@ -19,7 +19,9 @@ KEYS[11]    repeat-due     zset    repeats by next run
 KEYS[12]    tick-lock      string  an opportunistic tick's lock
 KEYS[13]    cancelled      zset    kept cancelled ids
 KEYS[14]    revoked        zset    leases a cancel ended
-KEYS[14+i]  group          zset    the i-th group named in ARGV
+KEYS[15]    outcomes       zset    pending outcome callbacks
+KEYS[16]    outcome-records hash   outcome records
+KEYS[16+i]  group          zset    the i-th group named in ARGV
 
 ARGV[1] step: at most this many counters to look at for the next call
 ARGV[2] HSCAN cursor of meta ('0' at first)
@@ -39,7 +41,7 @@ end
 if #ARGV > 2 then
   local groupKeys, fields = {}, {}
   for i = 3, #ARGV do
-    groupKeys[#groupKeys + 1] = KEYS[12 + i] -- ARGV[2 + j] names KEYS[14 + j]
+    groupKeys[#groupKeys + 1] = KEYS[14 + i] -- ARGV[2 + j] names KEYS[16 + j]
     fields[#fields + 1] = 'g:' .. ARGV[i]
   end
   redis.call('UNLINK', unpack(groupKeys))
@@ -52,5 +54,5 @@ for i = 1, #page[2], 2 do names[#names + 1] = string.sub(page[2][i], 3) end
 if #names > 0 or page[1] ~= '0' then return { 1, 0, page[1], names } end
 -- UNLINK frees big values off the main thread, so this stays cheap however many jobs remain.
 redis.call('UNLINK', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12],
-  KEYS[13], KEYS[14], metaKey)
+  KEYS[13], KEYS[14], KEYS[15], KEYS[16], metaKey)
 return { 1, 1, '0', {} }

@@ -6,16 +6,18 @@ reservation picks the oldest heads across all groups, this group's next one incl
 The caller names each outcome's group (it leased the job, or read its record), so the group's
 key is declared; the lease member '<id> <token><group>' fences the claim.
 
-KEYS[1]    meta           hash  config and counters (meta.lua)
-KEYS[2]    jobs           hash  id -> job record
-KEYS[3]    ready          zset  idle group heads
-KEYS[4]    active         zset  lease members by lease deadline (epoch ms)
-KEYS[5]    held           zset  group -> release time (+inf: paused)
-KEYS[6]    completed      zset  kept completed ids by finishedAt
-KEYS[7]    failed         zset  kept failed ids by finishedAt
-KEYS[8]    paused-groups  set   paused group names
-KEYS[9]    revoked        zset  leases a cancel ended (lease.lua)
-KEYS[9+i]  group          zset  the group zset of outcome i
+KEYS[1]    meta            hash  config and counters (meta.lua)
+KEYS[2]    jobs            hash  id -> job record
+KEYS[3]    ready           zset  idle group heads
+KEYS[4]    active          zset  lease members by lease deadline (epoch ms)
+KEYS[5]    held            zset  group -> release time (+inf: paused)
+KEYS[6]    completed       zset  kept completed ids by finishedAt
+KEYS[7]    failed          zset  kept failed ids by finishedAt
+KEYS[8]    paused-groups   set   paused group names
+KEYS[9]    revoked         zset  leases a cancel ended (lease.lua)
+KEYS[10]   outcomes        zset  pending outcome callbacks by next attempt (outcome.lua)
+KEYS[11]   outcome-records hash  job id -> outcome record
+KEYS[11+i] group           zset  the group zset of outcome i
 
 ARGV[1] now (epoch ms)
 ARGV[2] seed (random hex, for new lease tokens)
@@ -27,11 +29,14 @@ then 10 fields per outcome: kind ('complete'|'fail'), id, lease token, group, se
   hint ('s' leased solo, 'm' in its group zset, '?' unknown: finish.lua),
   payload (complete: result JSON text or ''; fail: error text),
   flag (complete: '1' = result truncated; fail: '1' = may retry),
-  retryAfterMs (fail: -1 = use the backoff), the endpoint's HTTP status (0: none)
+  retryAfterMs (fail: -1 = use the backoff), the endpoint's HTTP status (0: none),
+  callback ('1' the job has a callback URL of its own, '0' it has none)
 
-Returns {1, {{id, state}...}, config JSON, {{id, state JSON, data, lease deadline, hint, token}...}, dueAt}
+Returns {1, {{id, state}...}, config JSON, {{id, state JSON, data, lease deadline, hint, token}...}, dueAt,
+         {{id, outcome record JSON}...}}
   where state is 'completed' | 'waiting' (retry pending) | 'failed' | 'LEASE_LOST' |
-  'JOB_CANCELLED' (a cancel ended the lease: nothing changed, as for LEASE_LOST)
+  'JOB_CANCELLED' (a cancel ended the lease: nothing changed, as for LEASE_LOST); the last
+  list holds the outcome callbacks this call recorded, leased to the caller to send
 Errors  {-1} QUEUE_NOT_FOUND
 ]]
 -- @include errors
@@ -46,10 +51,11 @@ Errors  {-1} QUEUE_NOT_FOUND
 local K = {
   jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5],
   completed = KEYS[6], failed = KEYS[7], pausedGroups = KEYS[8], revoked = KEYS[9],
+  outcomes = KEYS[10], outcomeRecords = KEYS[11],
 }
 local now, seed = tonumber(ARGV[1]), ARGV[2]
 local m, n, onlyIfLive = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5] == '1'
-local function arg(i, field) return ARGV[5 + (i - 1) * 10 + field] end
+local function arg(i, field) return ARGV[5 + (i - 1) * 11 + field] end
 
 local extra = tallyFields(now)
 for i = 1, m do extra[#extra + 1] = groupField(arg(i, 4)) end
@@ -57,21 +63,25 @@ local M = openMeta(KEYS[1], extra)
 if not M.cfg then return { QUEUE_NOT_FOUND } end
 local cfg = M.cfg
 
-local results = {}
+local results, sent = {}, {}
 if m > 0 then
   local leases, members = {}, {}
   for i = 1, m do
     local id, group = arg(i, 2), arg(i, 4)
     leases[i] = {
-      id = id, group = group, groupKey = KEYS[9 + i], member = memberOf(tonumber(arg(i, 5)), id),
+      id = id, group = group, groupKey = KEYS[11 + i], member = memberOf(tonumber(arg(i, 5)), id),
       hint = arg(i, 6), token = arg(i, 3), status = tonumber(arg(i, 10)),
     }
     members[i] = leaseMember(arg(i, 3), id, group)
   end
   -- Removing a lease's member is its fencing check. One completion of a job that is not kept
-  -- needs nothing more; otherwise the deadlines (start times) and records are read first.
+  -- and has no callback URL needs nothing more; otherwise the deadlines (start times) and
+  -- records are read first.
   local live, ended = {}, 0
-  if m == 1 and arg(1, 1) == 'complete' and cfg.keepCompleted == 0 then
+  local function recordNeeded(i)
+    return arg(i, 1) == 'fail' or cfg.keepCompleted > 0 or cfg.callbackUrl ~= nil or arg(i, 11) == '1'
+  end
+  if m == 1 and not recordNeeded(1) then
     live[1] = redis.call('ZREM', K.active, members[1]) == 1
     if live[1] then ended = 1 end
   else
@@ -83,7 +93,7 @@ if m > 0 then
         seen[members[i]] = true -- a lease given twice: the second is a stale holder
         leases[i].deadline = tonumber(deadlines[i])
         gone[#gone + 1] = members[i]
-        if arg(i, 1) == 'fail' or cfg.keepCompleted > 0 then needed[#needed + 1] = i end
+        if recordNeeded(i) then needed[#needed + 1] = i end
       end
     end
     ended = #gone
@@ -117,6 +127,7 @@ if m > 0 then
   end
   flushBatch(K, B)
   writeTally(M, T, now)
+  sent = outcomesToSend(B)
 end
 
 local jobs = {}
@@ -127,4 +138,4 @@ if n == 0 and not M.v.paused and metaNum(M, 'ready') > 0 and metaNum(M, 'active'
   noteTimer(M, now)
 end
 saveMeta(M)
-return { 1, results, M.v.config, jobs, dueReport(M, now) }
+return { 1, results, M.v.config, jobs, dueReport(M, now), sent }

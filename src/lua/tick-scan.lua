@@ -1,19 +1,21 @@
 #!lua flags=allow-key-locking
 --[[ tick-scan: the first half of the scheduler's pass over one queue. Tells whether anything is
 due, and if so which groups the due items (delayed jobs, ended backoffs, expired leases) belong
-to: the tick that follows must declare their keys. When the queue's timer has come but nothing
+to: the tick that follows must declare their keys (pending outcome callbacks that are due make
+the tick worth running too; they belong to no group). When the queue's timer has come but nothing
 is due after all (a lease it was set for has ended), it sets the timer to the next one itself,
 so no tick is needed.
 
-KEYS[1] meta       hash    config and counters; `timer` is the queue's earliest timer
-KEYS[2] delayed    zset    '<id> <group>' by runAt
-KEYS[3] held       zset    group -> release time (+inf: paused)
-KEYS[4] active     zset    lease members '<id> <token><group>' by deadline
-KEYS[5] tick-lock   string  held while an opportunistic tick runs (expires by itself)
-KEYS[6] ready       zset    idle group heads (due ones make a tick worth running)
-KEYS[7] repeat-due  zset    repeat key -> next run
-KEYS[8] completed   zset    kept completed ids (a tick trims them past keepCompleted)
-KEYS[9] failed      zset    kept failed ids (a tick trims them past keepFailed)
+KEYS[1]  meta        hash    config and counters; `timer` is the queue's earliest timer
+KEYS[2]  delayed     zset    '<id> <group>' by runAt
+KEYS[3]  held        zset    group -> release time (+inf: paused)
+KEYS[4]  active      zset    lease members '<id> <token><group>' by deadline
+KEYS[5]  tick-lock   string  held while an opportunistic tick runs (expires by itself)
+KEYS[6]  ready       zset    idle group heads (due ones make a tick worth running)
+KEYS[7]  repeat-due  zset    repeat key -> next run
+KEYS[8]  completed   zset    kept completed ids (a tick trims them past keepCompleted)
+KEYS[9]  failed      zset    kept failed ids (a tick trims them past keepFailed)
+KEYS[10] outcomes    zset    pending outcome callbacks by next attempt (read only while meta counts some)
 
 ARGV[1] now (epoch ms)
 ARGV[2] limit: at most this many items per kind
@@ -29,6 +31,7 @@ Errors  {-1} QUEUE_NOT_FOUND
 -- @include errors
 -- @include job
 -- @include meta
+-- @include outcome
 
 local now, limit, lockMs = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local M = openMeta(KEYS[1])
@@ -45,14 +48,17 @@ if lockMs > 0 and not redis.call('SET', KEYS[5], '1', 'NX', 'PX', lockMs) then r
 
 -- Each timed set's first entry says whether it holds anything due, or when it next will.
 local dueKeys, nextAt = {}, nil
-for _, key in ipairs({ KEYS[2], KEYS[3], KEYS[4], KEYS[7] }) do
-  local at = tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2])
+local function look(key, at)
   if at and at <= now then
     dueKeys[key] = true
   elseif at and at ~= math.huge and (not nextAt or at < nextAt) then
     nextAt = at
   end
 end
+for _, key in ipairs({ KEYS[2], KEYS[3], KEYS[4], KEYS[7] }) do
+  look(key, tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]))
+end
+look(KEYS[10], nextOutcomeAt({ outcomes = KEYS[10] }, M))
 local trim = redis.call('ZCARD', KEYS[8]) > cfg.keepCompleted or redis.call('ZCARD', KEYS[9]) > cfg.keepFailed
 if not next(dueKeys) and not trim and not readyDue then
   if readyAt and (not nextAt or readyAt < nextAt) then nextAt = readyAt end

@@ -3,21 +3,24 @@
 items belong to. Promotes due delayed jobs, releases groups whose retry backoff ended, expires
 leases past their deadline (a failed attempt: retry or fail), trims retention, lists repeats
 that are due (the caller computes their next time and commits each with commit-repeat), and
-sets the queue's `timer` to when it next needs a tick. Items of groups not declared (they came
-due since the scan) are left for the next pass.
+leases pending outcome callbacks that are due (the caller sends them), and sets the queue's
+`timer` to when it next needs a tick. Items of groups not declared (they came due since the
+scan) are left for the next pass.
 
-KEYS[1]     meta           hash  config and counters (meta.lua)
-KEYS[2]     jobs           hash  id -> job record
-KEYS[3]     ready          zset  idle group heads
-KEYS[4]     active         zset  lease members by lease deadline
-KEYS[5]     held           zset  group -> release time (+inf: paused)
-KEYS[6]     delayed        zset  '<id> <group>' by runAt
-KEYS[7]     completed      zset  kept completed ids by finishedAt
-KEYS[8]     failed         zset  kept failed ids by finishedAt
-KEYS[9]     repeat-due     zset  repeat key -> next run (epoch ms)
-KEYS[10]    repeats        hash  repeat key -> repeat spec JSON
-KEYS[11]    cancelled      zset  kept cancelled ids by finishedAt
-KEYS[11+i]  group          zset  the group zset of the i-th group named in ARGV
+KEYS[1]     meta            hash    config and counters (meta.lua)
+KEYS[2]     jobs            hash    id -> job record
+KEYS[3]     ready           zset    idle group heads
+KEYS[4]     active          zset    lease members by lease deadline
+KEYS[5]     held            zset    group -> release time (+inf: paused)
+KEYS[6]     delayed         zset    '<id> <group>' by runAt
+KEYS[7]     completed       zset    kept completed ids by finishedAt
+KEYS[8]     failed          zset    kept failed ids by finishedAt
+KEYS[9]     repeat-due      zset    repeat key -> next run (epoch ms)
+KEYS[10]    repeats         hash    repeat key -> repeat spec JSON
+KEYS[11]    cancelled       zset    kept cancelled ids by finishedAt
+KEYS[12]    outcomes        zset    pending outcome callbacks by next attempt (outcome.lua)
+KEYS[13]    outcome-records hash    job id -> outcome record
+KEYS[13+i]  group           zset    the group zset of the i-th group named in ARGV
 
 ARGV[1] now (epoch ms)
 ARGV[2] seed (random hex, for new lease tokens and jitter)
@@ -25,7 +28,9 @@ ARGV[3] limit: at most this many items per phase
 ARGV[4...] group names, one per declared group key
 
 Returns {1, nextDueAt (epoch ms, -1 = nothing scheduled), readyDue 0|1, more 0|1,
-         {{repeat key, spec JSON}...}}
+         {{repeat key, spec JSON}...}, {{job id, outcome record JSON}...}}
+  the last list: outcome callbacks leased to the caller to send (due ones, and those of jobs
+  this tick failed for good)
   readyDue: jobs are ready to be reserved now; more: a phase hit its limit or met an
   undeclared group, tick again
 Errors  {-1} QUEUE_NOT_FOUND
@@ -41,6 +46,7 @@ Errors  {-1} QUEUE_NOT_FOUND
 local K = {
   jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5], delayed = KEYS[6],
   completed = KEYS[7], failed = KEYS[8], repeatDue = KEYS[9], repeats = KEYS[10], cancelled = KEYS[11],
+  outcomes = KEYS[12], outcomeRecords = KEYS[13],
 }
 local now, seed, limit = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
 -- Due repeats go back to the caller to commit, ready jobs to its drain; should neither happen
@@ -49,7 +55,7 @@ local RECHECK_MS = 60000
 
 local keyOf, extra = {}, tallyFields(now)
 for i = 4, #ARGV do
-  keyOf[ARGV[i]] = KEYS[8 + i]
+  keyOf[ARGV[i]] = KEYS[10 + i]
   extra[#extra + 1] = groupField(ARGV[i])
 end
 local M = openMeta(KEYS[1], extra)
@@ -114,6 +120,12 @@ end
 flushBatch(K, B)
 writeTally(M, T, now)
 
+-- Outcomes recorded just now are leased to this caller already; due ones get their next attempt.
+local outcomes = outcomesToSend(B)
+local claimed, moreOutcomes = claimOutcomes(K, M, now, limit)
+for _, o in ipairs(claimed) do outcomes[#outcomes + 1] = o end
+if moreOutcomes then more = true end
+
 if trimRetention(K.completed, K.jobs, cfg.keepCompleted, limit) then more = true end
 if trimRetention(K.failed, K.jobs, cfg.keepFailed, limit) then more = true end
 if trimRetention(K.cancelled, K.jobs, cfg.keepFailed, limit) then more = true end
@@ -137,6 +149,7 @@ for _, key in ipairs({ K.delayed, K.held, K.active }) do
   consider(tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]))
 end
 consider(tonumber(redis.call('ZRANGEBYSCORE', K.repeatDue, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2]))
+consider(nextOutcomeAt(K, M))
 if #repeats > 0 then consider(now + RECHECK_MS) end
 
 -- Ready heads: due now (drain), and the first one the ordering window (or a future orderMs)
@@ -153,4 +166,4 @@ if not M.v.paused and metaNum(M, 'ready') > 0 then
 end
 metaSet(M, 'timer', nextAt and int(nextAt) or false)
 saveMeta(M)
-return { 1, nextAt or -1, readyDue, more and 1 or 0, repeats }
+return { 1, nextAt or -1, readyDue, more and 1 or 0, repeats, outcomes }

@@ -1,7 +1,17 @@
 // groupq/receiver: what an endpoint needs to take jobs from groupq on any Fetch-API runtime
-// (Workers, Node 20, Deno, Bun): verify a delivery, or wrap a job function into a whole handler.
+// (Workers, Node 20, Deno, Bun): verify a delivery, or wrap a job function into a whole handler;
+// and the same for outcome callbacks, on the producer's side.
 export { createHandler, type HandlerOptions, type JobFunction } from './handler';
-export { createVerifier, verifyDelivery, type Verifier, type VerifyOptions } from './verify';
+export {
+  createOutcomeVerifier,
+  createVerifier,
+  type OutcomeVerifier,
+  verifyDelivery,
+  verifyOutcome,
+  type Verifier,
+  type VerifyOptions,
+} from './verify';
+export { createOutcomeHandler, type OutcomeFunction } from './outcome-handler';
 export { type JobContext } from './lease';
 export { CallbackError, type FetchLike } from './callbacks';
 export {
@@ -14,3 +24,4 @@ export {
   type VerificationFailure,
 } from './errors';
 export { type Delivery, deliveryBodySchema } from '../core/delivery-body';
+export { type OutcomeCallback, outcomeBodySchema } from '../core/outcome-body';

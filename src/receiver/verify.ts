@@ -1,8 +1,11 @@
-// Checks that a request is a genuine, fresh groupq delivery (Standard Webhooks): an HMAC-SHA256
+// Checks that a request is a genuine, fresh groupq request (Standard Webhooks): an HMAC-SHA256
 // signature over "<webhook-id>.<webhook-timestamp>.<raw body>" keyed by the `whsec_` secret, a
-// timestamp within the tolerance, then the body parsed against the shared delivery schema.
-// Web Crypto only, so it runs on Workers, Node 20, Deno and Bun alike.
+// timestamp within the tolerance, then the body parsed against its shared schema: a delivery,
+// or an outcome callback. One verifier for both; Web Crypto only, so it runs on Workers,
+// Node 20, Deno and Bun alike.
+import type { z } from 'zod';
 import { type Delivery, deliveryBodySchema } from '../core/delivery-body';
+import { type OutcomeCallback, outcomeBodySchema, outcomeWebhookId } from '../core/outcome-body';
 import { DeliveryVerificationError } from './errors';
 
 export interface VerifyOptions {
@@ -18,6 +21,23 @@ export interface VerifyOptions {
 
 /** Reads and checks a delivery (the same checks as verifyDelivery, keys imported once). */
 export type Verifier = <T = unknown>(request: Request) => Promise<Delivery<T>>;
+
+/** Reads and checks an outcome callback (the same checks as verifyOutcome, keys imported once). */
+export type OutcomeVerifier = (request: Request) => Promise<OutcomeCallback>;
+
+/** What a verified request must carry: its body's schema, named for messages, and its webhook-id. */
+interface Expected<B> {
+  what: string;
+  schema: z.ZodType<B>;
+  webhookIdOf(body: B): string;
+}
+
+const DELIVERY: Expected<Delivery> = { what: 'delivery', schema: deliveryBodySchema, webhookIdOf: (body) => body.id };
+const OUTCOME: Expected<OutcomeCallback> = {
+  what: 'outcome callback',
+  schema: outcomeBodySchema,
+  webhookIdOf: (body) => outcomeWebhookId(body.id),
+};
 
 const SECRET_PREFIX = 'whsec_';
 const DEFAULT_TOLERANCE_SEC = 300;
@@ -73,10 +93,11 @@ function secretsOf(options: VerifyOptions): string[] {
 }
 
 /**
- * A verifier for the given secrets. The secrets are checked here (a TypeError for a malformed
- * one) and their HMAC keys imported once, for every request it then verifies.
+ * A check of requests carrying `expected`'s body, for the given secrets. The secrets are checked
+ * here (a TypeError for a malformed one) and their HMAC keys imported once, for every request it
+ * then verifies.
  */
-export function createVerifier(options: VerifyOptions): Verifier {
+function createChecker<B>(options: VerifyOptions, expected: Expected<B>): (request: Request) => Promise<B> {
   const secrets = secretsOf(options);
   const raw = secrets.map(secretBytes);
   const keys = Promise.all(
@@ -86,7 +107,7 @@ export function createVerifier(options: VerifyOptions): Verifier {
   if (!(toleranceSec >= 0)) throw new TypeError('toleranceSec must be a number >= 0');
   const now = options.now ?? Date.now;
 
-  return async function verify<T>(request: Request): Promise<Delivery<T>> {
+  return async function verify(request: Request): Promise<B> {
     const id = request.headers.get('webhook-id');
     const timestamp = request.headers.get('webhook-timestamp');
     const signature = request.headers.get('webhook-signature');
@@ -134,19 +155,30 @@ export function createVerifier(options: VerifyOptions): Verifier {
     try {
       json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body));
     } catch {
-      throw new DeliveryVerificationError('bad_body', 'the delivery body is not JSON');
+      throw new DeliveryVerificationError('bad_body', `the ${expected.what} body is not JSON`);
     }
-    const parsed = deliveryBodySchema.safeParse(json);
+    const parsed = expected.schema.safeParse(json);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       const where = issue.path.length > 0 ? issue.path.join('.') : 'body';
-      throw new DeliveryVerificationError('bad_body', `the delivery body is not a groupq delivery: ${where}: ${issue.message}`);
+      throw new DeliveryVerificationError('bad_body', `the ${expected.what} body is not a groupq ${expected.what}: ${where}: ${issue.message}`);
     }
-    if (parsed.data.id !== id) {
+    if (expected.webhookIdOf(parsed.data) !== id) {
       throw new DeliveryVerificationError('bad_body', 'webhook-id does not match the id in the body');
     }
-    return parsed.data as Delivery<T>;
+    return parsed.data;
   };
+}
+
+/** A delivery verifier for the given secrets (checked at once; keys imported once). */
+export function createVerifier(options: VerifyOptions): Verifier {
+  const check = createChecker(options, DELIVERY);
+  return async <T>(request: Request) => (await check(request)) as Delivery<T>;
+}
+
+/** An outcome callback verifier for the given secrets (checked at once; keys imported once). */
+export function createOutcomeVerifier(options: VerifyOptions): OutcomeVerifier {
+  return createChecker(options, OUTCOME);
 }
 
 /**
@@ -157,4 +189,14 @@ export function createVerifier(options: VerifyOptions): Verifier {
  */
 export async function verifyDelivery<T = unknown>(request: Request, options: VerifyOptions): Promise<Delivery<T>> {
   return createVerifier(options)<T>(request);
+}
+
+/**
+ * Reads an outcome callback (README, Outcome callbacks) and checks it as verifyDelivery checks a
+ * delivery: headers, timestamp, signature, then the body, whose id must be the one webhook-id
+ * names (`<job id>.outcome`). Returns the parsed outcome; throws DeliveryVerificationError
+ * saying why not. Consumes the request's body.
+ */
+export async function verifyOutcome(request: Request, options: VerifyOptions): Promise<OutcomeCallback> {
+  return createOutcomeVerifier(options)(request);
 }

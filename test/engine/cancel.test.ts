@@ -22,7 +22,7 @@ describe('cancel', () => {
   it('a waiting job ends cancelled; the job behind it becomes the head and runs', async () => {
     const { engine, q } = await setupQueue();
     await engine.enqueueBatch(q, [{ id: 'a', group: 'g' }, { id: 'b', group: 'g' }]);
-    expect(await engine.cancelJob(q, 'a')).toEqual({ id: 'a', state: 'cancelled' });
+    expect(await engine.cancelJob(q, 'a')).toEqual({ id: 'a', state: 'cancelled', outcomes: [] });
     expect(await engine.getJob(q, 'a')).toMatchObject({ state: 'cancelled', attempts: 0, finishedAt: T0 });
     expect((await reserveOne(engine, q)).id).toBe('b');
     expect(await counts(engine, q)).toMatchObject({ waiting: 0, active: 1, cancelled: 1, groups: 1 });

@@ -123,7 +123,7 @@ describe('tick: what it reports', () => {
     await engine.putRepeat(q, 'r', { group: 'r', every: 3000 });
     const [held] = (await engine.reserve(q, 2)).jobs;
     await engine.fail(q, { id: held!.id, lease: held!.lease.token, error: 'x' });
-    expect(await engine.tick(q)).toEqual({ nextDueAt: T0 + 2000, readyDue: false, more: false, repeatsCreated: 0, locked: false });
+    expect(await engine.tick(q)).toEqual({ nextDueAt: T0 + 2000, readyDue: false, more: false, repeatsCreated: 0, locked: false, outcomes: [] });
     clock.set(T0 + 2000);
     expect(await engine.tick(q)).toMatchObject({ nextDueAt: T0 + 3000, readyDue: true });
     await engine.deleteRepeat(q, 'r');
@@ -152,7 +152,7 @@ describe('tick: what it reports', () => {
 
   it('an idle queue reports nothing to do, tick after tick', async () => {
     const { clock, engine, q } = await setupQueue();
-    const idle = { nextDueAt: null, readyDue: false, more: false, repeatsCreated: 0, locked: false };
+    const idle = { nextDueAt: null, readyDue: false, more: false, repeatsCreated: 0, locked: false, outcomes: [] };
     expect(await engine.tick(q)).toEqual(idle);
     clock.advance(MINUTE);
     expect(await engine.tick(q)).toEqual(idle);

@@ -1,6 +1,7 @@
 -- Ending a job: complete, fail with retry, fail for good, cancel. Needs job.lua, meta.lua,
 -- group.lua and history.lua, a batch B (group.lua) and a table K of keys: jobs, held,
--- completed, failed.
+-- completed, failed, outcomes, outcomeRecords (the last two written only when a job with a
+-- callback URL ends).
 --
 -- A lease L being ended: { id, group, groupKey, member (in the group zset), hint, state, data,
 -- deadline, status?, expired? }. `hint` says whether the job is in its group zset: 's' no (a
@@ -10,6 +11,8 @@
 -- `state`, `data` and `deadline` are read only when needed: completing a job that is not kept
 -- needs none of them. `status` is the endpoint's HTTP answer (0: none), `expired` marks a lease
 -- that ran out; both go to the attempt history.
+
+-- @include outcome
 
 -- Keeps at most `keep` jobs in a retention zset (oldest go first), removing at most `step` per
 -- call: one per finished job keeps up as jobs finish; the tick trims a lowered limit in steps.
@@ -25,11 +28,15 @@ local function trimRetention(zkey, jobsKey, keep, step)
 end
 
 -- Moves a finished job out of its group and into retention (or deletes it), then lets the
--- group's next job become ready.
+-- group's next job become ready. Every end of a job comes here: a job with a callback URL (its
+-- own, or its queue's) has its outcome recorded (outcome.lua), named by `L.state.st`; callers
+-- read the state of such a job even when they would not otherwise.
 local function retire(K, B, L, zkey, keep, now)
   local inGroup = L.hint ~= '-'
   if inGroup and L.hint ~= 's' then redis.call('ZREM', L.groupKey, L.member) end
   if inGroup then addGroupJobs(B.M, L.group, -1) end
+  local url = L.state and (L.state.cb or B.M.cfg.callbackUrl)
+  if url then recordOutcome(B, L, url, now) end
   if keep > 0 then
     L.state.f = now
     B.fresh[#B.fresh + 1] = L.id

@@ -12,6 +12,8 @@
 -- job. Entries waiting in B are looked at before `ready` itself, so later steps of the same
 -- script see them.
 
+-- @include outcome
+
 -- B.reserving: the caller reserves right after (it drains what became ready); otherwise a head
 -- that is due now is a timer due now, so the scheduler drains it.
 local function newBatch(M, now)
@@ -38,6 +40,7 @@ local function flushBatch(K, B)
   end
   if #args > 0 then metaAdd(B.M, 'ready', redis.call('ZADD', K.ready, unpack(args))) end
   if #B.deleted > 0 then redis.call('HDEL', K.jobs, unpack(B.deleted)) end
+  if B.outcomes then writeOutcomes(K, B) end -- jobs with a callback URL ended (finish.lua)
   B.ready, B.minOrder, B.fresh, B.delayed, B.deleted = {}, {}, {}, {}, {}
 end
 

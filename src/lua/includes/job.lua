@@ -11,7 +11,9 @@
 --   a attempts made, n a retry's nonce (see tokenFor), ma/bo/to per-job maxAttempts/backoff/timeoutMs,
 --   st 'delayed'|'completed'|'failed'|'cancelled' (absent: waiting or active), ra runAt,
 --   sa startedAt (recorded on demand), f finishedAt, r result, rt result truncated,
---   e last error, p progress, h attempt history (1 in the stored JSON: its line follows).
+--   e last error, p progress, h attempt history (1 in the stored JSON: its line follows),
+--   cb the job's own callback URL, oc how its outcome callback ended
+--   (outcome.lua: {st = 'delivered'|'abandoned', n attempts, d deliveredAt, le last error}).
 -- Members, each carrying what the scripts that meet it need, so that no key is looked up:
 --   group zset and `ready`: the sequence zero-padded to 15 digits, then the id (equal orderMs
 --     then sort by enqueue order, exactly);

@@ -6,11 +6,12 @@
 --   seq (the last enqueue sequence), active (leases: the size of `active`), ready (the size of
 --   `ready`), timer (the earliest time the queue needs a tick, as told to the due index),
 --   'g:<group>' (the group's waiting and active jobs; absent: none),
+--   outcomes ('1' while outcome callbacks may be pending, outcome.lua),
 --   '<c|f|r>:<minute % 60>' (per-minute counters, see writeTally).
 -- A script names, up front, the group and counter fields it will touch (openMeta's `extra`);
 -- one it did not name is read on first use, correct but one command more.
 
-local BASE_FIELDS = { 'config', 'secret', 'paused', 'pausedGroups', 'seq', 'active', 'ready', 'timer' }
+local BASE_FIELDS = { 'config', 'secret', 'paused', 'pausedGroups', 'seq', 'active', 'ready', 'timer', 'outcomes' }
 
 -- A timer overdue by this much was told to the due index and still not run: its index entry
 -- may have been lost (a Worker cut off between a script and its index update), so it is

@@ -1,0 +1,31 @@
+// The body of an outcome callback (README, Outcome callbacks), as a zod schema: the Worker builds
+// it (outcomeBody in outcomes.ts) and the receiver (src/receiver) parses it, so both sides share
+// one description. Plain module: zod only, nothing that needs Redis or the Worker.
+import { z } from 'zod';
+
+/** How a job ended: the `groupq-outcome` header and the body's `state`. */
+export const OUTCOME_STATES = ['completed', 'failed', 'cancelled'] as const;
+
+/** The `webhook-id` of a job's outcome callback: the same on every attempt (the key to dedupe on). */
+export function outcomeWebhookId(jobId: string): string {
+  return `${jobId}.outcome`;
+}
+
+/** Unknown fields are dropped rather than refused, so a receiver keeps working when groupq adds some. */
+export const outcomeBodySchema = z.object({
+  id: z.string().min(1),
+  queue: z.string().min(1),
+  group: z.string().min(1),
+  state: z.enum(OUTCOME_STATES),
+  /** A completed job's result, as the job shows it. */
+  result: z.unknown().optional(),
+  resultTruncated: z.boolean().optional(),
+  /** A failed job's last error. */
+  error: z.string().optional(),
+  /** Attempts the job made. */
+  attempts: z.number().int().min(0),
+  finishedAt: z.number().int().min(0),
+});
+
+/** One outcome callback as the producer's callback URL receives it. */
+export type OutcomeCallback = z.infer<typeof outcomeBodySchema>;

@@ -1,0 +1,92 @@
+// Outcome callbacks (README, Outcome callbacks): the scripts that end a job record its outcome
+// and lease it to their caller (src/lua/includes/outcome.lua); this module sends one attempt,
+// signed like a delivery, and settles attempts: delivered, or failed and retried by the
+// schedule in settle-outcomes.lua.
+import { scripts } from '../lua/scripts.generated';
+import type { EngineContext } from './context';
+import { type DeliveryOptions, readBody, signedHeaders } from './delivery';
+import { noteDue } from './due-index';
+import { type OutcomeCallback, outcomeWebhookId } from './outcome-body';
+import { callScript } from './scripts';
+
+/** An attempt is aborted after this; its lease (outcome.lua, OUTCOME_LEASE_MS) lasts 5 s longer. */
+export const OUTCOME_TIMEOUT_MS = 10_000;
+/** How much of a refusing callback's answer the record's last error quotes. */
+const ERROR_BODY_CHARS = 200;
+
+/** An outcome record as outcome.lua writes it (short field names: they are stored). */
+interface OutcomeRecord {
+  u: string;
+  g: string;
+  s: OutcomeCallback['state'];
+  r?: string;
+  rt?: boolean;
+  e?: string;
+  a: number;
+  f: number;
+  n: number;
+}
+
+/** One attempt at an outcome callback, leased to whoever holds this. */
+export interface OutcomeToSend {
+  queue: string;
+  id: string;
+  record: OutcomeRecord;
+}
+
+/** The {id, record JSON} pairs a script hands over. */
+export function toOutcomesToSend(queue: string, tuples: readonly (readonly [string, string])[] = []): OutcomeToSend[] {
+  return tuples.map(([id, json]) => ({ queue, id, record: JSON.parse(json) as OutcomeRecord }));
+}
+
+/** The callback's body; a result is spliced in as stored, never re-encoded. */
+export function outcomeBody({ queue, id, record }: OutcomeToSend): string {
+  const head: Partial<OutcomeCallback> = { id, queue, group: record.g, state: record.s };
+  const tail: Partial<OutcomeCallback> = { attempts: record.a, finishedAt: record.f };
+  if (record.rt) tail.resultTruncated = true;
+  if (record.e !== undefined) tail.error = record.e;
+  const result = record.r === undefined ? '' : `,"result":${record.r}`;
+  return `${JSON.stringify(head).slice(0, -1)}${result},${JSON.stringify(tail).slice(1)}`;
+}
+
+/** One attempt: '' when the callback URL answered 2xx, else what went wrong. */
+export async function sendOutcome(outcome: OutcomeToSend, options: Pick<DeliveryOptions, 'signer' | 'now'>): Promise<string> {
+  const body = outcomeBody(outcome);
+  const signal = AbortSignal.timeout(OUTCOME_TIMEOUT_MS);
+  try {
+    const headers = {
+      ...(await signedHeaders(options.signer, outcomeWebhookId(outcome.id), body, options.now())),
+      'groupq-queue': outcome.queue,
+      'groupq-outcome': outcome.record.s,
+    };
+    const response = await fetch(outcome.record.u, {
+      method: 'POST',
+      headers,
+      body,
+      redirect: 'manual',
+      signal,
+    });
+    if (response.status >= 200 && response.status < 300) {
+      await response.body?.cancel().catch(() => {});
+      return '';
+    }
+    const text = new TextDecoder().decode((await readBody(response, ERROR_BODY_CHARS)).bytes).trim();
+    return `HTTP ${response.status}${text === '' ? '' : `: ${text}`}`;
+  } catch (error) {
+    if (signal.aborted) return `timeout after ${OUTCOME_TIMEOUT_MS} ms`;
+    return `network error: ${error instanceof Error ? error.message : String(error)}`;
+  }
+}
+
+/** How attempts went, each fenced by the record's attempt and finishedAt (settle-outcomes.lua). */
+export async function settleOutcomes(
+  ctx: EngineContext,
+  queue: string,
+  attempts: readonly { outcome: OutcomeToSend; error: string }[],
+): Promise<void> {
+  if (attempts.length === 0) return;
+  const args: (string | number)[] = [ctx.now(), attempts.length];
+  for (const { outcome, error } of attempts) args.push(outcome.id, outcome.record.n, outcome.record.f, error);
+  const { dueAt } = await callScript(ctx, scripts.settleOutcomes, { queue }, args);
+  await noteDue(ctx, queue, dueAt); // a retry's time
+}

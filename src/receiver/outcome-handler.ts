@@ -1,0 +1,30 @@
+// createOutcomeHandler: a whole endpoint for outcome callbacks (README, Outcome callbacks) from
+// one function. It verifies the callback (401 if not genuine), runs the function with the
+// outcome, and answers 204 once it returned, or 500 with its error's message, which groupq
+// retries by its schedule. Outcomes come at least once: dedupe on `webhook-id` (`<job id>.outcome`).
+import type { OutcomeCallback } from '../core/outcome-body';
+import { DeliveryVerificationError } from './errors';
+import { errorText, settle, textResponse } from './outcomes';
+import { type VerifyOptions, createOutcomeVerifier } from './verify';
+
+/** The function that takes a job's outcome; a throw (or a rejection) asks groupq to send it again. */
+export type OutcomeFunction = (outcome: OutcomeCallback, request: { webhookId: string }) => unknown;
+
+/**
+ * Builds an endpoint for outcome callbacks: `(request) => Promise<Response>`, for any Fetch-API
+ * host, like createHandler's.
+ */
+export function createOutcomeHandler(fn: OutcomeFunction, options: VerifyOptions): (request: Request) => Promise<Response> {
+  const verify = createOutcomeVerifier(options);
+  return async function handleOutcome(request: Request): Promise<Response> {
+    let outcome: OutcomeCallback;
+    try {
+      outcome = await verify(request);
+    } catch (error) {
+      if (error instanceof DeliveryVerificationError) return textResponse(401, error.message);
+      throw error;
+    }
+    const run = await settle(() => fn(outcome, { webhookId: request.headers.get('webhook-id')! }));
+    return run.ok ? new Response(null, { status: 204 }) : textResponse(500, errorText(run.error));
+  };
+}

@@ -1,0 +1,162 @@
+// Outcome callbacks in the engine, on a test clock: the script that ends a job records its
+// outcome (completed, failed for good, through a settle or an expired lease in the tick) and
+// leases it to its caller; attempts are settled, retried by the schedule and abandoned after the
+// last; a lease nobody settles comes round again through the tick; the due index names the
+// queue when an attempt is due; a queue without a callback URL writes nothing of it.
+import { describe, expect, it } from 'vitest';
+import { queueKeys } from '../../src/core/keys';
+import type { LeasedJob } from '../../src/core/leases';
+import { outcomeBody } from '../../src/core/outcomes';
+import { rejectsWith, setupQueue, T0 } from '../helpers/engine';
+import { adminClient } from '../helpers/stack';
+
+const CALLBACK = 'https://producer.example/outcomes';
+const LEASE_MS = 15_000; // an outcome attempt's lease (outcome.lua)
+/** The waits after attempts 1-5 fail (settle-outcomes.lua; README, Outcome callbacks). */
+const SCHEDULE = [5_000, 30_000, 120_000, 600_000, 3_600_000];
+
+const ref = (job: LeasedJob) => ({ id: job.id, lease: job.lease.token });
+
+async function reserveOne(engine: Awaited<ReturnType<typeof setupQueue>>['engine'], q: string): Promise<LeasedJob> {
+  const [job] = (await engine.reserve(q, 1)).jobs;
+  expect(job).toBeDefined();
+  return job!;
+}
+
+async function dueAt(q: string): Promise<number | null> {
+  const admin = adminClient();
+  try {
+    const score = await admin.call(['ZSCORE', 'gq:due', q]);
+    return score === null ? null : Number(score);
+  } finally {
+    admin.close();
+  }
+}
+
+describe('recording an outcome', () => {
+  it('a completed job with its own callbackUrl: recorded and leased to the settling caller, body as sent', async () => {
+    const { engine, q } = await setupQueue();
+    await engine.enqueue(q, { id: 'j', group: 'g', data: 1, callbackUrl: CALLBACK });
+    const job = await reserveOne(engine, q);
+    expect(job.callback).toBe(true);
+    const settled = await engine.settle(q, [{ kind: 'complete', ...ref(job), result: { big: 12345678901234567890n.toString(), list: [] } }], 0);
+    expect(settled.outcomes).toEqual([
+      {
+        queue: q,
+        id: 'j',
+        record: { u: CALLBACK, g: 'g', s: 'completed', r: '{"big":"12345678901234567890","list":[]}', a: 1, f: T0, n: 1, t: T0 + LEASE_MS },
+      },
+    ]);
+    expect(JSON.parse(outcomeBody(settled.outcomes[0]!))).toEqual({
+      id: 'j', queue: q, group: 'g', state: 'completed', result: { big: '12345678901234567890', list: [] }, attempts: 1, finishedAt: T0,
+    });
+    // keepCompleted 0: the job is gone, its outcome is not; its lease end makes the queue due.
+    await rejectsWith(engine.getJob(q, 'j'), 'JOB_NOT_FOUND');
+    expect(await dueAt(q)).toBeLessThanOrEqual(T0 + LEASE_MS);
+  });
+
+  it("a job failed for good on a queue with a callbackUrl: the job view shows the URL and the pending outcome", async () => {
+    const { engine, q } = await setupQueue({ callbackUrl: CALLBACK, keepFailed: 10 });
+    await engine.enqueue(q, { id: 'j', group: 'g' });
+    const job = await reserveOne(engine, q);
+    expect(job.callback).toBe(false); // the queue's URL, not its own
+    const { state, outcomes } = await engine.fail(q, { ...ref(job), error: 'boom', retry: false });
+    expect(state).toBe('failed');
+    expect(JSON.parse(outcomeBody(outcomes[0]!))).toEqual({ id: 'j', queue: q, group: 'g', state: 'failed', error: 'boom', attempts: 1, finishedAt: T0 });
+    expect(await engine.getJob(q, 'j')).toMatchObject({
+      state: 'failed',
+      callbackUrl: CALLBACK,
+      outcome: { state: 'pending', attempts: 1, nextAttemptAt: T0 + LEASE_MS },
+    });
+  });
+
+  it('a retried attempt records nothing; the last one, expired in the tick, does', async () => {
+    const { clock, engine, q } = await setupQueue({ maxAttempts: 2, backoff: { type: 'fixed', delayMs: 0, jitter: false } });
+    await engine.enqueue(q, { id: 'j', group: 'g', callbackUrl: CALLBACK });
+    const first = await engine.fail(q, { ...ref(await reserveOne(engine, q)), error: 'once' });
+    expect(first).toMatchObject({ state: 'waiting', outcomes: [] });
+    await reserveOne(engine, q);
+    clock.advance(35_001); // the second lease expires unanswered
+    const ticked = await engine.tick(q);
+    expect(ticked.outcomes).toHaveLength(1);
+    expect(ticked.outcomes[0]!.record).toMatchObject({ s: 'failed', a: 2, e: 'lease expired: no answer within 35000 ms', n: 1 });
+  });
+
+  it('a queue without a callback URL writes no outcome keys and no meta field', async () => {
+    const { engine, q } = await setupQueue({ keepCompleted: 5 });
+    await engine.enqueue(q, { id: 'j', group: 'g' });
+    const { outcomes } = await engine.complete(q, { ...ref(await reserveOne(engine, q)), result: 1 });
+    expect(outcomes).toEqual([]);
+    const keys = queueKeys(q);
+    const admin = adminClient();
+    try {
+      expect(await admin.call(['EXISTS', keys.outcomes, keys.outcomeRecords])).toBe(0);
+      expect(await admin.call(['HEXISTS', keys.meta, 'outcomes'])).toBe(0);
+    } finally {
+      admin.close();
+    }
+    expect((await engine.getJob(q, 'j')).outcome).toBeUndefined();
+  });
+});
+
+describe('attempts', () => {
+  async function completedWithOutcome() {
+    const setup = await setupQueue({ callbackUrl: CALLBACK, keepCompleted: 10 });
+    await setup.engine.enqueue(setup.q, { id: 'j', group: 'g' });
+    const { outcomes } = await setup.engine.complete(setup.q, { ...ref(await reserveOne(setup.engine, setup.q)), result: 'ok' });
+    expect(outcomes).toHaveLength(1);
+    return { ...setup, outcome: outcomes[0]! };
+  }
+
+  it('delivered: the record goes, the kept job shows when; the next tick clears the flag in meta', async () => {
+    const { clock, engine, q, outcome } = await completedWithOutcome();
+    clock.advance(300);
+    await engine.settleOutcomes(q, [{ outcome, error: '' }]);
+    expect((await engine.getJob(q, 'j')).outcome).toEqual({ state: 'delivered', attempts: 1, deliveredAt: T0 + 300 });
+    const admin = adminClient();
+    try {
+      expect(await admin.call(['EXISTS', queueKeys(q).outcomes, queueKeys(q).outcomeRecords])).toBe(0);
+      clock.advance(LEASE_MS); // the queue's timer for the attempt's lease end
+      await engine.tick(q);
+      expect(await admin.call(['HEXISTS', queueKeys(q).meta, 'outcomes'])).toBe(0);
+    } finally {
+      admin.close();
+    }
+  });
+
+  it('failed attempts are retried by the schedule (6 attempts over 72 minutes), then abandoned', async () => {
+    const { clock, engine, q, outcome: first } = await completedWithOutcome();
+    let outcome = first;
+    const attemptsAt = [clock.now()];
+    for (let n = 1; n < 6; n++) {
+      await engine.settleOutcomes(q, [{ outcome, error: `HTTP 503: down ${n}` }]);
+      const wait = SCHEDULE[n - 1]!;
+      expect((await engine.getJob(q, 'j')).outcome).toEqual({
+        state: 'pending', attempts: n, nextAttemptAt: clock.now() + wait, lastError: `HTTP 503: down ${n}`,
+      });
+      expect(await dueAt(q)).toBeLessThanOrEqual(clock.now() + wait);
+      clock.advance(wait - 1);
+      expect((await engine.tick(q)).outcomes).toEqual([]); // not before its time
+      clock.advance(1);
+      const [next] = (await engine.tick(q)).outcomes;
+      expect(next!.record.n).toBe(n + 1);
+      outcome = next!;
+      attemptsAt.push(clock.now());
+    }
+    await engine.settleOutcomes(q, [{ outcome, error: 'HTTP 503: down 6' }]);
+    expect((await engine.getJob(q, 'j')).outcome).toEqual({ state: 'abandoned', attempts: 6, lastError: 'HTTP 503: down 6' });
+    expect(attemptsAt.at(-1)! - attemptsAt[0]!).toBe(4_355_000); // over 10 minutes: 72 min 35 s
+    clock.advance(86_400_000);
+    expect((await engine.tick(q)).outcomes).toEqual([]);
+  });
+
+  it('a stale attempt (its lease ended and the tick leased the outcome again) changes nothing', async () => {
+    const { clock, engine, q, outcome } = await completedWithOutcome();
+    clock.advance(LEASE_MS);
+    const [second] = (await engine.tick(q)).outcomes;
+    await engine.settleOutcomes(q, [{ outcome, error: '' }]); // the first sender, late
+    expect((await engine.getJob(q, 'j')).outcome).toMatchObject({ state: 'pending', attempts: 2 });
+    await engine.settleOutcomes(q, [{ outcome: second!, error: '' }]);
+    expect((await engine.getJob(q, 'j')).outcome).toMatchObject({ state: 'delivered', attempts: 2 });
+  });
+});
