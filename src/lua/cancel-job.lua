@@ -5,17 +5,17 @@ its member leaves `active`, so each callback of it is refused (JOB_CANCELLED whi
 remembers it, lease.lua), the attempt counts, and its group's next job is offered at once. The
 job is then kept like a failed one (keepFailed), or deleted.
 
-KEYS[1] meta       hash  config and counters (meta.lua)
-KEYS[2] jobs       hash  id -> job record
-KEYS[3] ready      zset  idle group heads
-KEYS[4] active     zset  lease members by lease deadline
-KEYS[5] held       zset  group -> release time
-KEYS[6] delayed    zset  '<id> <group>' by runAt
-KEYS[7] cancelled  zset  kept cancelled ids by finishedAt
-KEYS[8] revoked    zset  leases a cancel ended, '<id> <token>' (lease.lua)
-KEYS[9] outcomes   zset  pending outcome callbacks by next attempt (outcome.lua)
+KEYS[1]  meta            hash  config and counters (meta.lua)
+KEYS[2]  jobs            hash  id -> job record
+KEYS[3]  ready           zset  idle group heads
+KEYS[4]  active          zset  lease members by lease deadline
+KEYS[5]  held            zset  group -> release time
+KEYS[6]  delayed         zset  '<id> <group>' by runAt
+KEYS[7]  cancelled       zset  kept cancelled ids by finishedAt
+KEYS[8]  revoked         zset  leases a cancel ended, '<id> <token>' (lease.lua)
+KEYS[9]  outcomes        zset  pending outcome callbacks by next attempt (outcome.lua)
 KEYS[10] outcome-records hash  job id -> outcome record
-KEYS[11] group     zset  the job's group (the caller read it with job-group)
+KEYS[11] group           zset  the job's group (the caller read it with job-group)
 
 ARGV[1] id
 ARGV[2] the job's group

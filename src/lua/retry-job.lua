@@ -34,6 +34,7 @@ if state.st ~= 'failed' then return { INVALID_STATE, jobState(K, M, id, state) }
 redis.call('ZREM', KEYS[5], id)
 -- Attempts start again at 0: a nonce keeps the new tokens unlike the ones of the first run.
 state.a, state.e, state.f, state.sa, state.n = 0, nil, nil, nil, string.sub(ARGV[2], 1, 8)
+state.oc = nil -- the outcome of the run that ended no longer describes the job
 local B = newBatch(M, now)
 local record = attachWaiting(K, B, KEYS[6], id, state, data)
 flushBatch(K, B)

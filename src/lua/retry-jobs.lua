@@ -47,7 +47,7 @@ for i = 1, n do
   elseif state.g == groups[i] then
     leaving[#leaving + 1] = id
     -- Attempts start again at 0: a nonce keeps the new tokens unlike the ones of the first run.
-    state.a, state.e, state.f, state.sa = 0, nil, nil, nil
+    state.a, state.e, state.f, state.sa, state.oc = 0, nil, nil, nil, nil
     state.n = string.sub(redis.sha1hex(seed .. '\1' .. id), 1, 8)
     attachWaiting(K, B, KEYS[4 + i], id, state, data)
     retried = retried + 1

@@ -61,7 +61,7 @@ for i = 1, m do
       gone[#gone + 1] = ids[i]
       if jobKept(record.s) then
         shown[#shown + 1] = ids[i]
-        summaries[ids[i]] = summary
+        summaries[ids[i]] = { summary = summary, s = record.s, f = record.f }
       end
     end
   end
@@ -77,8 +77,12 @@ if #shown > 0 then
   for i, raw in ipairs(redis.call('HMGET', KEYS[2], unpack(shown))) do
     if raw then
       local state, data = decodeJob(raw)
-      state.oc = summaries[shown[i]]
-      pushAll(fresh, shown[i], encodeJob(state, data))
+      local ended = summaries[shown[i]]
+      -- Only onto the end it reports: a job retried by hand meanwhile is not that job any more.
+      if state.st == ended.s and state.f == ended.f then
+        state.oc = ended.summary
+        pushAll(fresh, shown[i], encodeJob(state, data))
+      end
     end
   end
   if #fresh > 0 then redis.call('HSET', KEYS[2], unpack(fresh)) end

@@ -15,7 +15,9 @@ KEYS[6]  ready       zset    idle group heads (due ones make a tick worth runnin
 KEYS[7]  repeat-due  zset    repeat key -> next run
 KEYS[8]  completed   zset    kept completed ids (a tick trims them past keepCompleted)
 KEYS[9]  failed      zset    kept failed ids (a tick trims them past keepFailed)
-KEYS[10] outcomes    zset    pending outcome callbacks by next attempt (read only while meta counts some)
+KEYS[10] outcomes    zset    pending outcome callbacks by next attempt (read only while meta's
+                             `outcomes` flag is set)
+KEYS[11] cancelled   zset    kept cancelled ids (a tick trims them past keepFailed)
 
 ARGV[1] now (epoch ms)
 ARGV[2] limit: at most this many items per kind
@@ -60,6 +62,7 @@ for _, key in ipairs({ KEYS[2], KEYS[3], KEYS[4], KEYS[7] }) do
 end
 look(KEYS[10], nextOutcomeAt({ outcomes = KEYS[10] }, M))
 local trim = redis.call('ZCARD', KEYS[8]) > cfg.keepCompleted or redis.call('ZCARD', KEYS[9]) > cfg.keepFailed
+  or redis.call('ZCARD', KEYS[11]) > cfg.keepFailed
 if not next(dueKeys) and not trim and not readyDue then
   if readyAt and (not nextAt or readyAt < nextAt) then nextAt = readyAt end
   metaSet(M, 'timer', nextAt and int(nextAt) or false)

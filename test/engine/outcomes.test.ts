@@ -108,6 +108,26 @@ describe('attempts', () => {
     return { ...setup, outcome: outcomes[0]! };
   }
 
+  it('a job cancelled after a failed attempt: its outcome says cancelled, without that error', async () => {
+    const { engine, q } = await setupQueue({ callbackUrl: CALLBACK, keepFailed: 10, backoff: { type: 'fixed', delayMs: 0, jitter: false } });
+    await engine.enqueue(q, { id: 'j', group: 'g' });
+    await engine.fail(q, { ...ref(await reserveOne(engine, q)), error: 'boom' });
+    await reserveOne(engine, q);
+    const { outcomes } = await engine.cancelJob(q, 'j');
+    expect(JSON.parse(outcomeBody(outcomes[0]!))).toEqual({ id: 'j', queue: q, group: 'g', state: 'cancelled', attempts: 2, finishedAt: T0 });
+  });
+
+  it('a job retried by hand drops the outcome of the run that ended, and a late settle does not bring it back', async () => {
+    const { engine, q } = await setupQueue({ callbackUrl: CALLBACK, keepFailed: 10 });
+    await engine.enqueue(q, { id: 'j', group: 'g' });
+    const [outcome] = (await engine.fail(q, { ...ref(await reserveOne(engine, q)), error: 'boom', retry: false })).outcomes;
+    await engine.retryJob(q, 'j');
+    await engine.settleOutcomes(q, [{ outcome: outcome!, error: '' }]);
+    const job = await engine.getJob(q, 'j');
+    expect(job.state).toBe('waiting');
+    expect(job.outcome).toBeUndefined();
+  });
+
   it('delivered: the record goes, the kept job shows when; the next tick clears the flag in meta', async () => {
     const { clock, engine, q, outcome } = await completedWithOutcome();
     clock.advance(300);

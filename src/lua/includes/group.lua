@@ -22,7 +22,8 @@ end
 
 -- Writes what the batch gathered, one command per key, and keeps meta's `ready` count. A head
 -- that may not start yet (a future orderMs, or inside the ordering window) is a timer: the queue
--- must be drained when it comes due. K needs jobs, ready and, when jobs were delayed, delayed.
+-- must be drained when it comes due. K needs jobs, ready, when jobs were delayed delayed, and
+-- when a job with a callback URL ended outcomes and outcomeRecords (outcome.lua).
 local function flushBatch(K, B)
   if #B.fresh > 0 then redis.call('HSET', K.jobs, unpack(B.fresh)) end
   if #B.delayed > 0 then redis.call('ZADD', K.delayed, unpack(B.delayed)) end

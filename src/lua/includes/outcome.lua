@@ -27,7 +27,8 @@ local OUTCOME_LEASE_MS = 15000
 local function recordOutcome(B, L, url, now)
   local state = L.state
   local record = {
-    u = url, g = L.group, s = state.st, r = state.r, rt = state.rt, e = state.e,
+    u = url, g = L.group, s = state.st, r = state.r, rt = state.rt,
+    e = state.st == 'failed' and state.e or nil, -- an earlier attempt's error is no cancel's reason
     a = state.a or 0, f = now, n = 1, t = now + OUTCOME_LEASE_MS,
   }
   state.oc = nil -- an earlier end's summary no longer describes the job
