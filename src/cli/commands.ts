@@ -161,7 +161,7 @@ async function retryAll({ client, out, args }: CommandContext): Promise<number> 
 
 async function clean({ client, out, args, flags }: CommandContext): Promise<number> {
   const state = str(flags, 'state');
-  if (state === undefined) throw new UsageError('missing --state <state> (completed or failed)', 'clean');
+  if (state === undefined) throw new UsageError('missing --state <state> (completed, failed or cancelled)', 'clean');
   // The server checks the state (a wrong one: VALIDATION_FAILED, exit 1), as for `jobs --state`.
   const { count } = await client.queue(args[0]!).clean({ state: state as CleanOptions['state'] });
   if (out.json) out.document({ count });

@@ -75,7 +75,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     max: 1,
     summary: 'list jobs in one state',
     flags: {
-      state: flag('string', '--state <state>', 'waiting (default), delayed, active, completed or failed'),
+      state: flag('string', '--state <state>', 'waiting (default), delayed, active, completed, failed or cancelled'),
       group: flag('string', '--group <name>', 'only this group\'s jobs'),
       limit: flag('string', '--limit <n>', 'jobs per page (default 50, at most 1000)'),
       all: flag('boolean', '--all', 'every page, not just the first'),
@@ -126,7 +126,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     min: 1,
     max: 1,
     summary: 'delete every job of a finished state; prints how many',
-    flags: { state: flag('string', '--state <state>', 'completed or failed (required)') },
+    flags: { state: flag('string', '--state <state>', 'completed, failed or cancelled (required)') },
     examples: ['groupq clean orders --state completed'],
   },
   {

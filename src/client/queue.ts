@@ -6,6 +6,7 @@ import type {
   BulkResult, EnqueueResult, GroupState, GroupSummary, Job, MinuteMetrics, QueueCounts, QueueInfo, Repeat,
 } from '../core/api-types';
 import type { QueueConfigInput } from '../core/config';
+import { FINISHED_STATES } from '../core/api-types';
 import type {
   cleanJobsSchema, jobInputSchema, jobPatchSchema, listJobsSchema, pageSchema, repeatInputSchema, retryJobsSchema,
 } from '../core/job-input';
@@ -43,8 +44,6 @@ const segment = encodeURIComponent;
 
 /** The longest one GET may wait for a job (the API's bound on `waitMs`). */
 const MAX_WAIT_MS = 25_000;
-/** States a job does not leave by itself. */
-const FINISHED: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
 
 export interface WaitOptions {
   /** How long to wait in all; each call waits up to 25 s on the server. @default 60000 */
@@ -126,7 +125,7 @@ export class QueueClient<T = unknown> {
       const waitMs = Math.min(MAX_WAIT_MS, Math.max(0, Math.ceil(deadline - Date.now())));
       const path = `${this.base}/jobs/${segment(id)}${query({ waitMs })}`;
       const job = await this.request<Job<T>>({ method: 'GET', path, idempotent: true });
-      if (FINISHED.has(job.state) || Date.now() >= deadline) return job;
+      if (FINISHED_STATES.has(job.state) || Date.now() >= deadline) return job;
     }
   }
 
@@ -186,7 +185,7 @@ export class QueueClient<T = unknown> {
     return this.untilDone(() => this.request({ method: 'POST', path: `${this.base}/jobs/retry`, body: options, idempotent: false }));
   }
 
-  /** Deletes every job of a finished state (`completed`, `failed`), repeating until done; answers the total count. */
+  /** Deletes every job of a finished state (`completed`, `failed`, `cancelled`), repeating until done; answers the total count. */
   clean(options: CleanOptions): Promise<{ count: number }> {
     return this.untilDone(() => this.request({ method: 'DELETE', path: `${this.base}/jobs${query(options)}`, idempotent: false }));
   }

@@ -5,6 +5,7 @@
 // the wait too, and that read answers JOB_NOT_FOUND.
 import { z } from 'zod';
 import { type EngineContext, parse, parseParam } from './context';
+import { FINISHED_STATES } from './api-types';
 import { jobIdSchema } from './job-input';
 import { type Job, recordOf } from './job-view';
 import { queueKeys } from './keys';
@@ -16,8 +17,6 @@ export const MAX_WAIT_MS = 25_000;
 /** One look at the job's record per this long, per waiting request. */
 export const WAIT_POLL_MS = 1_000;
 
-/** States a job does not leave by itself. */
-const FINISHED: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
 
 export const getJobQuerySchema = z
   .object({
@@ -35,7 +34,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 /** One HGET: whether the job has finished, or left the hash. */
 async function hasEnded(ctx: EngineContext, queue: string, id: string): Promise<boolean> {
   const raw = await ctx.redis.hget<string>(queueKeys(queue).jobs, id);
-  return raw === null || FINISHED.has(recordOf(raw).st ?? '');
+  return raw === null || FINISHED_STATES.has(recordOf(raw).st ?? '');
 }
 
 /** The job; with `?waitMs=N`, once it has finished or N ms have passed (real time, not ctx.now). */

@@ -155,20 +155,19 @@ export class JobsPanel {
       return;
     }
     const columns = columnsOf(this.state);
-    const hasActions = true;
     render(
       this.body,
       bulk,
       dataTable(
         'stack jobs-table',
         `${label} jobs`,
-        [...columns.map((c) => c.label), ...(hasActions ? ['Actions'] : [])],
+        [...columns.map((c) => c.label), 'Actions'],
         this.jobs.map((job) =>
           h(
             'tr',
             { 'data-job': job.id },
             ...columns.map((c) => h('td', { 'data-label': c.label }, c.cell(job))),
-            hasActions ? h('td', { 'data-label': 'Actions', class: 'actions' }, ...this.actions(job)) : null,
+            h('td', { 'data-label': 'Actions', class: 'actions' }, ...this.actions(job)),
           ),
         ),
       ),
