@@ -1,7 +1,8 @@
 // What a queue's panels share: the queue's client, a way to redraw the view, and `act`, which
 // runs a button's action (retry, remove, pause...) the same way everywhere: the button is busy
 // while it runs, the outcome is announced in the live region, errors go to the page's handler,
-// and the view is re-read so it shows what the action changed.
+// and the view is re-read so it shows what the action changed. Also the Cancel of a job, which
+// the jobs table and the job's own view both offer.
 import type { GroupqClient, Job, JobState, QueueClient } from '../client';
 import type { Confirmer } from './confirm';
 import { announce } from './status';

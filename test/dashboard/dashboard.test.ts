@@ -152,9 +152,12 @@ describe('in Chromium', () => {
     await page.locator('tr[data-group="tenant:slow"] .badge-paused').waitFor();
     expect(await text(page, 'tr[data-repeat="nightly-digest"]')).toContain('every 1 h');
 
-    // The tabs work from the keyboard: End selects the last one (Failed) and keeps focus on it.
+    // The tabs work from the keyboard: End selects the last one (Cancelled), the left arrow the
+    // one before it (Failed), and focus follows.
     await page.locator('[role="tab"][aria-selected="true"]').focus();
     await page.keyboard.press('End');
+    await page.locator('[role="tab"][data-state="cancelled"][aria-selected="true"]:focus').waitFor();
+    await page.keyboard.press('ArrowLeft');
     await page.locator('[role="tab"][data-state="failed"][aria-selected="true"]:focus').waitFor();
     const row = page.locator(`tr[data-job="${FAILING}"]`);
     await row.waitFor();
