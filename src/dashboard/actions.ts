@@ -1,8 +1,10 @@
 // What a queue's panels share: the queue's client, a way to redraw the view, and `act`, which
 // runs a button's action (retry, remove, pause...) the same way everywhere: the button is busy
 // while it runs, the outcome is announced in the live region, errors go to the page's handler,
-// and the view is re-read so it shows what the action changed.
-import type { GroupqClient, QueueClient } from '../client';
+// and the view is re-read so it shows what the action changed. Also the Cancel of a job, which
+// the jobs table and the job's own view both offer.
+import type { GroupqClient, Job, JobState, QueueClient } from '../client';
+import type { Confirmer } from './confirm';
 import { announce } from './status';
 
 export interface QueueContext {
@@ -30,4 +32,24 @@ export async function act(ctx: QueueContext, button: HTMLButtonElement, work: ()
   }
   await ctx.refresh();
   button.removeAttribute('aria-disabled');
+}
+
+/** The states a job can be cancelled in. */
+export const CANCELLABLE: ReadonlySet<JobState> = new Set(['waiting', 'delayed', 'active']);
+
+/**
+ * Cancel for a waiting, delayed or active job, in the jobs table and in the job's own view: it
+ * asks first, and the question is closed with "Keep job" (a second "Cancel" would read as
+ * going ahead).
+ */
+export function cancelJobControl(ctx: QueueContext, confirmer: Confirmer, job: Job, shown: { key: string; label: string; small?: boolean }): HTMLElement {
+  return confirmer.control({
+    ...shown,
+    action: 'cancel',
+    ariaLabel: `Cancel job ${job.id}`,
+    question: `Cancel job ${job.id}? It will not run${job.state === 'active' ? ' again; its endpoint learns of it at its next callback' : ''}.`,
+    confirmLabel: 'Confirm cancel',
+    dismiss: { label: 'Keep job', said: `Job ${job.id} kept.` },
+    run: (button) => act(ctx, button, async () => (await ctx.queue.cancel(job.id), `Job ${job.id} cancelled.`)),
+  });
 }

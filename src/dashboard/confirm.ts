@@ -17,6 +17,11 @@ export interface Confirmable {
   confirmLabel: string;
   /** Kind for tests and styles (data-action). */
   action: string;
+  /**
+   * The button that closes the question without acting, and what is announced then (default
+   * 'Cancel' and 'Cancelled.'): another word where the action itself is a cancel.
+   */
+  dismiss?: { label: string; said: string };
   /** Does the action; the button is passed for `act` (busy state). */
   run: (button: HTMLButtonElement) => Promise<void>;
   small?: boolean;
@@ -61,7 +66,7 @@ export class Confirmer {
         'data-action': 'cancel-confirm',
         'data-focus-key': `${c.key}:cancel`,
         onclick: () => this.cancel(c),
-      }, 'Cancel'),
+      }, c.dismiss?.label ?? 'Cancel'),
     );
   }
 
@@ -77,6 +82,6 @@ export class Confirmer {
     const focused = document.activeElement as HTMLElement | null;
     if (focused) focused.dataset.focusKey = c.key;
     this.redraw();
-    announce('Cancelled.');
+    announce(c.dismiss?.said ?? 'Cancelled.');
   }
 }

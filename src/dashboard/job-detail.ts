@@ -4,7 +4,7 @@
 // longer exists is said so once, and the view stops refreshing.
 import type { GroupqClient } from '../client';
 import { GroupqError } from '../client';
-import { type QueueContext, act } from './actions';
+import { type QueueContext, CANCELLABLE, act, cancelJobControl } from './actions';
 import { Confirmer } from './confirm';
 import { h, render } from './dom';
 import { formatWhen } from './format';
@@ -114,18 +114,7 @@ export class JobView {
       h('button', { type: 'button', 'data-action': kind, 'data-focus-key': kind, onclick: (e: Event) => void act(this.ctx, e.currentTarget as HTMLButtonElement, work) }, label);
     if (job.state === 'failed') buttons.push(button('retry', 'Retry', async () => (await queue.retryJob(job.id), `Job ${job.id} queued to run again.`)));
     if (job.state === 'delayed') buttons.push(button('promote', 'Promote', async () => (await queue.promoteJob(job.id), `Job ${job.id} promoted.`)));
-    if (job.state === 'waiting' || job.state === 'delayed' || job.state === 'active') {
-      buttons.push(
-        this.confirmer.control({
-          key: 'cancel',
-          action: 'cancel',
-          label: 'Cancel job',
-          question: `Cancel job ${job.id}? It will not run${job.state === 'active' ? ' again; its endpoint is told at its next heartbeat' : ''}.`,
-          confirmLabel: 'Confirm cancel',
-          run: (b) => act(this.ctx, b, async () => (await queue.cancel(job.id), `Job ${job.id} cancelled.`)),
-        }),
-      );
-    }
+    if (CANCELLABLE.has(job.state)) buttons.push(cancelJobControl(this.ctx, this.confirmer, job, { key: 'cancel', label: 'Cancel job' }));
     if (job.state !== 'active') {
       buttons.push(
         this.confirmer.control({

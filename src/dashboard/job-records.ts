@@ -68,5 +68,5 @@ export function callbackPart(job: JobDetail): HTMLElement | null {
   } else {
     rows.push(['Delivery', h('span', { class: 'muted' }, 'when the job ends')]);
   }
-  return section('job-callback', 'Outcome callback', h('dl', { class: 'fields' }, ...rows.map(([k, v]) => h('div', {}, h('dt', {}, k), h('dd', {}, v)))));
+  return section('job-callback', 'Outcome callback', h('dl', { class: 'fields' }, ...rows.map(([k, v]) => h('div', { 'data-field': k }, h('dt', {}, k), h('dd', {}, v)))));
 }

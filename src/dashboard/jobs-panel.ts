@@ -4,7 +4,7 @@
 // finished states, and "Load more" following the API's cursor. A group filter (the search form)
 // narrows every tab to one group. A refresh re-reads as many jobs as are shown.
 import type { Job, JobPage, JobState, QueueCounts } from '../client';
-import { type QueueContext, act } from './actions';
+import { type QueueContext, CANCELLABLE, act, cancelJobControl } from './actions';
 import { BulkActions } from './bulk-actions';
 import { Confirmer } from './confirm';
 import { dataTable, h, render } from './dom';
@@ -21,8 +21,6 @@ const STATES: { state: JobState; label: string }[] = [
 ];
 
 const PAGE = 25;
-/** States a job can be cancelled in. */
-const UNFINISHED = new Set<JobState>(['waiting', 'delayed', 'active']);
 /** The API's largest page: a refresh re-reads at most this many jobs. */
 const MAX_PAGE = 1000;
 
@@ -191,20 +189,7 @@ export class JobsPanel {
       }, label);
     if (job.state === 'failed') buttons.push(button('retry', 'Retry', async () => (await queue.retryJob(job.id), `Job ${job.id} queued to run again.`)));
     if (job.state === 'delayed') buttons.push(button('promote', 'Promote', async () => (await queue.promoteJob(job.id), `Job ${job.id} promoted: it waits in its group now.`)));
-    if (UNFINISHED.has(job.state)) {
-      buttons.push(
-        this.confirmer.control({
-          key: `cancel:${job.id}`,
-          action: 'cancel',
-          label: 'Cancel',
-          ariaLabel: `Cancel job ${job.id}`,
-          question: `Cancel job ${job.id}? It will not run${job.state === 'active' ? ' again; its endpoint is told at its next heartbeat' : ''}.`,
-          confirmLabel: 'Confirm cancel',
-          small: true,
-          run: (b) => act(this.ctx, b, async () => (await queue.cancel(job.id), `Job ${job.id} cancelled.`)),
-        }),
-      );
-    }
+    if (CANCELLABLE.has(job.state)) buttons.push(cancelJobControl(this.ctx, this.confirmer, job, { key: `cancel:${job.id}`, label: 'Cancel', small: true }));
     if (job.state === 'active') return buttons; // an active job is cancelled, not removed
     buttons.push(
       this.confirmer.control({
