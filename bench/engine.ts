@@ -27,6 +27,7 @@ import { formatScale } from './lib/scale-report';
 import { runSingleJob } from './lib/single-job';
 import { startBenchStack, type BenchStack } from './lib/stack';
 import { runThroughput } from './lib/throughput';
+import { runHistoryBytes } from './lib/history';
 import { runWait } from './lib/wait';
 
 const CONFIG: BenchConfig = {
@@ -100,6 +101,7 @@ async function run(stack: BenchStack): Promise<BenchResult> {
     const idle = await runIdle(stack, CONFIG.idleTicks, fetches, log);
     const singleJob = await runSingleJob(stack, CONFIG.singleJobIterations, CONFIG.reserveBatch, CONFIG.payloadBytes, fetches, log);
     const wait = await runWait(stack, CONFIG.waitMs, fetches, log);
+    const history = await runHistoryBytes(stack, log);
     // Its own redis-server, bridge and Worker: nothing above is counted there.
     const e2e = await runE2e(CONFIG.e2e, log);
     const { p50, p95, p99 } = e2e.latency.latencyMs;
@@ -117,6 +119,7 @@ async function run(stack: BenchStack): Promise<BenchResult> {
       idleCommandsPerTick: idle.empty.commandsPerTick,
       singleJobCommands: singleJob.api.commandsPerJob,
       waitCommandsPerSecond: wait.commandsPerSecond,
+      historyBytes: history,
       e2eJobsPerSecond: e2e.throughput.jobsPerSecond,
       e2eLatencyMs: { p50, p95, p99 },
       e2eCommandsPerJob: e2e.throughput.commandsPerJob,

@@ -110,6 +110,7 @@ export function formatReport(r: BenchResult): string {
       ['  as a drain runs it (settle n=16 twice)', fmt(s.drain.commandsPerJob, 2), 'no budget', ''],
       ['  REST requests per lone job', fmt(s.api.restRequestsPerJob, 2), '', ''],
       ['waitCommandsPerSecond: GET job ?waitMs=, per waiting request', fmt(r.wait.commandsPerSecond, 2), `<= ${b.waitCommandsPerSecond}`, ok(r.wait.commandsPerSecond, b.waitCommandsPerSecond)],
+      ['historyBytes: a record\'s attempt history, never run / 1 / 10 attempts', `${fmt(r.historyBytes.waitingJob)} / ${fmt(r.historyBytes.failedAfter1Attempt)} / ${fmt(r.historyBytes.failedAfter10Attempts)}`, 'waiting: 0', r.historyBytes.waitingJob === 0 ? 'ok' : 'OVER'],
       ['settle latency p50 / p95 / p99 (ms)', `${fmt(t.settleLatencyMs.p50, 1)} / ${fmt(t.settleLatencyMs.p95, 1)} / ${fmt(t.settleLatencyMs.p99, 1)}`, '', ''],
     ],
     ['metric', 'value', 'budget', ''],

@@ -1,5 +1,6 @@
 // The benchmark's result object: what `--json` prints and bench/results/engine.json holds.
 import type { E2eConfig, E2eResult } from './e2e';
+import type { HistoryBytesResult } from './history';
 import type { IdleResult } from './idle';
 import type { MemoryResult } from './memory';
 import type { ScaleResult } from './scale';
@@ -54,6 +55,8 @@ export interface BenchResult {
   singleJobCommands: number;
   /** GET job ?waitMs=: Redis commands per second of waiting per request, beyond a plain GET's. */
   waitCommandsPerSecond: number;
+  /** Bytes the attempt history adds to a job's record: never run, failed after 1 and 10 attempts. */
+  historyBytes: HistoryBytesResult;
   /** Through the Worker: jobs enqueued by batches, first request sent to last arrival at the endpoint. */
   e2eJobsPerSecond: number;
   /** Through the Worker: single enqueues at a steady rate, request sent to arrival at the endpoint. */
