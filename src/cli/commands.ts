@@ -51,10 +51,12 @@ async function enqueue({ client, out, args, flags }: CommandContext): Promise<nu
   const delayMs = intFlag(flags, 'delay', 'enqueue', 0);
   const orderMs = intFlag(flags, 'order-ms', 'enqueue', 0);
   const id = str(flags, 'id');
+  const callbackUrl = str(flags, 'callback-url');
   const result = await client.queue(args[0]!).add({
     group,
     ...(data === undefined ? {} : { data }),
     ...(id === undefined ? {} : { id }),
+    ...(callbackUrl === undefined ? {} : { callbackUrl }),
     ...(delayMs === undefined ? {} : { delayMs }),
     ...(orderMs === undefined ? {} : { orderMs }),
   });

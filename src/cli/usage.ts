@@ -65,6 +65,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       id: flag('string', '--id <id>', 'your id: enqueueing the same id twice adds one job'),
       delay: flag('string', '--delay <ms>', 'do not run before this many ms from now'),
       'order-ms': flag('string', '--order-ms <n>', 'order inside the group (default: now)'),
+      'callback-url': flag('string', '--callback-url <url>', 'where its outcome is POSTed when it ends'),
     },
     examples: [`groupq enqueue orders --group user:42 --data '{"sku":"A1"}'`],
   },

@@ -26,6 +26,7 @@ function configLine({ config }: QueueInfo): HTMLElement {
     ['Timeout', formatDuration(config.timeoutMs)],
     ['Attempts', String(config.maxAttempts)],
     ['Backoff', `${config.backoff.type}, from ${formatDuration(config.backoff.delayMs)}`],
+    ...(config.callbackUrl === undefined ? [] : [['Outcomes to', config.callbackUrl] as [string, string]]),
   ];
   return h('dl', { class: 'config' }, ...parts.map(([name, value]) => h('div', {}, h('dt', {}, name), h('dd', {}, value))));
 }

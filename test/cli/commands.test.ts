@@ -52,7 +52,7 @@ describe('queues', () => {
 });
 
 describe('enqueue', () => {
-  test('prints the id and state; --id makes it idempotent; --delay and --order-ms reach the job', async () => {
+  test('prints the id and state; --id makes it idempotent; --delay, --order-ms and --callback-url reach the job', async () => {
     const queue = uniqueQueue('cli-enqueue');
     await pausedQueue(suite.worker, queue);
 
@@ -71,10 +71,11 @@ describe('enqueue', () => {
     });
     expect((await getJob(queue, 'order-7')).data).toBe('x');
 
-    const delayed = await cli(['enqueue', queue, '--group', 'g', '--delay', '600000', '--order-ms', '5', '--id', 'later'], env);
+    const callbackUrl = 'https://producer.example/outcomes';
+    const delayed = await cli(['enqueue', queue, '--group', 'g', '--delay', '600000', '--order-ms', '5', '--id', 'later', '--callback-url', callbackUrl], env);
     expect(delayed.stdout).toBe('later delayed\n');
     const job = await getJob(queue, 'later');
-    expect(job).toMatchObject({ state: 'delayed', orderMs: 5, data: null });
+    expect(job).toMatchObject({ state: 'delayed', orderMs: 5, data: null, callbackUrl });
     expect(job.runAt).toBeGreaterThan(Date.now() + 500_000);
   });
 
