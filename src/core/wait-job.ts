@@ -4,8 +4,8 @@
 // when the wait ends. A job gone from the hash (removed, or completed with keepCompleted 0) ends
 // the wait too, and that read answers JOB_NOT_FOUND.
 import { z } from 'zod';
-import { type EngineContext, parse, parseParam } from './context';
 import { FINISHED_STATES } from './api-types';
+import { type EngineContext, parse, parseParam } from './context';
 import { jobIdSchema } from './job-input';
 import { type Job, recordOf } from './job-view';
 import { queueKeys } from './keys';
@@ -16,7 +16,6 @@ import { getJob } from './reads';
 export const MAX_WAIT_MS = 25_000;
 /** One look at the job's record per this long, per waiting request. */
 export const WAIT_POLL_MS = 1_000;
-
 
 export const getJobQuerySchema = z
   .object({
@@ -43,11 +42,8 @@ export async function waitForJob(ctx: EngineContext, queue: string, id: string, 
   parseParam(jobIdSchema, id, 'id');
   const { waitMs = 0 } = parse(getJobQuerySchema, query);
   const deadline = Date.now() + waitMs;
-  while (waitMs > 0 && !(await hasEnded(ctx, queue, id))) {
-    const left = deadline - Date.now();
-    if (left <= 0) break;
-    await sleep(Math.min(WAIT_POLL_MS, left));
-    if (Date.now() >= deadline) break;
+  while (Date.now() < deadline && !(await hasEnded(ctx, queue, id))) {
+    await sleep(Math.min(WAIT_POLL_MS, deadline - Date.now()));
   }
   return getJob(ctx, queue, id);
 }
