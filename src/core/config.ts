@@ -21,6 +21,16 @@ export const backoffSchema = z
 
 export type Backoff = z.infer<typeof backoffSchema>;
 
+/** Starts allowed in any window of `periodMs` (README, Flow control). */
+export const rateLimitSchema = z
+  .object({ max: int(1, 1_000_000), periodMs: int(1000, DAY_MS) })
+  .strict();
+
+export type RateLimit = z.infer<typeof rateLimitSchema>;
+
+/** What an endpoint's 429 holds until its Retry-After: the job, its group, or the queue's dispatch. */
+export const BACKPRESSURE_MODES = ['job', 'group', 'queue'] as const;
+
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 export interface ConfigOptions {
@@ -82,6 +92,16 @@ export function queueConfigSchema(options: ConfigOptions = {}) {
       keepCompleted: int(0, 1_000_000).default(0),
       /** @default 1000 */
       keepFailed: int(0, 1_000_000).default(1000),
+      /** Jobs of one group in flight at once; they start in (orderMs, sequence) order. @default 1 */
+      groupConcurrency: int(1, 1000).default(1),
+      /** Deliveries started queue-wide: at most `max` in any window of `periodMs`. @default null */
+      rateLimit: rateLimitSchema.nullable().default(null),
+      /** The same, per group (a group's own limits override it). @default null */
+      groupRateLimit: rateLimitSchema.nullable().default(null),
+      /** How long a job id stays known after its job ends. @default 300000 */
+      dedupWindowMs: int(0, 7 * DAY_MS).default(300_000),
+      /** What an endpoint's 429 holds until its Retry-After. @default "job" */
+      backpressure: z.enum(BACKPRESSURE_MODES).default('job'),
       /** Bound on each job's `data` as JSON bytes. @default 262144 */
       maxPayloadBytes: int(2, 1_048_576).default(262_144),
       /** Browser origins allowed to enqueue (CORS). @default [] */

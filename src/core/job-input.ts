@@ -27,6 +27,15 @@ export const groupNameSchema = z
 /** Epoch ms up to 10^14 - 1 (year 5138): Redis' cjson keeps 14 significant digits exactly. */
 export const epochMsSchema = z.number().int().min(0).max(99_999_999_999_999);
 
+export const debounceSchema = z
+  .object({
+    key: z.string().min(1).max(256),
+    delayMs: z.number().int().min(0).max(DAY_MS),
+    /** The job starts no later than its first enqueue + maxDelayMs. */
+    maxDelayMs: z.number().int().min(0).max(YEAR_MS).optional(),
+  })
+  .strict();
+
 /** A job as producers send it; `callbackUrl` is checked like the queue's URLs (`options`). */
 export function jobInputSchemaFor(options: ConfigOptions) {
   return z
@@ -43,6 +52,10 @@ export function jobInputSchemaFor(options: ConfigOptions) {
       timeoutMs: z.number().int().min(100).max(DAY_MS).optional(),
       /** Where this job's outcome is POSTed when it ends. @default the queue's callbackUrl */
       callbackUrl: callbackUrlSchema(options).optional(),
+      /** Across groups, higher starts first; inside a group order never changes. @default 0 */
+      priority: z.number().int().min(-1000).max(1000).optional(),
+      /** Collapses enqueues with the same key into one waiting job (README, Flow control). */
+      debounce: debounceSchema.optional(),
     })
     .strict()
     .refine((job) => job.delayMs === undefined || job.runAt === undefined, {

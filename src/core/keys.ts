@@ -34,6 +34,14 @@ export interface QueueKeys {
   tickLock: string;
   outcomes: string;
   outcomeRecords: string;
+  /** Idle group heads whose job has a priority other than 0 (README, Flow control). */
+  prioritized: string;
+  /** Queue-wide start times, for its rate limit. */
+  starts: string;
+  /** Ended job ids remembered for the dedup window. */
+  dedup: string;
+  /** Debounce key -> the waiting job it collapses into. */
+  debounce: string;
 }
 
 export function queueKeys(queue: string): QueueKeys {
@@ -56,6 +64,10 @@ export function queueKeys(queue: string): QueueKeys {
     tickLock: `${prefix}tick-lock`,
     outcomes: `${prefix}outcomes`,
     outcomeRecords: `${prefix}outcome-records`,
+    prioritized: `${prefix}prioritized`,
+    starts: `${prefix}starts`,
+    dedup: `${prefix}dedup`,
+    debounce: `${prefix}debounce`,
   };
 }
 
@@ -90,5 +102,9 @@ export const KEY_CATALOGUE: readonly KeyDescription[] = [
   { key: 'gq:{q}:repeat-due', type: 'zset', holds: 'repeat keys by next run' },
   { key: 'gq:{q}:tick-lock', type: 'string', holds: "a request's opportunistic tick holds it for a second" },
   { key: 'gq:{q}:outcomes', type: 'zset', holds: 'pending outcome callbacks: job id by the next attempt (or the end of the one under way)' },
+  { key: 'gq:{q}:prioritized', type: 'zset', holds: 'head members of idle groups whose head has a priority other than 0, by -priority; member = 15-digit orderMs + group-zset member' },
+  { key: 'gq:{q}:starts', type: 'zset', holds: 'lease members of the deliveries started lately, by start time (the queue rate limit)' },
+  { key: 'gq:{q}:dedup', type: 'zset', holds: 'ids of ended jobs (given by their producer) remembered for dedupWindowMs, by expiry * 4 + how the job ended' },
+  { key: 'gq:{q}:debounce', type: 'hash', holds: 'debounce key -> id of the waiting or delayed job it collapses into' },
   { key: 'gq:{q}:outcome-records', type: 'hash', holds: 'job id -> its pending outcome callback: URL, body fields, attempts, last error' },
 ];

@@ -95,6 +95,10 @@ const QUEUE_KEY_FIELDS: Record<string, keyof QueueKeys> = {
   'tick-lock': 'tickLock',
   outcomes: 'outcomes',
   'outcome-records': 'outcomeRecords',
+  prioritized: 'prioritized',
+  starts: 'starts',
+  dedup: 'dedup',
+  debounce: 'debounce',
 };
 
 const GLOBAL_KEYS: Record<string, string> = { 'gq:queues': REGISTRY_KEY, 'gq:publish-tokens': PUBLISH_TOKENS_KEY };
