@@ -1,6 +1,6 @@
 // groupq engine benchmark: throughput, Redis commands per job, REST requests per job, memory per
-// waiting job, idle tick cost and the lone-job path, against a private redis-server + REST bridge
-// with the production @upstash/redis client; then the same full path end to end through the
+// waiting job, idle tick cost, the lone-job path, flow control's cost and accuracy, against a
+// private redis-server + REST bridge with the production @upstash/redis client; then the same full path end to end through the
 // Worker in bare Miniflare, pushing to a loopback endpoint (throughput, latency, costs per job).
 //   npm run bench             readable report on stdout, progress on stderr
 //   npm run bench -- --json   one JSON object on stdout, nothing else
@@ -16,6 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { runE2e } from './lib/e2e';
 import { installFetchCounter } from './lib/fetch-counter';
+import { type FlowResult, runFlow } from './lib/flow';
 import { runIdle } from './lib/idle';
 import { formatLatencyStages, runLatencyStages } from './lib/latency-stages';
 import { runMemory } from './lib/memory';
@@ -55,6 +56,16 @@ const CONFIG: BenchConfig = {
     latencySeconds: 10,
     warmupJobs: 200,
   },
+  flow: {
+    // 10 jobs per group: a batch of 500 adds one job to each group, as the throughput run's do.
+    jobs: 5_000,
+    groups: 500,
+    // Multiples of max: the fastest drain meets the limit window after window.
+    queueRate: { limit: { max: 20, periodMs: 1000 }, jobs: 160, groups: 80 },
+    groupRate: { limit: { max: 5, periodMs: 1000 }, jobs: 100, groups: 4 },
+    rateReservers: 4,
+    dedupIds: 10_000,
+  },
 };
 const args = process.argv.slice(2);
 const json = args.includes('--json');
@@ -89,6 +100,18 @@ async function machineInfo(stack: BenchStack): Promise<MachineInfo> {
   };
 }
 
+/** The flow rows' headline figures (the rows themselves are under `flow`). */
+function flowHeadline(flow: FlowResult): Pick<BenchResult, 'flowExtraCommandsPerJob' | 'rateLimitMaxStartsInWindow' | 'bytesPerRememberedId'> {
+  const window = (run: FlowResult['queueRateLimit']) => ({ starts: run.maxStartsInWindow, max: run.limit.max });
+  return {
+    flowExtraCommandsPerJob: Object.fromEntries(
+      flow.costs.slice(1).map((row) => [row.key, row.notMeasured ? null : row.extraCommandsPerJob]),
+    ),
+    rateLimitMaxStartsInWindow: { queue: window(flow.queueRateLimit), group: window(flow.groupRateLimit) },
+    bytesPerRememberedId: flow.dedupMemory.measured ? flow.dedupMemory.bytesPerId : null,
+  };
+}
+
 async function run(stack: BenchStack): Promise<BenchResult> {
   const startedAt = new Date();
   const t0 = performance.now();
@@ -102,6 +125,7 @@ async function run(stack: BenchStack): Promise<BenchResult> {
     const singleJob = await runSingleJob(stack, CONFIG.singleJobIterations, CONFIG.reserveBatch, CONFIG.payloadBytes, fetches, log);
     const wait = await runWait(stack, CONFIG.waitMs, fetches, log);
     const history = await runHistoryBytes(stack, log);
+    const flow = await runFlow(stack, { ...CONFIG, ...CONFIG.flow }, fetches, log);
     // Its own redis-server, bridge and Worker: nothing above is counted there.
     const e2e = await runE2e(CONFIG.e2e, log);
     const { p50, p95, p99 } = e2e.latency.latencyMs;
@@ -120,6 +144,7 @@ async function run(stack: BenchStack): Promise<BenchResult> {
       singleJobCommands: singleJob.api.commandsPerJob,
       waitCommandsPerSecond: wait.commandsPerSecond,
       historyBytes: history,
+      ...flowHeadline(flow),
       e2eJobsPerSecond: e2e.throughput.jobsPerSecond,
       e2eLatencyMs: { p50, p95, p99 },
       e2eCommandsPerJob: e2e.throughput.commandsPerJob,
@@ -136,6 +161,7 @@ async function run(stack: BenchStack): Promise<BenchResult> {
       singleJob,
       wait,
       e2e,
+      flow,
       ...(scaled ? { scale: scaled } : {}),
     };
   } finally {

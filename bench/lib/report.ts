@@ -27,6 +27,69 @@ function commandTable(columns: [string, CommandCounts][]): string {
 
 const pct = (p: { p50: number; p95: number; p99: number }) => `${fmt(p.p50, 1)} / ${fmt(p.p95, 1)} / ${fmt(p.p99, 1)}`;
 
+/** Flow control (issue 10): each feature's commands per job against a default queue, rate limit accuracy, dedup memory. */
+function formatFlow(r: BenchResult): string {
+  const f = r.flow;
+  const b = r.budgets;
+  const verdict = (value: number, max: number) => (value <= max ? 'ok' : 'OVER');
+  const costRows = f.costs.map((row, i) => [
+    row.name,
+    row.jobs,
+    fmt(row.commandsPerJob, 2),
+    `${fmt(row.enqueueCommandsPerJob, 2)} / ${fmt(row.drainCommandsPerJob, 2)}`,
+    i === 0 ? '' : row.notMeasured ? 'not measured' : `${row.extraCommandsPerJob >= 0 ? '+' : ''}${fmt(row.extraCommandsPerJob, 2)}`,
+    row.budget === null ? '' : `<= +${row.budget}`,
+    row.budget === null || row.notMeasured ? '' : verdict(row.extraCommandsPerJob, row.budget),
+  ]);
+  // The README gives one decimal: a figure that rounds to it has not risen.
+  const main = Math.round(r.commandsPerJob * 10) / 10;
+  costRows.push([
+    'default path: the throughput run above',
+    'no id, priority 0',
+    fmt(r.commandsPerJob, 2),
+    `${fmt(r.throughput.enqueueCommandsPerJob, 2)} / ${fmt(r.throughput.drainCommandsPerJob, 2)}`,
+    '',
+    `<= ${b.defaultCommandsPerJob} (README)`,
+    verdict(main, b.defaultCommandsPerJob),
+  ]);
+  const rate = (name: string, a: BenchResult['flow']['queueRateLimit']) => [
+    `${name} ${fmt(a.limit.max)} per ${fmt(a.limit.periodMs)} ms`,
+    `${fmt(a.jobs)} / ${fmt(a.groups)}`,
+    `${fmt(a.maxStartsInWindow)}`,
+    `<= ${fmt(a.limit.max)}`,
+    verdict(a.maxStartsInWindow, a.limit.max),
+    fmt(a.achievedPerPeriod, 2),
+    fmt(a.spanMs),
+    `${fmt(a.emptyReserves)} / ${fmt(a.ticks)}`,
+  ];
+  const d = f.dedupMemory;
+  const dedup = d.measured
+    ? `Dedup window memory: ${fmt(d.ids)} jobs with ${d.idLength}-character ids completed (keepCompleted 0): ${fmt(d.bytesPerId)} bytes of ` +
+      `used_memory per remembered id (the dedup zset: ${fmt(d.dedupKeyBytesPerId, 1)} bytes per id, ${d.encoding}); used_memory ` +
+      `${fmt(d.usedMemory.before)} -> ${fmt(d.usedMemory.remembered)} -> ${fmt(d.usedMemory.afterWindow)} once the window passed ` +
+      `(${fmt(d.rememberedAfterWindow)} ids left, trimmed by ${d.trimmedBy}; the dedup zset then ${fmt(d.dedupKeyBytesAfterWindow)} bytes)`
+    : `Dedup window memory: not measured (${d.reason})`;
+  const c = r.config;
+  return [
+    `Flow control: each row enqueues ${fmt(f.jobs)} jobs over ${fmt(f.groups)} groups and drains them as the throughput run does ` +
+      `(${c.producers} x enqueueBatch(${c.batchSize}), ${c.reservers} x settle(outcomes, ${c.reserveBatch})), keepCompleted 0; extra = against the default queue's row`,
+    table(costRows, ['queue', 'jobs', 'commands/job', 'enqueue / drain', 'extra/job', 'budget', '']),
+    '',
+    `Rate limits, real clock: ${c.flow.rateReservers} reservers loop settle(outcomes, ${c.reserveBatch}) and retry every ${f.pollMs} ms after an empty ` +
+      `reserve; a ticker ticks the queue when the due index says it is due (looked at every ${f.pollMs} ms). Starts by the engine's clock; ` +
+      'achieved = jobs x periodMs / (last start - first start + periodMs), the slowest group\'s for a group limit',
+    table(
+      [rate('queue rateLimit', f.queueRateLimit), rate('groupRateLimit', f.groupRateLimit)],
+      ['limit', 'jobs / groups', 'most starts in a window', 'max', '', 'achieved per period', 'span ms', 'empty reserves / ticks'],
+    ),
+    '',
+    dedup,
+    '',
+    'Redis commands per job, flow rows:',
+    commandTable(f.costs.map((row) => [row.key, row.commandsPerJobByCommand])),
+  ].join('\n');
+}
+
 /** The end-to-end section: the Worker in Miniflare pushing to a loopback endpoint. */
 function formatE2e(r: BenchResult): string {
   const { throughput: t, latency: l, definitions: d } = r.e2e;
@@ -169,6 +232,8 @@ export function formatReport(r: BenchResult): string {
     structures,
     `sample record: ${m.sampleRecord.bytes} bytes = state ${m.sampleRecord.stateJson} + newline + ${m.sampleRecord.payloadBytes}-byte payload; ` +
       `group member ${m.sampleGroupMemberBytes} bytes`,
+    '',
+    formatFlow(r),
     '',
     formatE2e(r),
   ].join('\n');

@@ -1,5 +1,6 @@
 // The benchmark's result object: what `--json` prints and bench/results/engine.json holds.
 import type { E2eConfig, E2eResult } from './e2e';
+import type { FlowConfig, FlowResult } from './flow';
 import type { HistoryBytesResult } from './history';
 import type { IdleResult } from './idle';
 import type { MemoryResult } from './memory';
@@ -15,6 +16,15 @@ export const BUDGETS = {
   bytesPerWaitingJob: 400,
   idleCommandsPerTick: 2,
   waitCommandsPerSecond: 1,
+  /** The default queue's engine commands per job as the README gives them: flow control must not raise them. */
+  defaultCommandsPerJob: 4.6,
+  // Flow control (issue 10), extra commands per job against a default queue in the same run.
+  groupConcurrencyExtraCommandsPerJob: 1,
+  priorityExtraCommandsPerJob: 1,
+  /** Per job started, queue or group rate limit. */
+  rateLimitExtraCommandsPerStart: 2,
+  /** Per job that has an id. */
+  dedupWindowExtraCommandsPerJob: 2,
 } as const;
 
 export interface BenchConfig extends ThroughputOptions {
@@ -25,6 +35,8 @@ export interface BenchConfig extends ThroughputOptions {
   waitMs: number;
   /** The end-to-end runs through the Worker (bench/lib/e2e.ts). */
   e2e: E2eConfig;
+  /** Flow control's rows (bench/lib/flow.ts). */
+  flow: FlowConfig;
 }
 
 export interface MachineInfo {
@@ -72,6 +84,12 @@ export interface BenchResult {
   singleJobE2eCommands: number;
   /** The same lone job with a callbackUrl: its outcome callback recorded, sent and settled. */
   singleJobWithCallbackE2eCommands: number;
+  /** Flow control: each feature's extra commands per job against a default queue (null: not measured). */
+  flowExtraCommandsPerJob: Record<string, number | null>;
+  /** The most starts in any window of a rate limit's periodMs, against its max. */
+  rateLimitMaxStartsInWindow: { queue: { starts: number; max: number }; group: { starts: number; max: number } };
+  /** used_memory per id the dedup window remembers, or null when not measured. */
+  bytesPerRememberedId: number | null;
   /** With --scale: Redis commands of one whole cron invocation over the largest idle row's queues (1,000). */
   idleCommandsPerPass?: number;
   budgets: typeof BUDGETS;
@@ -83,6 +101,7 @@ export interface BenchResult {
   singleJob: SingleJobResult;
   wait: WaitResult;
   e2e: E2eResult;
+  flow: FlowResult;
   /** With --scale (bench/lib/scale.ts). */
   scale?: ScaleResult;
 }

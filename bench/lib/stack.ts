@@ -15,8 +15,11 @@ import { scripts } from '../../src/lua/scripts.generated';
 export interface BenchStack {
   admin: RespClient;
   redisPort: number;
-  /** A new engine with its own production @upstash/redis client (its own REST connection pool use). */
-  engine(): Engine;
+  /**
+   * A new engine with its own production @upstash/redis client (its own REST connection pool use);
+   * `now` replaces its clock (a run that must see a window pass without waiting for it).
+   */
+  engine(now?: () => number): Engine;
   /** Stops the bridge and Redis and removes the data directory; safe to call twice. */
   close(): Promise<void>;
 }
@@ -59,7 +62,7 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
   return {
     admin,
     redisPort: redis.port,
-    engine: () => createEngine({ redis: createRedis({ url, token }), allowHttpLoopback: true }),
+    engine: (now = Date.now) => createEngine({ redis: createRedis({ url, token }), now, allowHttpLoopback: true }),
     close,
   };
 }

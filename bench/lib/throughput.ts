@@ -8,7 +8,7 @@ import { type Outcome, placeOf } from '../../src/core/leases';
 import type { BenchStack } from './stack';
 import type { FetchCounter } from './fetch-counter';
 import { type CommandCounts, addCounts, commandStats, perUnit, redisCpuMs, resetStats, round, totalCalls } from './redis-stats';
-import { inParallel, makeJobs, percentile } from './workload';
+import { type BenchJob, inParallel, makeJobs, percentile } from './workload';
 
 export interface ThroughputOptions {
   jobs: number;
@@ -85,15 +85,24 @@ async function counted<T extends { ms: number }>(stack: BenchStack, fetches: Fet
   return { ...value, counts, restRequests, cpuMs };
 }
 
-/** Enqueues jobs 0 .. jobs-1 by batches from `producers` clients; each batch is built when sent. */
-export async function enqueuePhase(stack: BenchStack, queue: string, options: ThroughputOptions, fetches: FetchCounter): Promise<PhaseCounters> {
+/**
+ * Enqueues jobs 0 .. jobs-1 by batches from `producers` clients; each batch is built when sent.
+ * `shape` adds fields to job i (an id, a priority: bench/lib/flow.ts).
+ */
+export async function enqueuePhase(
+  stack: BenchStack,
+  queue: string,
+  options: ThroughputOptions,
+  fetches: FetchCounter,
+  shape: (job: BenchJob, i: number) => object = (job) => job,
+): Promise<PhaseCounters> {
   const { jobs, groups, payloadBytes, batchSize, producers } = options;
   const firsts = Array.from({ length: Math.ceil(jobs / batchSize) }, (_, b) => b * batchSize);
   const engines = Array.from({ length: producers }, () => stack.engine());
   return counted(stack, fetches, async () => {
     const startedAt = performance.now();
     await inParallel(firsts, producers, async (first, lane) => {
-      const batch = makeJobs(Math.min(batchSize, jobs - first), groups, payloadBytes, first);
+      const batch = makeJobs(Math.min(batchSize, jobs - first), groups, payloadBytes, first).map((job, k) => shape(job, first + k));
       const results = await engines[lane]!.enqueueBatch(queue, batch);
       if (results.some((r) => r.state !== 'waiting' || r.duplicate)) throw new Error('enqueue: a job did not end up waiting');
     });
