@@ -1,7 +1,8 @@
 // groupq engine benchmark: throughput, Redis commands per job, REST requests per job, memory per
 // waiting job, idle tick cost, the lone-job path, flow control's cost and accuracy, against a
-// private redis-server + REST bridge with the production @upstash/redis client; then the same full path end to end through the
-// Worker in bare Miniflare, pushing to a loopback endpoint (throughput, latency, costs per job).
+// private redis-server + REST bridge with the production @upstash/redis client; then the same
+// full path end to end through the Worker in bare Miniflare, pushing to a loopback endpoint
+// (throughput, latency, costs per job).
 //   npm run bench             readable report on stdout, progress on stderr
 //   npm run bench -- --json   one JSON object on stdout, nothing else
 //   npm run bench -- --scale  also the scale rows (bench/lib/scale.ts): ~7 minutes on 2 cores;
