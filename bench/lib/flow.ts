@@ -115,7 +115,7 @@ const NO_THROTTLE: RateLimit = { max: 1_000_000, periodMs: 1000 };
 const POLL_MS = 20;
 /** Ids the dedup window's row remembers before it is measured. */
 const WARM_IDS = 100;
-const NOT_IN_BUILD = 'the dedup window is not in this build (no id was remembered)';
+const NOT_IN_BUILD = 'the dedup window is not in this build: no id was remembered';
 
 interface CostSpec {
   key: string;
