@@ -1,10 +1,12 @@
 // A queue's groups: each with its state (ready, active, held = waiting for a backoff or the
-// ordering window, paused), its waiting and active jobs, and pause/resume for that group alone
-// (stop a poison group without stopping the queue). Paged with the API's cursor.
+// ordering window, paused), its waiting jobs, its active ones out of its concurrency ("2/3"),
+// and pause/resume for that group alone (stop a poison group without stopping the queue). A
+// group's name opens its own view (its limits). Paged with the API's cursor.
 import type { GroupPage, GroupState, GroupSummary } from '../client';
 import { type QueueContext, act } from './actions';
 import { dataTable, h, render } from './dom';
 import { formatCount } from './format';
+import { groupLink } from './job-columns';
 
 const PAGE = 25;
 const MAX_PAGE = 1000;
@@ -20,6 +22,11 @@ export function stateBadge(state: string): HTMLElement {
   return h('span', { class: `badge badge-${state}` }, state);
 }
 
+/** "2/3": active jobs out of the group's concurrency. */
+export function activeOf({ active, concurrency }: GroupSummary & { concurrency?: number }): string {
+  return concurrency === undefined ? formatCount(active) : `${formatCount(active)}/${formatCount(concurrency)}`;
+}
+
 export class GroupsPanel {
   readonly element: HTMLElement;
   private readonly body = h('div', { class: 'panel-body', tabindex: '-1' });
@@ -31,7 +38,7 @@ export class GroupsPanel {
       'section',
       { class: 'card', 'aria-labelledby': 'groups-heading' },
       h('h2', { id: 'groups-heading' }, 'Groups'),
-      h('p', { class: 'muted hint' }, 'Groups holding a waiting or active job. One job per group runs at a time, in order.'),
+      h('p', { class: 'muted hint' }, 'Groups holding a waiting or active job. Each starts its jobs in order, up to its concurrency at a time (Active).'),
       this.body,
     );
   }
@@ -82,10 +89,10 @@ export class GroupsPanel {
     return h(
       'tr',
       { 'data-group': group.group },
-      h('td', { 'data-label': 'Group' }, h('span', { class: 'group-name' }, group.group)),
+      h('td', { 'data-label': 'Group' }, groupLink(this.ctx.queue.name, group.group, `open:${group.group}`)),
       h('td', { 'data-label': 'State', title: STATE_HINTS[group.state] }, stateBadge(group.state)),
       h('td', { 'data-label': 'Waiting' }, formatCount(group.waiting)),
-      h('td', { 'data-label': 'Active' }, formatCount(group.active)),
+      h('td', { 'data-label': 'Active' }, activeOf(group)),
       h(
         'td',
         { 'data-label': 'Actions', class: 'actions' },

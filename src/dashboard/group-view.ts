@@ -1,0 +1,148 @@
+// One group's own view (#/queue/<name>/group/<group>): its state with pause/resume, its active
+// jobs out of its concurrency, its limits and where they come from (its own, or the queue's
+// groupConcurrency and groupRateLimit), the form that sets and clears them, and its jobs in the
+// order they start. The API reads a group only while it holds a job: without one, the view says
+// so and keeps refreshing (limits can still be set). A deleted queue stops the refreshes.
+import type { GroupqClient, GroupView as ApiGroupView, QueueInfo } from '../client';
+import { GroupqError } from '../client';
+import { type QueueContext, act } from './actions';
+import { dataTable, fieldList, h, render } from './dom';
+import { type FlowJob, formatRate } from './flow-format';
+import { type GroupLimits, GroupLimitsForm } from './group-limits-form';
+import { stateBadge } from './groups-panel';
+import { GROUP_JOB_COLUMNS } from './job-columns';
+import { queueHref } from './queues-view';
+
+/** GET /v1/queues/{queue}/groups/{group}. */
+type GroupDetail = ApiGroupView<unknown> & { jobs: FlowJob[]; limits: GroupLimits | null; active: number; concurrency: number };
+
+function fields(group: GroupDetail, { config }: QueueInfo): HTMLElement {
+  const own = group.limits ?? {};
+  const from = (mine: boolean, queueField: string) => h('span', { class: 'muted' }, mine ? ' (this group\'s limit)' : ` (the queue's ${queueField})`);
+  const rateLimit = own.rateLimit === undefined ? config.groupRateLimit : own.rateLimit;
+  return fieldList([
+    ['State', stateBadge(group.state)],
+    ['Active', `${group.active} / ${group.concurrency}`],
+    ['Concurrency', String(group.concurrency), from(own.concurrency !== undefined, 'groupConcurrency')],
+    ['Rate limit', formatRate(rateLimit), from(own.rateLimit !== undefined, 'groupRateLimit')],
+  ]);
+}
+
+export class GroupView {
+  readonly element: HTMLElement;
+  /** The queue no longer exists: nothing left to refresh. */
+  gone = false;
+  private readonly head = h('div', { class: 'view-head' });
+  private readonly summary = h('section', { class: 'card', 'aria-label': 'Group' });
+  private readonly jobs = h('section', { class: 'card', 'aria-labelledby': 'group-jobs-heading' });
+  private readonly parts: HTMLElement;
+  private readonly limits: GroupLimitsForm;
+  private readonly ctx: QueueContext;
+  private generation = 0;
+
+  constructor(
+    client: GroupqClient,
+    readonly queueName: string,
+    readonly group: string,
+    fail: (error: unknown) => void,
+  ) {
+    this.ctx = { client, queue: client.queue(queueName), refresh: () => this.refresh().then(() => undefined), fail };
+    this.limits = new GroupLimitsForm(this.ctx, group);
+    this.parts = h('div', { class: 'job-parts' }, this.summary, this.limits.element, this.jobs);
+    this.parts.hidden = true;
+    this.element = h('div', { class: 'group-view' }, this.head, this.parts);
+    this.drawHead(null);
+  }
+
+  async refresh(): Promise<boolean> {
+    if (this.gone) return true;
+    const generation = ++this.generation;
+    const { queue } = this.ctx;
+    try {
+      const [group, info] = await Promise.all([
+        queue.group(this.group).then(
+          (found) => found as GroupDetail,
+          (error: unknown) => {
+            if (error instanceof GroupqError && error.code === 'GROUP_NOT_FOUND') return null;
+            throw error;
+          },
+        ),
+        queue.get(),
+      ]);
+      if (generation !== this.generation || this.gone) return true;
+      this.draw(group, info);
+      return true;
+    } catch (error) {
+      if (generation !== this.generation) return true;
+      if (error instanceof GroupqError && error.code === 'QUEUE_NOT_FOUND') {
+        this.gone = true;
+        this.parts.hidden = true;
+        this.drawHead(null, h('p', { class: 'notice', 'data-gone': 'queue' }, `Queue ${this.queueName} no longer exists: it was deleted. This page stopped refreshing.`));
+        return true;
+      }
+      this.ctx.fail(error);
+      return false;
+    }
+  }
+
+  private draw(group: GroupDetail | null, info: QueueInfo): void {
+    this.drawHead(group);
+    const queueDefault = { concurrency: info.config.groupConcurrency, rateLimit: info.config.groupRateLimit };
+    this.limits.show(group === null ? undefined : group.limits, queueDefault);
+    this.parts.hidden = false;
+    if (group === null) {
+      render(
+        this.summary,
+        h('p', { class: 'notice', 'data-notice': 'no-jobs' }, `Group ${this.group} holds no waiting or active job now. The API shows a group's limits only while it has jobs; limits set here are kept.`),
+      );
+      render(this.jobs);
+      this.jobs.hidden = true;
+      return;
+    }
+    render(this.summary, fields(group, info));
+    this.jobs.hidden = false;
+    render(
+      this.jobs,
+      h('h2', { id: 'group-jobs-heading' }, 'Jobs, in the order they start'),
+      dataTable(
+        'stack jobs-table',
+        `Jobs of group ${group.group}`,
+        GROUP_JOB_COLUMNS.map((c) => c.label),
+        group.jobs.map((job) => h('tr', { 'data-job': job.id }, ...GROUP_JOB_COLUMNS.map((c) => h('td', { 'data-label': c.label }, c.cell(job))))),
+      ),
+    );
+  }
+
+  private drawHead(group: GroupDetail | null, ...extra: (Node | null)[]): void {
+    const { queue } = this.ctx;
+    const paused = group?.state === 'paused';
+    const label = paused ? 'Resume group' : 'Pause group';
+    render(
+      this.head,
+      h('a', { class: 'back', href: queueHref(this.queueName), 'data-focus-key': 'back' }, `← Queue ${this.queueName}`),
+      h('div', { class: 'title-row' }, h('h1', { tabindex: '-1', 'data-focus-key': 'title' }, 'Group ', h('span', { class: 'group-name' }, this.group))),
+      group
+        ? h(
+            'div',
+            { class: 'head-actions' },
+            h(
+              'button',
+              {
+                type: 'button',
+                'data-action': paused ? 'resume-group' : 'pause-group',
+                'data-focus-key': 'group:pause',
+                onclick: (e: Event) =>
+                  void act(this.ctx, e.currentTarget as HTMLButtonElement, async () => {
+                    if (paused) await queue.resumeGroup(this.group);
+                    else await queue.pauseGroup(this.group);
+                    return `Group ${this.group} ${paused ? 'resumed' : 'paused'}.`;
+                  }),
+              },
+              label,
+            ),
+          )
+        : null,
+      ...extra,
+    );
+  }
+}
