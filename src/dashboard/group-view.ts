@@ -5,11 +5,11 @@
 // so and keeps refreshing (limits can still be set). A deleted queue stops the refreshes.
 import type { GroupqClient, GroupView as ApiGroupView, QueueInfo } from '../client';
 import { GroupqError } from '../client';
-import { type QueueContext, act } from './actions';
+import type { QueueContext } from './actions';
 import { dataTable, fieldList, h, render } from './dom';
 import { type FlowJob, formatRate } from './flow-format';
 import { type GroupLimits, GroupLimitsForm } from './group-limits-form';
-import { stateBadge } from './groups-panel';
+import { pauseGroupButton, stateBadge } from './groups-panel';
 import { GROUP_JOB_COLUMNS } from './job-columns';
 import { queueHref } from './queues-view';
 
@@ -114,34 +114,11 @@ export class GroupView {
   }
 
   private drawHead(group: GroupDetail | null, ...extra: (Node | null)[]): void {
-    const { queue } = this.ctx;
-    const paused = group?.state === 'paused';
-    const label = paused ? 'Resume group' : 'Pause group';
     render(
       this.head,
       h('a', { class: 'back', href: queueHref(this.queueName), 'data-focus-key': 'back' }, `← Queue ${this.queueName}`),
       h('div', { class: 'title-row' }, h('h1', { tabindex: '-1', 'data-focus-key': 'title' }, 'Group ', h('span', { class: 'group-name' }, this.group))),
-      group
-        ? h(
-            'div',
-            { class: 'head-actions' },
-            h(
-              'button',
-              {
-                type: 'button',
-                'data-action': paused ? 'resume-group' : 'pause-group',
-                'data-focus-key': 'group:pause',
-                onclick: (e: Event) =>
-                  void act(this.ctx, e.currentTarget as HTMLButtonElement, async () => {
-                    if (paused) await queue.resumeGroup(this.group);
-                    else await queue.pauseGroup(this.group);
-                    return `Group ${this.group} ${paused ? 'resumed' : 'paused'}.`;
-                  }),
-              },
-              label,
-            ),
-          )
-        : null,
+      group ? h('div', { class: 'head-actions' }, pauseGroupButton(this.ctx, this.group, group.state === 'paused', { focusKey: 'group:pause' })) : null,
       ...extra,
     );
   }

@@ -27,6 +27,28 @@ export function activeOf({ active, concurrency }: GroupSummary & { concurrency?:
   return concurrency === undefined ? formatCount(active) : `${formatCount(active)}/${formatCount(concurrency)}`;
 }
 
+/** Pause or Resume for one group, in the groups list (`small`) and in the group's own view. */
+export function pauseGroupButton(ctx: QueueContext, group: string, paused: boolean, { small = false, focusKey }: { small?: boolean; focusKey: string }): HTMLButtonElement {
+  const label = paused ? 'Resume' : 'Pause';
+  return h(
+    'button',
+    {
+      type: 'button',
+      class: small ? 'small' : '',
+      'data-action': paused ? 'resume-group' : 'pause-group',
+      'data-focus-key': focusKey,
+      'aria-label': `${label} group ${group}`,
+      onclick: (e: Event) =>
+        void act(ctx, e.currentTarget as HTMLButtonElement, async () => {
+          if (paused) await ctx.queue.resumeGroup(group);
+          else await ctx.queue.pauseGroup(group);
+          return `Group ${group} ${paused ? 'resumed' : 'paused'}.`;
+        }),
+    },
+    label,
+  );
+}
+
 export class GroupsPanel {
   readonly element: HTMLElement;
   private readonly body = h('div', { class: 'panel-body', tabindex: '-1' });
@@ -83,9 +105,6 @@ export class GroupsPanel {
   }
 
   private row(group: GroupSummary): HTMLTableRowElement {
-    const { queue } = this.ctx;
-    const paused = group.state === 'paused';
-    const label = paused ? 'Resume' : 'Pause';
     return h(
       'tr',
       { 'data-group': group.group },
@@ -93,27 +112,7 @@ export class GroupsPanel {
       h('td', { 'data-label': 'State', title: STATE_HINTS[group.state] }, stateBadge(group.state)),
       h('td', { 'data-label': 'Waiting' }, formatCount(group.waiting)),
       h('td', { 'data-label': 'Active' }, activeOf(group)),
-      h(
-        'td',
-        { 'data-label': 'Actions', class: 'actions' },
-        h(
-          'button',
-          {
-            type: 'button',
-            class: 'small',
-            'data-action': paused ? 'resume-group' : 'pause-group',
-            'data-focus-key': `group:${group.group}`,
-            'aria-label': `${label} group ${group.group}`,
-            onclick: (e: Event) =>
-              void act(this.ctx, e.currentTarget as HTMLButtonElement, async () => {
-                if (paused) await queue.resumeGroup(group.group);
-                else await queue.pauseGroup(group.group);
-                return `Group ${group.group} ${paused ? 'resumed' : 'paused'}.`;
-              }),
-          },
-          label,
-        ),
-      ),
+      h('td', { 'data-label': 'Actions', class: 'actions' }, pauseGroupButton(this.ctx, group.group, group.state === 'paused', { small: true, focusKey: `group:${group.group}` })),
     );
   }
 }
