@@ -59,11 +59,8 @@ export class GroupLimitsForm {
     this.element = h('section', { class: 'card' }, form);
   }
 
-  /**
-   * Fills the form from the group's `limits` (null: none set; undefined: unknown, the group has
-   * no job), with the queue's defaults named in the choices.
-   */
-  show(limits: GroupLimits | null | undefined, queueDefault: { concurrency: number; rateLimit: RateLimit | null }): void {
+  /** Fills the form from the group's `limits` (null: none), with the queue's defaults named in the choices. */
+  show(limits: GroupLimits | null, queueDefault: { concurrency: number; rateLimit: RateLimit | null }): void {
     this.concurrency.placeholder = String(queueDefault.concurrency);
     const choice: RateChoice = limits?.rateLimit === undefined ? 'queue' : limits.rateLimit === null ? 'none' : 'own';
     const choices: [RateChoice, string][] = [

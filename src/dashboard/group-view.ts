@@ -1,8 +1,9 @@
 // One group's own view (#/queue/<name>/group/<group>): its state with pause/resume, its active
 // jobs out of its concurrency, its limits and where they come from (its own, or the queue's
 // groupConcurrency and groupRateLimit), the form that sets and clears them, and its jobs in the
-// order they start. The API reads a group only while it holds a job: without one, the view says
-// so and keeps refreshing (limits can still be set). A deleted queue stops the refreshes.
+// order they start. A group without jobs is `idle` while it has limits, and unknown to the API
+// (404) without them: the view says so and keeps refreshing, and limits can still be set. A
+// deleted queue stops the refreshes.
 import type { GroupqClient, GroupView as ApiGroupView, QueueInfo } from '../client';
 import { GroupqError } from '../client';
 import type { QueueContext } from './actions';
@@ -88,12 +89,12 @@ export class GroupView {
   private draw(group: GroupDetail | null, info: QueueInfo): void {
     this.drawHead(group);
     const queueDefault = { concurrency: info.config.groupConcurrency, rateLimit: info.config.groupRateLimit };
-    this.limits.show(group === null ? undefined : group.limits, queueDefault);
+    this.limits.show(group?.limits ?? null, queueDefault);
     this.parts.hidden = false;
     if (group === null) {
       render(
         this.summary,
-        h('p', { class: 'notice', 'data-notice': 'no-jobs' }, `Group ${this.group} holds no waiting or active job now. The API shows a group's limits only while it has jobs; limits set here are kept.`),
+        h('p', { class: 'notice', 'data-notice': 'no-group' }, `Group ${this.group} has no waiting or active job and no limits of its own. Limits set here are kept while it has no jobs.`),
       );
       render(this.jobs);
       this.jobs.hidden = true;
@@ -104,12 +105,14 @@ export class GroupView {
     render(
       this.jobs,
       h('h2', { id: 'group-jobs-heading' }, 'Jobs, in the order they start'),
-      dataTable(
-        'stack jobs-table',
-        `Jobs of group ${group.group}`,
-        GROUP_JOB_COLUMNS.map((c) => c.label),
-        group.jobs.map((job) => h('tr', { 'data-job': job.id }, ...GROUP_JOB_COLUMNS.map((c) => h('td', { 'data-label': c.label }, c.cell(job))))),
-      ),
+      group.jobs.length === 0
+        ? h('p', { class: 'muted empty-row' }, 'No waiting or active job.')
+        : dataTable(
+            'stack jobs-table',
+            `Jobs of group ${group.group}`,
+            GROUP_JOB_COLUMNS.map((c) => c.label),
+            group.jobs.map((job) => h('tr', { 'data-job': job.id }, ...GROUP_JOB_COLUMNS.map((c) => h('td', { 'data-label': c.label }, c.cell(job))))),
+          ),
     );
   }
 

@@ -16,6 +16,7 @@ const STATE_HINTS: Record<GroupState, string> = {
   active: 'active',
   held: 'held (waiting for a time)',
   paused: 'paused',
+  idle: 'idle (no job; its limits are kept)',
 };
 
 export function stateBadge(state: string): HTMLElement {
