@@ -8,7 +8,7 @@ export const FINISHED_STATES: ReadonlySet<string> = new Set<JobState>(['complete
 
 export type { Job } from './job-view';
 export type { JobState } from './job-input';
-export type { QueueConfig } from './config';
+export type { GroupLimits, QueueConfig } from './config';
 
 export interface QueueCounts {
   waiting: number;
@@ -34,7 +34,10 @@ export interface EnqueueResult {
   id: string;
   /** The state the job entered; the same call may already have leased it. */
   state: JobState;
+  /** The id was known: a kept job (its state now), or one that ended inside dedupWindowMs (how it ended). */
   duplicate?: true;
+  /** A waiting job with the same debounce key took this enqueue's data: `id` is that job. */
+  debounced?: true;
 }
 
 /** What a bulk action did: `done` false when jobs of that state remain (its budget ran out: call again). */
@@ -49,8 +52,11 @@ export type GroupState = 'ready' | 'active' | 'held' | 'paused';
 export interface GroupSummary {
   group: string;
   waiting: number;
+  /** Jobs of the group in flight now, up to `concurrency`. */
   active: number;
   state: GroupState;
+  /** How many of its jobs may be in flight at once: its own limit, or the queue's groupConcurrency. */
+  concurrency: number;
 }
 
 export interface Repeat {

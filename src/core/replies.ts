@@ -24,7 +24,7 @@
 import { z } from 'zod';
 import type { ScriptName } from '../lua/scripts.generated';
 import type { GroupState } from './api-types';
-import type { StoredConfig } from './config';
+import { type GroupLimits, readStoredConfig } from './config';
 import { QueueError } from './errors';
 import { JOB_STATES } from './job-input';
 
@@ -51,7 +51,10 @@ const outcomesToSend = z.array(z.tuple([text, text]));
 /** An epoch-ms instant where -1 means none (dueAt, timers, next runs). */
 const instant = (at: number) => (at < 0 ? null : at);
 /** The stored config's JSON: validated once, when put-queue stored it; parsed, not checked, per call. */
-const storedConfig = (json: string) => JSON.parse(json) as StoredConfig;
+const storedConfig = readStoredConfig;
+
+/** A group's runtime limits as meta stores them, '' for none (validated when they were set). */
+const groupLimits = (json: string) => (json === '' ? null : (JSON.parse(json) as GroupLimits));
 
 /** How one script's reply is checked (`schema`) and then decoded (`decode`). */
 interface Reply<S extends z.ZodType = z.ZodType, T = unknown> {
@@ -88,7 +91,14 @@ export const replies = {
   ),
   /** id, group, id, group, ...: the oldest first ('' for a member without a record). */
   'finished-page': reply(z.tuple([ok, z.array(text)]), ([, page]) => page),
-  'get-group': reply(z.tuple([ok, groupState, z.array(jobView)]), ([, state, views]) => ({ state, views })),
+  /** limits: the group's own, as stored ('' none); active: its leases; concurrency: the one it runs with. */
+  'get-group': reply(z.tuple([ok, groupState, z.array(jobView), text, int, int]), ([, state, views, limits, active, concurrency]) => ({
+    state,
+    views,
+    limits: groupLimits(limits),
+    active,
+    concurrency,
+  })),
   /** callbackUrl: the job's or its queue's; outcome: a pending record's JSON, or the summary the job keeps. */
   'get-job': reply(z.tuple([ok, jobView, text, text]), ([, view, callbackUrl, outcome]) => ({
     view,
@@ -97,9 +107,10 @@ export const replies = {
   })),
   /** The ring's values, c:0..59, f:0..59, r:0..59, null where unset (metrics.ts). */
   'get-metrics': reply(z.tuple([ok, z.array(text.nullable())]), ([, values]) => values),
-  'group-info': reply(z.tuple([ok, z.array(z.tuple([text, int, int, groupState]))]), ([, rows]) =>
-    rows.map(([group, waiting, active, state]) => ({ group, waiting, active, state })),
+  'group-info': reply(z.tuple([ok, z.array(z.tuple([text, int, int, groupState, int]))]), ([, rows]) =>
+    rows.map(([group, waiting, active, state, concurrency]) => ({ group, waiting, active, state, concurrency })),
   ),
+  'group-limits': reply(z.tuple([ok, text, int]), ([, limits, dueAt]) => ({ limits: groupLimits(limits), dueAt: instant(dueAt) })),
   heartbeat: reply(z.tuple([ok, int, int]), ([, expiresAt, dueAt]) => ({ expiresAt, dueAt: instant(dueAt) })),
   /** callback: the job has a callback URL of its own. */
   'job-group': reply(z.tuple([ok, text, int, bit]), ([, group, seq, callback]) => ({ group, seq, callback: callback === 1 })),

@@ -290,13 +290,15 @@ export class ReferenceModel {
     return [...this.groups.keys()].sort().flatMap((group) => {
       const members = this.members(group);
       const active = members.filter((job) => job.state === 'active').length;
-      return members.length > 0 ? [{ group, waiting: members.length - active, active, state: this.groupState(group)! }] : [];
+      return members.length > 0 ? [{ group, waiting: members.length - active, active, state: this.groupState(group)!, concurrency: 1 }] : [];
     });
   }
 
-  getGroup(group: string): { group: string; state: GroupState; jobs: JobView[] } {
+  getGroup(group: string): { group: string; state: GroupState; limits: null; active: number; concurrency: 1; jobs: JobView[] } {
     const state = this.groupState(group) ?? throwError('GROUP_NOT_FOUND');
-    return { group, state, jobs: this.members(group).map((job) => this.view(job)) };
+    const members = this.members(group);
+    const active = members.filter((job) => job.state === 'active').length;
+    return { group, state, limits: null, active, concurrency: 1, jobs: members.map((job) => this.view(job)) };
   }
 
   /** Every instant something falls due at (the test moves the clock onto these boundaries). */
@@ -361,7 +363,7 @@ export class ReferenceModel {
   private view(job: ModelJob): JobView {
     const { id, group, data, state, orderMs, createdAt } = job;
     const attempts = state === 'active' ? job.attempts + 1 : job.attempts;
-    const view: JobView = { id, group, data, state, orderMs, attempts, maxAttempts: this.maxAttemptsOf(job), createdAt };
+    const view: JobView = { id, group, data, state, orderMs, attempts, maxAttempts: this.maxAttemptsOf(job), createdAt, priority: 0 };
     if (job.runAt !== undefined && (state === 'waiting' || state === 'delayed')) view.runAt = job.runAt;
     if (job.startedAt !== undefined && state !== 'waiting' && state !== 'delayed') view.startedAt = job.startedAt;
     if (state === 'completed' || state === 'failed') view.finishedAt = job.finishedAt;
