@@ -6,7 +6,7 @@ import type { JobState } from './job-input';
 /** States a job does not leave by itself: a wait for the job ends there (server and client). */
 export const FINISHED_STATES: ReadonlySet<string> = new Set<JobState>(['completed', 'failed', 'cancelled']);
 
-export type { Job } from './job-view';
+export type { Job, JobDebounce } from './job-view';
 export type { JobState } from './job-input';
 export type { GroupLimits, QueueConfig } from './config';
 
