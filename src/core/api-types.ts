@@ -47,7 +47,7 @@ export interface BulkResult {
 }
 
 /** `held`: waiting for a time (a retry's backoff or the ordering window). */
-export type GroupState = 'ready' | 'active' | 'held' | 'paused';
+export type GroupState = 'ready' | 'active' | 'held' | 'paused' | 'idle';
 
 export interface GroupSummary {
   group: string;

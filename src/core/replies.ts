@@ -91,9 +91,9 @@ export const replies = {
   ),
   /** id, group, id, group, ...: the oldest first ('' for a member without a record). */
   'finished-page': reply(z.tuple([ok, z.array(text)]), ([, page]) => page),
-  /** limits: the group's own, as stored ('' none); active: its leases; concurrency: the one it runs with. */
-  'get-group': reply(z.tuple([ok, groupState, z.array(jobView), text, int, int]), ([, state, views, limits, active, concurrency]) => ({
-    state,
+  /** state '': no jobs (shown while the group has limits); limits: the group's own ('' none). */
+  'get-group': reply(z.tuple([ok, z.union([groupState, z.literal('')]), z.array(jobView), text, int, int]), ([, state, views, limits, active, concurrency]) => ({
+    state: state === '' ? ('idle' as const) : state,
     views,
     limits: groupLimits(limits),
     active,

@@ -12,20 +12,19 @@ ARGV[1] now (epoch ms)
 ARGV[2...] group names, one per declared group key
 
 Returns {1, {{group, waiting, active, state, concurrency}...}} for the groups that hold jobs
+  (concurrency: the group's effective one, flow.lua)
 Errors  {-1} QUEUE_NOT_FOUND
 ]]
 -- @include errors
 -- @include job
 -- @include meta
 -- @include view
+-- @include flow
 
 local K = { ready = KEYS[2], active = KEYS[3], held = KEYS[4], pausedGroups = KEYS[5] }
 local now = tonumber(ARGV[1])
 local extra = {}
-for i = 2, #ARGV do
-  extra[#extra + 1] = groupField(ARGV[i])
-  extra[#extra + 1] = 'l:' .. ARGV[i]
-end
+for i = 2, #ARGV do extra[#extra + 1] = groupField(ARGV[i]) end
 local M = openMeta(KEYS[1], extra)
 if not M.cfg then return { QUEUE_NOT_FOUND } end
 -- Leases per group, from one read of `active` (its size is bounded by the queue's concurrency).
@@ -40,8 +39,7 @@ for i = 2, #ARGV do
   local state = groupState(K, M, KEYS[4 + i], group, now)
   if state then
     local active = leases[group] or 0
-    local _, concurrency = groupLimits(M, group)
-    rows[#rows + 1] = { group, groupJobs(M, group) - active, active, state, concurrency }
+    rows[#rows + 1] = { group, groupJobs(M, group) - active, active, state, (groupLimitsOf(M, group)) }
   end
 end
 return { 1, rows }

@@ -294,8 +294,8 @@ export class ReferenceModel {
     });
   }
 
-  getGroup(group: string): { group: string; state: GroupState; limits: null; active: number; concurrency: 1; jobs: JobView[] } {
-    const state = this.groupState(group) ?? throwError('GROUP_NOT_FOUND');
+  getGroup(group: string) {
+    const state: GroupState = this.groupState(group) ?? throwError('GROUP_NOT_FOUND');
     const members = this.members(group);
     const active = members.filter((job) => job.state === 'active').length;
     return { group, state, limits: null, active, concurrency: 1, jobs: members.map((job) => this.view(job)) };

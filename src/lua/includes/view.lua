@@ -46,10 +46,3 @@ local function groupState(K, M, groupKey, group, now)
   end
   return 'active'
 end
-
--- A group's runtime limits as stored (JSON, false: none), and the concurrency it runs with.
-local function groupLimits(M, group)
-  local json = metaGet(M, 'l:' .. group)
-  local own = json and cjson.decode(json).concurrency
-  return json, own or M.cfg.groupConcurrency or 1
-end
