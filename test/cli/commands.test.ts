@@ -86,6 +86,7 @@ describe('enqueue', () => {
     const taken = await cli(['enqueue', queue, '--group', 'g', '--id', 'flow', ...flow, '--json'], env);
     expect(taken).toMatchObject({ code: 0, stderr: '' });
     expect(json(taken)).toMatchObject({ id: 'flow' });
+    expect(await getJob(queue, 'flow')).toMatchObject({ priority: -5 });
 
     const before = await settledSnapshot(suite.redis, queue);
     const tooLong = await cli(['enqueue', queue, '--group', 'g', '--debounce-key', 'k', '--debounce-ms', '86400001'], env);

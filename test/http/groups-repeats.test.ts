@@ -171,6 +171,10 @@ describe('group limits', () => {
     const queue = uniqueQueue('glimitskept');
     await pausedQueue(suite.worker, queue);
     await expectJson(await api(`/v1/queues/${queue}/groups/later/limits`, { method: 'PUT', json: { concurrency: 3 } }), 200);
+    // A group without jobs but with limits is shown, idle.
+    expect(await expectJson(await api(`/v1/queues/${queue}/groups/later`), 200)).toEqual({
+      group: 'later', state: 'idle', limits: { concurrency: 3 }, active: 0, concurrency: 3, jobs: [],
+    });
     await enqueue(suite.worker, queue, { group: 'later' });
     expect(await expectJson(await api(`/v1/queues/${queue}/groups/later`), 200)).toMatchObject({ limits: { concurrency: 3 }, concurrency: 3 });
 
@@ -178,6 +182,11 @@ describe('group limits', () => {
     await pausedQueue(suite.worker, queue);
     await enqueue(suite.worker, queue, { group: 'later' });
     expect(await expectJson(await api(`/v1/queues/${queue}/groups/later`), 200)).toMatchObject({ limits: null, concurrency: 1 });
+
+    // Without jobs and without limits, a group is gone.
+    await expectJson(await api(`/v1/queues/${queue}/groups/brief/limits`, { method: 'PUT', json: { concurrency: 2 } }), 200);
+    expect((await api(`/v1/queues/${queue}/groups/brief/limits`, { method: 'DELETE' })).status).toBe(204);
+    await expectError(await api(`/v1/queues/${queue}/groups/brief`), 404, 'GROUP_NOT_FOUND');
   });
 });
 
