@@ -176,17 +176,6 @@ describe('DELETE /v1/queues/{queue}', () => {
     await expectError(stale, 401, 'UNAUTHORIZED');
   });
 
-  it('a config stored before the flow-control fields existed shows them at their defaults', async () => {
-    const name = uniqueQueue('old-config');
-    await putQueue(suite.worker, name, { endpoint: NOWHERE, concurrency: 4 });
-    const meta = queueKeys(name).meta;
-    const stored = JSON.parse((await suite.redis.hget<string>(meta, 'config'))!);
-    for (const field of ['groupConcurrency', 'rateLimit', 'groupRateLimit', 'dedupWindowMs', 'backpressure']) delete stored[field];
-    await suite.redis.hset(meta, { config: JSON.stringify(stored) });
-    const shown = await expectJson(await suite.worker.api(`/v1/queues/${name}`), 200);
-    expect(shown.config).toEqual({ endpoint: NOWHERE, ...CONFIG_DEFAULTS, concurrency: 4 });
-  });
-
   it('an unknown queue is 404 QUEUE_NOT_FOUND', async () => {
     const res = await suite.worker.api(`/v1/queues/${uniqueQueue('gone')}`, { method: 'DELETE' });
     await expectError(res, 404, 'QUEUE_NOT_FOUND');
