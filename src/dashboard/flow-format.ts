@@ -7,9 +7,6 @@ import { formatDuration, formatWhen } from './format';
 export type RateLimit = NonNullable<QueueConfig['rateLimit']>;
 export type Backpressure = QueueConfig['backpressure'];
 
-/** A job as listings and its own view show it, with its flow fields. */
-export type FlowJob = Job & { priority?: number; debounce?: { key: string; deadline?: number } };
-
 export const BACKPRESSURE_LABELS: Record<Backpressure, string> = {
   job: 'holds the job',
   group: 'holds its group',
@@ -22,9 +19,9 @@ export function formatRate(limit: RateLimit | null): string {
 }
 
 /** The priority (when not 0) and the debounce key, as badges next to a job's id. */
-export function flowBadges(job: FlowJob): HTMLElement[] {
+export function flowBadges(job: Job): HTMLElement[] {
   const badges: HTMLElement[] = [];
-  if (job.priority !== undefined && job.priority !== 0) {
+  if (job.priority !== 0) {
     badges.push(h('span', { class: 'badge badge-flow', 'data-priority': job.priority }, `priority ${job.priority}`));
   }
   if (job.debounce) badges.push(h('span', { class: 'badge badge-flow', 'data-debounce': job.debounce.key }, `debounce ${job.debounce.key}`));
@@ -32,9 +29,9 @@ export function flowBadges(job: FlowJob): HTMLElement[] {
 }
 
 /** The rows of a job's fields for its priority and debounce. */
-export function flowFields(job: FlowJob): [string, string | Node][] {
+export function flowFields(job: Job): [string, string | Node][] {
   const rows: [string, string | Node][] = [];
-  if (job.priority !== undefined && job.priority !== 0) rows.push(['Priority', String(job.priority)]);
+  if (job.priority !== 0) rows.push(['Priority', String(job.priority)]);
   if (job.debounce) {
     rows.push(['Debounce key', h('code', {}, job.debounce.key)]);
     if (job.debounce.deadline !== undefined) rows.push(['Debounce deadline', formatWhen(job.debounce.deadline)]);

@@ -2,6 +2,7 @@
 // concurrency, and its rate limit (the queue's groupRateLimit, none at all, or one of its own).
 // "Clear limits" deletes them (DELETE, 204): the queue's defaults apply again. The next start
 // obeys them. The form is built once; a refresh fills it only while the user has not changed it.
+import type { GroupLimits } from '../client';
 import type { QueueContext } from './actions';
 import { h, render } from './dom';
 import { type RateLimit, formatRate } from './flow-format';
@@ -9,13 +10,6 @@ import { FormProblem, clearFormError, field, numberInput, readNumber, showFormEr
 import { rateLimitField } from './rate-limit-field';
 import { isAuthFailure } from './session';
 import { announce } from './status';
-
-/** A group's limits as the API shows them; an absent field falls back on the queue's default. */
-export interface GroupLimits {
-  concurrency?: number;
-  /** null: no rate limit at all, whatever the queue's groupRateLimit. */
-  rateLimit?: RateLimit | null;
-}
 
 type RateChoice = 'queue' | 'none' | 'own';
 

@@ -4,18 +4,18 @@
 // order they start. A group without jobs is `idle` while it has limits, and unknown to the API
 // (404) without them: the view says so and keeps refreshing, and limits can still be set. A
 // deleted queue stops the refreshes.
-import type { GroupqClient, GroupView as ApiGroupView, QueueInfo } from '../client';
+import type { GroupView as ApiGroupView, GroupqClient, QueueInfo } from '../client';
 import { GroupqError } from '../client';
 import type { QueueContext } from './actions';
 import { dataTable, fieldList, h, render } from './dom';
-import { type FlowJob, formatRate } from './flow-format';
-import { type GroupLimits, GroupLimitsForm } from './group-limits-form';
+import { formatRate } from './flow-format';
+import { GroupLimitsForm } from './group-limits-form';
 import { pauseGroupButton, stateBadge } from './groups-panel';
 import { GROUP_JOB_COLUMNS } from './job-columns';
 import { queueHref } from './queues-view';
 
 /** GET /v1/queues/{queue}/groups/{group}. */
-type GroupDetail = ApiGroupView<unknown> & { jobs: FlowJob[]; limits: GroupLimits | null; active: number; concurrency: number };
+type GroupDetail = ApiGroupView<unknown>;
 
 function fields(group: GroupDetail, { config }: QueueInfo): HTMLElement {
   const own = group.limits ?? {};
@@ -61,13 +61,10 @@ export class GroupView {
     const { queue } = this.ctx;
     try {
       const [group, info] = await Promise.all([
-        queue.group(this.group).then(
-          (found) => found as GroupDetail,
-          (error: unknown) => {
-            if (error instanceof GroupqError && error.code === 'GROUP_NOT_FOUND') return null;
-            throw error;
-          },
-        ),
+        queue.group(this.group).catch((error: unknown) => {
+          if (error instanceof GroupqError && error.code === 'GROUP_NOT_FOUND') return null;
+          throw error;
+        }),
         queue.get(),
       ]);
       if (generation !== this.generation || this.gone) return true;

@@ -24,8 +24,8 @@ export function stateBadge(state: string): HTMLElement {
 }
 
 /** "2/3": active jobs out of the group's concurrency. */
-export function activeOf({ active, concurrency }: GroupSummary & { concurrency?: number }): string {
-  return concurrency === undefined ? formatCount(active) : `${formatCount(active)}/${formatCount(concurrency)}`;
+export function activeOf({ active, concurrency }: Pick<GroupSummary, 'active' | 'concurrency'>): string {
+  return `${formatCount(active)}/${formatCount(concurrency)}`;
 }
 
 /** Pause or Resume for one group, in the groups list (`small`) and in the group's own view. */

@@ -4,7 +4,7 @@
 // badges next to the id; groups link to the group's view.
 import type { Job, JobState } from '../client';
 import { h } from './dom';
-import { type FlowJob, flowBadges } from './flow-format';
+import { flowBadges } from './flow-format';
 import { formatWhen, previewJson } from './format';
 
 export interface Column {
@@ -45,7 +45,7 @@ const job: Column = {
   label: 'Job',
   cell: (j) => {
     const link = h('a', { class: 'id job-link', href: jobHref(j.queue, j.id), 'data-focus-key': `open:${j.id}` }, h('code', {}, j.id));
-    const badges = flowBadges(j as FlowJob);
+    const badges = flowBadges(j);
     return badges.length === 0 ? link : h('span', { class: 'job-cell' }, link, ...badges);
   },
 };

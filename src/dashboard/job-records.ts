@@ -1,8 +1,8 @@
 // Two parts of a job's own view, drawn only when GET /jobs/{id} has them: its attempt history
 // (the last attempts, oldest first) and its outcome callback (the URL, and how delivering the
 // outcome there went). The shapes are the API's (README, HTTP API, Jobs).
+import type { Job } from '../client';
 import { dataTable, fieldList, h } from './dom';
-import type { FlowJob } from './flow-format';
 import { formatWhen } from './format';
 
 export interface AttemptRecord {
@@ -24,7 +24,7 @@ export interface OutcomeRecord {
 }
 
 /** A job as its own route shows it: listings leave these out. */
-export type JobDetail = FlowJob & { history?: AttemptRecord[]; callbackUrl?: string; outcome?: OutcomeRecord };
+export type JobDetail = Job & { history?: AttemptRecord[]; callbackUrl?: string; outcome?: OutcomeRecord };
 
 const section = (id: string, title: string, ...content: (Node | null)[]) =>
   h('section', { class: 'detail-part', 'aria-labelledby': id, 'data-part': id }, h('h2', { id }, title), ...content);
