@@ -42,8 +42,9 @@ beforeAll(async () => {
   await enqueue(worker, inbox, { id: 'digest', group: 'user:2', data: { n: 1 }, debounce: { key: 'digest:user:2', delayMs: 60_000, maxDelayMs: 120_000 } });
 
   context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  // Chromium logs each 400 the API answers; the form shows it.
-  seen = watch(context, [worker.url], [/status of 400/]);
+  // Chromium logs each 400 the API answers (the form shows it), and the 404 of a group the API
+  // does not know (the view says so).
+  seen = watch(context, [worker.url], [/status of 400/, /status of 404 \(Not Found\) \(http:\/\/[^)]+\/groups\/tenant%3Ab\)/]);
   page = await context.newPage();
   await signInAt(page, worker.url, ADMIN_TOKEN);
   await page.locator('#session-bar').waitFor();
@@ -213,6 +214,21 @@ describe("a group's limits", () => {
     expect(await page.locator('#limits-concurrency').inputValue()).toBe('');
     expect(await page.locator('#limits-rate-choice').inputValue()).toBe('queue');
     expect(await page.locator('#limits-error').innerText()).toBe('');
+  });
+
+  it('a group without jobs: limits set there are kept (the group is idle), and cleared', async () => {
+    await page.goto(`${worker.url}/dashboard#/queue/${exportsQueue}/group/tenant%3Ab`);
+    await page.locator('[data-notice="no-group"]').waitFor();
+    await page.locator('#limits-concurrency').fill('4');
+    await press('Save limits', 'Limits of group tenant:b saved.');
+    expect(await apiJson(`/v1/queues/${exportsQueue}/groups/tenant%3Ab`)).toMatchObject({ state: 'idle', limits: { concurrency: 4 }, active: 0, jobs: [] });
+    expect(await page.locator('[data-field="Active"] dd').innerText()).toBe('0 / 4');
+    expect(await page.locator('[data-field="State"] dd').textContent()).toBe('idle');
+    await page.locator('.empty-row', { hasText: 'No waiting or active job.' }).waitFor();
+
+    await press('Clear limits', 'Limits of group tenant:b cleared.');
+    await page.locator('[data-notice="no-group"]').waitFor();
+    expect((await worker.api(`/v1/queues/${exportsQueue}/groups/tenant%3Ab`)).status).toBe(404);
   });
 });
 
