@@ -1,8 +1,8 @@
 // The dashboard's entry point: sign-in and sign-out, the hash router (#/ lists the queues,
 // #/queue/<name> shows one, #/queue/<name>/job/<id> one job, #/queue/<name>/group/<group> one
-// group), and the refresh every few seconds
-// while the tab is visible (not of a view whose queue or job is gone). A 401 from any call signs
-// out with a message: the token was rotated or mistyped.
+// group), and the refresh every few seconds while the tab is visible (not of a view whose queue
+// or job is gone). A 401 from any call signs out with a message: the token was rotated or
+// mistyped.
 import type { GroupqClient } from '../client';
 import { byId, showOnly } from './dom';
 import { formatInstant } from './format';

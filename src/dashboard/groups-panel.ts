@@ -24,7 +24,7 @@ export function stateBadge(state: string): HTMLElement {
 }
 
 /** "2/3": active jobs out of the group's concurrency. */
-export function activeOf({ active, concurrency }: Pick<GroupSummary, 'active' | 'concurrency'>): string {
+function activeOf({ active, concurrency }: Pick<GroupSummary, 'active' | 'concurrency'>): string {
   return `${formatCount(active)}/${formatCount(concurrency)}`;
 }
 
