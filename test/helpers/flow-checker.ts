@@ -270,23 +270,30 @@ export class FlowChecker {
 
   /**
    * At most `max` starts in any window (t - periodMs, t] of the engine's clock, counting the
-   * deliveries `which` selects (default all: the queue's). Returns the fullest window's count.
+   * deliveries `which` selects (default all: the queue's). Returns the fullest window's count,
+   * and when it is over `max`, that window and how many windows were.
    */
   startsPerWindow(max: number, periodMs: number, which: (d: FlowDelivery) => boolean = () => true): { violations: string[]; peak: number } {
     const starts = this.deliveries.filter(which).sort((a, b) => a.startedAt - b.startedAt);
-    const out: string[] = [];
     let peak = 0;
+    let fullest: FlowDelivery[] = [];
+    let over = 0;
     let from = 0;
     starts.forEach((d, to) => {
       while (starts[from]!.startedAt <= d.startedAt - periodMs) from++;
       const inWindow = to - from + 1;
-      peak = Math.max(peak, inWindow);
-      if (inWindow > max) {
-        const window = starts.slice(from, to + 1);
-        out.push(`${inWindow} starts in (${d.startedAt - periodMs}, ${d.startedAt}] (max ${max}): ${window.map((w) => `${label(w)}@${w.startedAt}`).join(', ')}`);
-      }
+      if (inWindow > max) over++;
+      if (inWindow > peak) [peak, fullest] = [inWindow, starts.slice(from, to + 1)];
     });
-    return { violations: capped(out), peak };
+    if (peak <= max) return { violations: [], peak };
+    const end = fullest.at(-1)!.startedAt;
+    const shown = fullest.slice(0, MAX_REPORTED).map((w) => `${label(w)}@${w.startedAt}`);
+    return {
+      violations: [
+        `${peak} starts in (${end - periodMs}, ${end}] (max ${max}; ${over} windows over it): ${shown.join(', ')}${fullest.length > MAX_REPORTED ? ', ...' : ''}`,
+      ],
+      peak,
+    };
   }
 
   /** The same per group: no group's window holds more than `max` of its starts. */

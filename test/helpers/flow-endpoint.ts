@@ -29,7 +29,8 @@ export async function startFlowEndpoint(
     const d = checker.arrived(r);
     const { status = 200, headers, delayMs, until } = answer(d, r);
     if (delayMs) await sleep(delayMs);
-    await until;
+    // A gate that gave up waiting has failed the test already: answer anyway, and quietly.
+    await until?.catch(() => undefined);
     checker.answered(d, status);
     return { status, headers };
   });
