@@ -13,7 +13,10 @@ KEYS[4]    delayed        zset  '<id> <group>' by runAt
 KEYS[5]    active         zset  lease members by lease deadline
 KEYS[6]    held           zset  group -> release time (+inf: paused)
 KEYS[7]    paused-groups  set   paused group names
-KEYS[7+i]  group          zset  the group zset of job i
+KEYS[8]    prioritized    zset  idle group heads with a priority other than 0
+KEYS[9]    starts         zset  recent starts (the queue rate limit, reserve.lua)
+KEYS[10]   debounce       hash  debounce key -> job id
+KEYS[10+i] group          zset  the group zset of job i
 
 ARGV[1]  now (epoch ms)
 ARGV[2]  r, how many ready jobs to reserve after adding (0: none)
@@ -48,7 +51,7 @@ end
 
 local K = {
   jobs = KEYS[2], ready = KEYS[3], delayed = KEYS[4], active = KEYS[5], held = KEYS[6],
-  pausedGroups = KEYS[7],
+  pausedGroups = KEYS[7], prioritized = KEYS[8], starts = KEYS[9], debounce = KEYS[10],
 }
 local firstSeq = metaNum(M, 'seq') + 1
 local function stateOf(i)
@@ -72,7 +75,8 @@ if n == 1 then
   -- there is room, and its group has no job: it is leased at once.
   local solo = reserving and not state.st and groupJobs(M, state.g) == 0 and metaNum(M, 'ready') == 0
     and metaNum(M, 'pausedGroups') == 0 and metaNum(M, 'active') < cfg.concurrency
-    and state.o + cfg.orderingWindowMs <= now
+    and state.o + cfg.orderingWindowMs <= now and not isFlow(M, state.g) and type(cfg.rateLimit) ~= 'table'
+    and metaNum(M, 'hold') <= now
   if solo then
     addGroupJobs(M, state.g, 1)
     local deadline = now + leaseMsOf(state, cfg)
@@ -84,7 +88,7 @@ if n == 1 then
     local stateJson = string.sub(record, 1, #record - #data - 1)
     return { 1, { { id, 'waiting', 0 } }, M.v.config, { { id, stateJson, data, deadline, 's', token } }, dueReport(M, now) }
   end
-  out[1] = { id, placeJob(K, B, KEYS[8], id, state), 0 }
+  out[1] = { id, placeJob(K, B, KEYS[11], id, state), 0 }
 else
   local ids = {}
   for i = 1, n do ids[i] = arg(i, 1) end
@@ -101,7 +105,7 @@ else
       B.fresh[#B.fresh + 1] = id
       B.fresh[#B.fresh + 1] = encodeJob(state, arg(i, 5))
       created[id] = i
-      out[i] = { id, placeJob(K, B, KEYS[7 + i], id, state), 0 }
+      out[i] = { id, placeJob(K, B, KEYS[10 + i], id, state), 0 }
     end
   end
   metaSet(M, 'seq', int(firstSeq + n - 1))

@@ -11,7 +11,8 @@ KEYS[6]  delayed        zset  '<id> <group>' by runAt
 KEYS[7]  completed      zset  kept completed ids
 KEYS[8]  failed         zset  kept failed ids
 KEYS[9]  cancelled      zset  kept cancelled ids
-KEYS[10] group          zset  the job's group (the caller read it with job-group)
+KEYS[10] prioritized    zset  idle group heads with a priority
+KEYS[11] group          zset  the job's group (the caller read it with job-group)
 
 ARGV[1] id
 ARGV[2] the job's group
@@ -27,7 +28,7 @@ Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND, {-4, 'active'} INVALID_STATE,
 -- @include group
 -- @include job-ops
 
-local K = { jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5] }
+local K = { jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5], prioritized = KEYS[10] }
 local id, now = ARGV[1], tonumber(ARGV[3])
 local M = openMeta(KEYS[1], { groupField(ARGV[2]) })
 if not M.cfg then return { QUEUE_NOT_FOUND } end
@@ -43,7 +44,7 @@ elseif redis.call('ZSCORE', K.active, leaseMember(leaseToken(M, id, state), id, 
   return { INVALID_STATE, 'active' }
 else
   local B = newBatch(M, now)
-  detachWaiting(K, B, KEYS[10], id, state)
+  detachWaiting(K, B, KEYS[11], id, state)
   flushBatch(K, B)
 end
 redis.call('HDEL', K.jobs, id)
