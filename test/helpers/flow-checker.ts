@@ -3,7 +3,7 @@
 // checks on that record, each returning its violations (empty when the rule held):
 //   - jobs of a group in flight at once, against the group's concurrency (fixed, or changed at
 //     runtime) and the queue's;
-//   - each group's starts in its order, a retried job starting again before any later job;
+//   - each group's first starts in its order;
 //   - starts in any window of a rate limit, queue-wide or per group;
 //   - every job completed exactly once.
 //
@@ -12,8 +12,10 @@
 // lease begins before the push and ends after the answer is acknowledged), so overlaps seen here
 // are real. The engine's start of a delivery is its lease start, read from the push: the lease
 // lasts timeoutMs + 5 s (README, Delivery), so it began at expiresAt - timeoutMs - 5000, by the
-// Worker's clock. That is the instant the engine counted for its rate windows and orders by.
-// workerd's clock stands still between I/O events, so it never runs ahead of this process's.
+// Worker's clock: the instant the engine counted for its rate windows. workerd's clock stands
+// still between I/O events, so that instant is never later than the real start (a delivery
+// started somewhere in [lease start, arrival]), but two reservations' times may disagree with
+// the order Redis ran them in.
 import type { Received } from './endpoint';
 
 /** A lease lasts the job's timeoutMs + this (README, Delivery). */
@@ -216,56 +218,35 @@ export class FlowChecker {
   }
 
   /**
-   * Each group's jobs first start in the group's order: a job never starts before a job ahead of
-   * it did. Starts in the same millisecond cannot be told apart and pass; `decided` counts the
-   * pairs whose order the clock did tell.
+   * Each group's jobs first start in the group's order: a job never starts before a job ahead
+   * of it did. Lease starts do not order two reservations by themselves: a reservation reads
+   * workerd's clock, which stands still until the next I/O, some time before Redis runs it, so
+   * a later reservation may carry an earlier time. But a delivery started, for sure, before its
+   * arrival and not before its lease start. So Y certainly started before X when Y arrived before
+   * X's lease start; `decided` counts the pairs whose order is certain either way.
    */
   startOrder(): { violations: string[]; decided: number } {
     const out: string[] = [];
     let decided = 0;
+    const before = (a: FlowDelivery, b: FlowDelivery) => a.arrivedWall < b.startedAt - CLOCK_SLACK_MS;
     for (const [group, jobs] of groupBy(this.jobs.values(), (j) => j.group)) {
       const sorted = [...jobs].sort((a, b) => a.rank - b.rank);
       sorted.forEach((x, i) => {
-        const xStart = x.deliveries[0]?.startedAt;
+        const xFirst = x.deliveries[0];
         for (const y of sorted.slice(i + 1)) {
-          const yStart = y.deliveries[0]?.startedAt;
-          if (yStart === undefined) continue;
-          if (xStart !== undefined && xStart !== yStart) decided++;
-          if (xStart === undefined || yStart < xStart) {
+          const yFirst = y.deliveries[0];
+          if (!yFirst) continue;
+          if (xFirst && (before(xFirst, yFirst) || before(yFirst, xFirst))) decided++;
+          if (!xFirst || before(yFirst, xFirst)) {
             out.push(
-              `group ${group}: ${y.id} (#${y.rank} in order) started at ${yStart}, before ${x.id} (#${x.rank}) ` +
-                `${xStart === undefined ? 'ever started' : `did, at ${xStart}`}`,
+              `group ${group}: ${y.id} (#${y.rank} in order) arrived at ${yFirst.arrivedWall}, before ${x.id} (#${x.rank}) ` +
+                `${xFirst ? `was leased, at ${xFirst.startedAt}` : 'ever started'}`,
             );
           }
         }
       });
     }
     return { violations: capped(out), decided };
-  }
-
-  /**
-   * A job waiting for its retry keeps its place at the head: no later job of its group starts
-   * (first or next attempt) before it starts again. With a backoff of `holdMs` the retry starts
-   * at least that long after the engine took the failure, so a start of a later job within the
-   * `holdMs` before the retry's start came after the failure was taken: certainly too early.
-   * `retried` counts the retries this could judge.
-   */
-  retryKeepsHead(holdMs: number): { violations: string[]; retried: number } {
-    const out: string[] = [];
-    let retried = 0;
-    const byGroup = groupBy(this.deliveries, (d) => d.group);
-    for (const r of this.deliveries) {
-      if (this.of(r.id)[0] === r) continue; // a first delivery: no retry
-      retried++;
-      const rank = this.jobs.get(r.id)?.rank ?? -1;
-      for (const y of byGroup.get(r.group) ?? []) {
-        const later = (this.jobs.get(y.id)?.rank ?? -1) > rank;
-        if (later && y.startedAt > r.startedAt - holdMs && y.startedAt < r.startedAt) {
-          out.push(`group ${r.group}: ${label(y)} started at ${y.startedAt}, before ${label(r)} (ahead of it, waiting to be retried) at ${r.startedAt}`);
-        }
-      }
-    }
-    return { violations: capped(out), retried };
   }
 
   /**
