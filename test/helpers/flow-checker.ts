@@ -250,31 +250,26 @@ export class FlowChecker {
   }
 
   /**
-   * At most `max` starts in any window (t - periodMs, t] of the engine's clock, counting the
-   * deliveries `which` selects (default all: the queue's). Returns the fullest window's count,
-   * and when it is over `max`, that window and how many windows were.
+   * At most `max` starts in any window (t - periodMs, t], counting the deliveries `which`
+   * selects (default all: the queue's). A delivery really started somewhere in [lease start,
+   * arrival] (the lease start read from a clock that may lag, never lead), so deliveries
+   * certainly started inside one window when the last of their arrivals is less than periodMs
+   * after the first of their lease starts. Returns the most starts certainly inside one window
+   * (the peak), and when that is over `max`, those starts.
    */
   startsPerWindow(max: number, periodMs: number, which: (d: FlowDelivery) => boolean = () => true): { violations: string[]; peak: number } {
     const starts = this.deliveries.filter(which).sort((a, b) => a.startedAt - b.startedAt);
-    let peak = 0;
     let fullest: FlowDelivery[] = [];
-    let over = 0;
-    let from = 0;
-    starts.forEach((d, to) => {
-      while (starts[from]!.startedAt <= d.startedAt - periodMs) from++;
-      const inWindow = to - from + 1;
-      if (inWindow > max) over++;
-      if (inWindow > peak) [peak, fullest] = [inWindow, starts.slice(from, to + 1)];
+    starts.forEach((first, i) => {
+      const inside = starts.slice(i).filter((d) => d.arrivedWall < first.startedAt + periodMs - CLOCK_SLACK_MS);
+      if (inside.length > fullest.length) fullest = inside;
     });
+    const peak = fullest.length;
     if (peak <= max) return { violations: [], peak };
-    const end = fullest.at(-1)!.startedAt;
-    const shown = fullest.slice(0, MAX_REPORTED).map((w) => `${label(w)}@${w.startedAt}`);
-    return {
-      violations: [
-        `${peak} starts in (${end - periodMs}, ${end}] (max ${max}; ${over} windows over it): ${shown.join(', ')}${fullest.length > MAX_REPORTED ? ', ...' : ''}`,
-      ],
-      peak,
-    };
+    const from = fullest[0]!.startedAt;
+    const shown = fullest.slice(0, MAX_REPORTED).map((d) => `${label(d)} leased ${d.startedAt - from}, arrived ${d.arrivedWall - from}`);
+    const more = fullest.length > MAX_REPORTED ? ', ...' : '';
+    return { violations: [`${peak} starts within ${periodMs} ms of ${from} (max ${max}), in ms after it: ${shown.join('; ')}${more}`], peak };
   }
 
   /** The same per group: no group's window holds more than `max` of its starts. */
