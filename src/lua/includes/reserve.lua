@@ -44,7 +44,6 @@ end
 -- Reads the flow state and limits of the given groups in one command (reserve learns its
 -- groups only from the records it reads).
 local function prefetchFlows(M, groups)
-  if not flowsPossible(M) then return end
   local fields, seen = {}, {}
   for _, g in ipairs(groups) do
     for _, f in ipairs({ 'f:' .. g, 'l:' .. g }) do
@@ -112,13 +111,14 @@ local function reserveJobs(K, M, n, now)
           states[i] = cjson.decode(string.sub(raw, 1, string.find(raw, '\n', 1, true) - 1))
           groups[i] = states[i].g
         end
-        prefetchFlows(M, groups)
+        local flows = flowsPossible(M)
+        if flows then prefetchFlows(M, groups) end
         local paused = {}
         if pausedGroups > 0 then paused = redis.call('SMISMEMBER', K.pausedGroups, unpack(groups)) end
 
         for i, m in ipairs(members) do
           local state, group = states[i], groups[i]
-          local F = flowState(M, group)
+          local F = flows and flowState(M, group)
           if F then F.o = math.max(0, F.o - 1) end -- offered no more: leased or parked
           if paused[i] == 1 then
             redis.call('ZADD', K.held, PAUSED_FOREVER, group)
