@@ -81,6 +81,36 @@ describe('backpressure: an endpoint answering 429', () => {
     });
   }
 
+  it('"group": every job of the group waits for Retry-After, even one ahead of the throttled job', async () => {
+    // t1 and t2 run side by side. t2 is throttled; once that is taken, t1 fails and would be
+    // retried at once (backoff 0) but its group waits as long as t2 does.
+    const { checker, queue, ticking, enqueue } = await setup(
+      { backpressure: 'group', concurrency: 4, groupConcurrency: 2, maxAttempts: 2, backoff: { type: 'fixed', delayMs: 0, jitter: false } },
+      (d) => {
+        if (d.id === 't2' && d.attempt === 1 && checker.of('t2').length === 1) return throttle('1');
+        if (d.id === 't1' && d.attempt === 1) return { status: 500, until: jobInState(env.worker, queue, 't2', 'waiting') };
+        return { delayMs: 20 };
+      },
+    );
+    await enqueue([{ id: 't1', group: 't' }, { id: 't2', group: 't' }]);
+    await until(() => checker.of('t2')[0]?.answered !== undefined, 't2 answered 429');
+    await enqueue(others);
+    const total = 2 + others.length;
+    await until(() => checker.completions.size === total && checker.inFlight() === 0, `${total} jobs completed`);
+    await ticking.stop();
+    await settledCounts(env.worker, queue, total);
+
+    const [throttled] = checker.of('t2');
+    expect(checker.of('t1').map((d) => [d.attempt, d.status])).toEqual([[1, 500], [2, 200]]);
+    expect(checker.of('t2').map((d) => [d.attempt, d.status])).toEqual([[1, 429], [1, 200]]);
+    for (const d of [checker.of('t1')[1]!, checker.of('t2')[1]!]) {
+      expect(d.arrivedWall, `${d.id}#${d.attempt} after the 429`).toBeGreaterThanOrEqual(throttled!.answeredWall! + 1000 - SLACK_MS);
+    }
+    const duringHold = checker.deliveries.filter((d) => d.group !== 't' && d.arrived > throttled!.answered! && d.arrived < checker.of('t1')[1]!.arrived);
+    expect(duringHold.length).toBeGreaterThan(0);
+    expect(checker.completedOnce()).toEqual([]);
+  });
+
   it('"queue": after a 429 nothing of the queue starts until its Retry-After has passed', async () => {
     // Concurrency 1: when t1 is answered 429 nothing else is in flight, so any start before the
     // hold ends would be one the engine made after it took the 429.
