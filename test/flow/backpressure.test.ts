@@ -4,12 +4,10 @@
 // `throttled`. A hold begins when the Worker has read the 429, after the endpoint answered it,
 // so the next delivery may not arrive before the answer's instant + Retry-After.
 import { describe, expect, it } from 'vitest';
-import type { Received } from '../helpers/endpoint';
-import { FlowChecker, type FlowDelivery } from '../helpers/flow-checker';
-import { type FlowAnswer, keepTicking, settledCounts, startFlowEndpoint, until } from '../helpers/flow-endpoint';
-import { enqueueBatch, getJob, jobInState, putQueue, queueName, useWorker } from '../delivery/support';
+import type { FlowDelivery } from '../helpers/flow-checker';
+import { type FlowAnswer, flowQueue, settledCounts, until } from '../helpers/flow-endpoint';
+import { getJob, jobInState, useWorker } from '../delivery/support';
 
-const TIMEOUT_MS = 10_000;
 const BACKOFF_MS = 300;
 /** workerd's clock against this process's (both the machine's; workerd's never runs ahead). */
 const SLACK_MS = 5;
@@ -19,26 +17,9 @@ const throttle = (retryAfter?: string): FlowAnswer => ({ status: 429, headers: r
 describe('backpressure: an endpoint answering 429', () => {
   const env = useWorker();
 
-  /** A queue on a fresh endpoint and checker, the cron firing meanwhile. */
-  async function setup(config: Record<string, unknown>, answer: (d: FlowDelivery, r: Received) => FlowAnswer) {
-    const checker = new FlowChecker(TIMEOUT_MS);
-    const endpoint = await startFlowEndpoint(checker, answer);
-    const queue = queueName('backpressure');
-    await putQueue(env.worker, queue, {
-      endpoint: endpoint.url,
-      timeoutMs: TIMEOUT_MS,
-      maxAttempts: 1,
-      backoff: { type: 'fixed', delayMs: BACKOFF_MS, jitter: false },
-      keepCompleted: 10_000,
-      ...config,
-    });
-    const ticking = keepTicking(env.worker);
-    const enqueue = (jobs: { id: string; group: string }[]) => {
-      for (const j of jobs) checker.enqueued(j.id, j.group);
-      return enqueueBatch(env.worker, queue, jobs.map((j) => ({ ...j, data: j.id })));
-    };
-    return { checker, queue, ticking, enqueue };
-  }
+  /** Jobs fail at their first failed attempt, and a 429 without Retry-After waits BACKOFF_MS. */
+  const setup = (config: Record<string, unknown>, answer: (d: FlowDelivery) => FlowAnswer) =>
+    flowQueue(env.worker, { maxAttempts: 1, backoff: { type: 'fixed', delayMs: BACKOFF_MS, jitter: false }, ...config }, answer);
 
   const others = Array.from({ length: 12 }, (_, i) => ({ id: `o${i}`, group: `o${i % 3}` }));
 

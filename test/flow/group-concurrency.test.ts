@@ -6,18 +6,18 @@
 // their order; and that every job completed once. A scenario held at the endpoint shows that a
 // retried job keeps its place at its group's head while others of the group run.
 import { describe, expect, it } from 'vitest';
-import { FlowChecker } from '../helpers/flow-checker';
-import { keepTicking, settledCounts, startFlowEndpoint, until } from '../helpers/flow-endpoint';
+import type { FlowChecker } from '../helpers/flow-checker';
+import { flowQueue, settledCounts, until } from '../helpers/flow-endpoint';
 import { hash, prng } from '../helpers/random';
-import { enqueue, enqueueBatch, putQueue, queueName, useWorker } from '../delivery/support';
+import { enqueue, enqueueBatch, useWorker } from '../delivery/support';
 
 const GROUPS = 20;
 const JOBS_PER_GROUP = 8;
 const PRODUCERS = 4;
 const GROUP_CONCURRENCY = 3;
 const CONCURRENCY = 12;
-const TIMEOUT_MS = 10_000;
 const BACKOFF_MS = 200;
+const backoff = { type: 'fixed', delayMs: BACKOFF_MS, jitter: false };
 /** workerd's clock against this process's (both the machine's; workerd's never runs ahead). */
 const SLACK_MS = 5;
 const TOTAL = GROUPS * JOBS_PER_GROUP;
@@ -57,24 +57,12 @@ describe('groupConcurrency 3: at most 3 of a group at once, started in order', (
 
   for (const round of [1, 2, 3]) {
     it(`round ${round}: ${TOTAL} jobs over ${GROUPS} groups, queue concurrency ${CONCURRENCY}`, async () => {
-      const checker = new FlowChecker(TIMEOUT_MS);
-      const endpoint = await startFlowEndpoint(checker, (d) => {
+      const config = { concurrency: CONCURRENCY, groupConcurrency: GROUP_CONCURRENCY, maxAttempts: 3, backoff };
+      const { checker, queue, ticking } = await flowQueue(env.worker, config, (d) => {
         const rand = draw(`${round}/${d.id}/${d.attempt}`);
         const delayMs = 2 + Math.floor(rand() * 40);
         return { delayMs, status: d.attempt === 1 && rand() < 0.08 ? 500 : 200 };
       });
-      const queue = queueName(`group-concurrency-${round}`);
-      await putQueue(env.worker, queue, {
-        endpoint: endpoint.url,
-        concurrency: CONCURRENCY,
-        groupConcurrency: GROUP_CONCURRENCY,
-        timeoutMs: TIMEOUT_MS,
-        maxAttempts: 3,
-        backoff: { type: 'fixed', delayMs: BACKOFF_MS, jitter: false },
-        keepCompleted: 10_000,
-      });
-      // Retries wait for their backoff, which the scheduler ends.
-      const ticking = keepTicking(env.worker);
       await Promise.all(Array.from({ length: PRODUCERS }, (_, p) => produce(env, queue, checker, round, p)));
       await until(() => checker.completions.size === TOTAL && checker.inFlight() === 0, `${TOTAL} jobs completed`, 45_000);
       await ticking.stop();
@@ -104,25 +92,12 @@ describe('groupConcurrency 3: at most 3 of a group at once, started in order', (
   it('a retried job keeps its place at the head: later jobs wait for its next attempt while the others run', async () => {
     // g0 fails at once; g1 and g2 run on until g0 is back, holding the group's other places.
     // Only g0's own place is free during its backoff, and g3 must not take it.
-    const checker = new FlowChecker(TIMEOUT_MS);
-    const gotBack = () => checker.of('g0').length === 2;
-    const endpoint = await startFlowEndpoint(checker, (d) => {
+    const { checker, queue, ticking, enqueue } = await flowQueue(env.worker, { groupConcurrency: GROUP_CONCURRENCY, backoff }, (d) => {
       if (d.id === 'g0' && d.attempt === 1) return { status: 500 };
-      if (d.id === 'g1' || d.id === 'g2') return { until: until(gotBack, "g0's second attempt") };
+      if (d.id === 'g1' || d.id === 'g2') return { until: until(() => checker.of('g0').length === 2, "g0's second attempt") };
       return {};
     });
-    const queue = queueName('group-concurrency-retry');
-    await putQueue(env.worker, queue, {
-      endpoint: endpoint.url,
-      groupConcurrency: GROUP_CONCURRENCY,
-      timeoutMs: TIMEOUT_MS,
-      backoff: { type: 'fixed', delayMs: BACKOFF_MS, jitter: false },
-      keepCompleted: 100,
-    });
-    const ticking = keepTicking(env.worker);
-    const jobs = Array.from({ length: 6 }, (_, i) => ({ id: `g${i}`, group: 'g', data: i }));
-    for (const j of jobs) checker.enqueued(j.id, j.group);
-    await enqueueBatch(env.worker, queue, jobs);
+    await enqueue(Array.from({ length: 6 }, (_, i) => ({ id: `g${i}`, group: 'g' })));
     await until(() => checker.completions.size === 6 && checker.inFlight() === 0, '6 jobs completed');
     await ticking.stop();
     await settledCounts(env.worker, queue, 6);

@@ -3,12 +3,10 @@
 // flight are known at every change; the FlowChecker then judges every start against the limit in
 // force when it happened (a change applies somewhere between its request and its answer).
 import { describe, expect, it } from 'vitest';
-import { FlowChecker, type FlowDelivery } from '../helpers/flow-checker';
-import { keepTicking, setGroupLimits, settledCounts, startFlowEndpoint, until } from '../helpers/flow-endpoint';
-import { enqueueBatch, jobInState, putQueue, queueName, useWorker } from '../delivery/support';
+import type { FlowDelivery } from '../helpers/flow-checker';
+import { flowQueue, setGroupLimits, settledCounts, until } from '../helpers/flow-endpoint';
+import { jobInState, useWorker } from '../delivery/support';
 import type { RunningWorker } from '../helpers/worker';
-
-const TIMEOUT_MS = 10_000;
 
 /** Deliveries held at the endpoint until released, by job id. */
 function gates() {
@@ -31,23 +29,12 @@ async function getGroup(worker: RunningWorker, queue: string, group: string) {
 describe('group limits changed while jobs run', () => {
   const env = useWorker();
 
-  async function setup(config: Record<string, unknown>, answer: (d: FlowDelivery) => { until?: Promise<unknown> }) {
-    const checker = new FlowChecker(TIMEOUT_MS);
-    const endpoint = await startFlowEndpoint(checker, answer);
-    const queue = queueName('limits');
-    await putQueue(env.worker, queue, { endpoint: endpoint.url, concurrency: 10, timeoutMs: TIMEOUT_MS, keepCompleted: 10_000, ...config });
-    const ticking = keepTicking(env.worker);
-    const enqueue = (group: string, n: number) => {
-      const jobs = Array.from({ length: n }, (_, i) => ({ id: `${group}${i}`, group, data: i }));
-      for (const j of jobs) checker.enqueued(j.id, j.group);
-      return enqueueBatch(env.worker, queue, jobs);
-    };
-    return { checker, queue, ticking, enqueue };
-  }
+  /** `n` jobs of `group`, in order. */
+  const jobsOf = (group: string, n: number) => Array.from({ length: n }, (_, i) => ({ id: `${group}${i}`, group }));
 
   it('concurrency 3 set while one runs starts two more, never a fourth; deleted, the group is back to one at a time', async () => {
     const gate = gates();
-    const { checker, queue, ticking, enqueue } = await setup({}, gate.hold);
+    const { checker, queue, ticking, enqueue } = await flowQueue(env.worker, { concurrency: 10 }, gate.hold);
     const inFlight = () => checker.deliveries.filter((d) => d.answered === undefined).map((d) => d.id).sort();
     const active = async () => (await getGroup(env.worker, queue, 'g')).active;
     const delivered = (n: number) => until(() => checker.deliveries.length === n, `${n} deliveries`);
@@ -56,7 +43,7 @@ describe('group limits changed while jobs run', () => {
       gate.release(id);
       await jobInState(env.worker, queue, id, 'completed');
     };
-    await enqueue('g', 12);
+    await enqueue(jobsOf('g', 12));
     await delivered(1);
 
     const raised = await setGroupLimits(env.worker, queue, 'g', { concurrency: 3 });
@@ -97,8 +84,8 @@ describe('group limits changed while jobs run', () => {
 
   it('a group rate limit set while the group runs applies to its next starts', async () => {
     const gate = gates();
-    const { checker, queue, ticking, enqueue } = await setup({}, (d) => (d.id === 'r2' ? gate.hold(d) : {}));
-    await enqueue('r', 10);
+    const { checker, queue, ticking, enqueue } = await flowQueue(env.worker, { concurrency: 10 }, (d) => (d.id === 'r2' ? gate.hold(d) : {}));
+    await enqueue(jobsOf('r', 10));
     await until(() => checker.deliveries.length === 3, 'r0..r2 delivered');
     const rateLimit = { max: 2, periodMs: 1000 };
     await setGroupLimits(env.worker, queue, 'r', { rateLimit });
@@ -121,9 +108,9 @@ describe('group limits changed while jobs run', () => {
 
   it("a group's rateLimit null exempts it from the queue's groupRateLimit; other groups keep to it", async () => {
     const groupRateLimit = { max: 1, periodMs: 1000 };
-    const { checker, queue, ticking, enqueue } = await setup({ groupRateLimit }, () => ({}));
+    const { checker, queue, ticking, enqueue } = await flowQueue(env.worker, { concurrency: 10, groupRateLimit });
     await setGroupLimits(env.worker, queue, 'vip', { rateLimit: null });
-    await Promise.all([enqueue('vip', 6), enqueue('u', 3)]);
+    await Promise.all([enqueue(jobsOf('vip', 6)), enqueue(jobsOf('u', 3))]);
     await until(() => checker.completions.size === 9 && checker.inFlight() === 0, '9 jobs completed');
     await ticking.stop();
     await settledCounts(env.worker, queue, 9);

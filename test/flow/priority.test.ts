@@ -4,12 +4,9 @@
 // enqueued into a paused queue, which then resumes with concurrency 1: each start follows the
 // previous job's end, so the endpoint sees exactly the engine's choices, one after another.
 import { describe, expect, it } from 'vitest';
-import { FlowChecker } from '../helpers/flow-checker';
-import { pauseQueue, startFlowEndpoint, until } from '../helpers/flow-endpoint';
+import { flowQueue, pauseQueue, until } from '../helpers/flow-endpoint';
 import { prng } from '../helpers/random';
-import { enqueue, enqueueBatch, putQueue, queueName, useWorker } from '../delivery/support';
-
-const TIMEOUT_MS = 10_000;
+import { enqueue, enqueueBatch, useWorker } from '../delivery/support';
 
 interface Spec {
   id: string;
@@ -45,10 +42,7 @@ describe('priority across groups, FIFO inside a group', () => {
 
   /** Enqueues `specs` (in `chunks`, sent one after another) into a paused queue, resumes it, returns the start order. */
   async function run(specs: Spec[], chunks: number[]): Promise<string[]> {
-    const checker = new FlowChecker(TIMEOUT_MS);
-    const endpoint = await startFlowEndpoint(checker);
-    const queue = queueName('priority');
-    await putQueue(env.worker, queue, { endpoint: endpoint.url, concurrency: 1, timeoutMs: TIMEOUT_MS });
+    const { checker, queue, ticking } = await flowQueue(env.worker, { concurrency: 1 });
     await pauseQueue(env.worker, queue, 'pause');
     let at = 0;
     for (const size of chunks) {
@@ -61,6 +55,7 @@ describe('priority across groups, FIFO inside a group', () => {
     expect(checker.deliveries).toEqual([]);
     await pauseQueue(env.worker, queue, 'resume');
     await until(() => checker.completions.size === specs.length, `${specs.length} jobs completed`);
+    await ticking.stop();
     expect(checker.peakInFlight()).toBe(1);
     return checker.deliveries.map((d) => d.id);
   }

@@ -1,42 +1,31 @@
-// Rate limits through the Worker (README, Flow control): starts counted by the engine's own
-// clock (each delivery's lease start), in every sliding window (t - periodMs, t]. A queue-wide
-// limit over 200 jobs holds in every window and still runs close to the limit; a group limit
-// alongside a queue limit holds both, each reached.
+// Rate limits through the Worker (README, Flow control): starts counted in every sliding window
+// (t - periodMs, t], each start placed between its lease start and its arrival at the endpoint.
+// A queue-wide limit over 200 jobs holds in every window and still runs close to the limit; a
+// group limit alongside a queue limit holds both, each reached.
 import { describe, expect, it } from 'vitest';
-import { FlowChecker } from '../helpers/flow-checker';
-import { keepTicking, settledCounts, startFlowEndpoint, until } from '../helpers/flow-endpoint';
+import type { FlowDelivery } from '../helpers/flow-checker';
+import { flowQueue, settledCounts, until } from '../helpers/flow-endpoint';
 import { hash } from '../helpers/random';
-import { enqueueBatch, putQueue, queueName, useWorker } from '../delivery/support';
+import { useWorker } from '../delivery/support';
 
-const TIMEOUT_MS = 10_000;
-
-/** `perGroup` jobs for each of `groups` groups, interleaved across groups, in one batch of each round. */
-function jobsOf(checker: FlowChecker, prefix: string, groups: number, perGroup: number) {
-  const jobs = [];
-  for (let i = 0; i < perGroup; i++) {
-    for (let g = 0; g < groups; g++) {
-      const id = `${prefix}-${g}-${i}`;
-      checker.enqueued(id, `g${g}`);
-      jobs.push({ id, group: `g${g}`, data: i });
-    }
-  }
-  return jobs;
+/** `perGroup` jobs for each of `groups` groups, one round over the groups after another. */
+function jobsOf(groups: number, perGroup: number) {
+  return Array.from({ length: groups * perGroup }, (_, i) => ({ id: `j${i}`, group: `g${i % groups}` }));
 }
+
+/** The endpoint works 0-9 ms on each job. */
+const briefly = (d: FlowDelivery) => ({ delayMs: Math.floor(hash(d.id) * 10) });
 
 describe('rate limits', () => {
   const env = useWorker();
 
   it('rateLimit 10 per second over 200 jobs: never more than 10 starts in any second, and close to 10 per second', async () => {
-    const checker = new FlowChecker(TIMEOUT_MS);
-    const endpoint = await startFlowEndpoint(checker, (d) => ({ delayMs: Math.floor(hash(d.id) * 10) }));
-    const queue = queueName('rate');
     const rateLimit = { max: 10, periodMs: 1000 };
-    await putQueue(env.worker, queue, { endpoint: endpoint.url, concurrency: 20, rateLimit, timeoutMs: TIMEOUT_MS, keepCompleted: 10_000 });
-    const ticking = keepTicking(env.worker);
+    const { checker, queue, ticking, enqueue } = await flowQueue(env.worker, { concurrency: 20, rateLimit }, briefly);
     const began = Date.now();
-    const jobs = jobsOf(checker, 'j', 50, 4);
-    await enqueueBatch(env.worker, queue, jobs.slice(0, 100));
-    await enqueueBatch(env.worker, queue, jobs.slice(100));
+    const jobs = jobsOf(50, 4);
+    await enqueue(jobs.slice(0, 100));
+    await enqueue(jobs.slice(100));
     await until(() => checker.completions.size === 200 && checker.inFlight() === 0, '200 jobs completed', 50_000);
     const elapsed = Date.now() - began;
     await ticking.stop();
@@ -53,16 +42,12 @@ describe('rate limits', () => {
   }, 60_000);
 
   it('groupRateLimit 2 per second alongside rateLimit 10 per second: neither is ever exceeded', async () => {
-    const checker = new FlowChecker(TIMEOUT_MS);
-    const endpoint = await startFlowEndpoint(checker, (d) => ({ delayMs: Math.floor(hash(d.id) * 10) }));
-    const queue = queueName('group-rate');
     const rateLimit = { max: 10, periodMs: 1000 };
     const groupRateLimit = { max: 2, periodMs: 1000 };
-    await putQueue(env.worker, queue, { endpoint: endpoint.url, concurrency: 20, rateLimit, groupRateLimit, timeoutMs: TIMEOUT_MS, keepCompleted: 10_000 });
-    const ticking = keepTicking(env.worker);
+    const { checker, queue, ticking, enqueue } = await flowQueue(env.worker, { concurrency: 20, rateLimit, groupRateLimit }, briefly);
     // 8 groups at 2 per second could start 16 per second: the queue's 10 binds as well.
-    const jobs = jobsOf(checker, 'k', 8, 6);
-    await enqueueBatch(env.worker, queue, jobs);
+    const jobs = jobsOf(8, 6);
+    await enqueue(jobs);
     await until(() => checker.completions.size === jobs.length && checker.inFlight() === 0, `${jobs.length} jobs completed`, 30_000);
     await ticking.stop();
     await settledCounts(env.worker, queue, jobs.length);

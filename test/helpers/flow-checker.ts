@@ -19,7 +19,7 @@
 import type { Received } from './endpoint';
 
 /** A lease lasts the job's timeoutMs + this (README, Delivery). */
-export const LEASE_GRACE_MS = 5000;
+const LEASE_GRACE_MS = 5000;
 /** Slack for comparing an instant of workerd's clock with one of this process's. */
 const CLOCK_SLACK_MS = 5;
 const MAX_REPORTED = 20;
@@ -136,9 +136,9 @@ export class FlowChecker {
     if (status >= 200 && status < 300) this.completions.set(d.id, (this.completions.get(d.id) ?? 0) + 1);
   }
 
-  /** Deliveries arrived and not answered yet, of one group or of the queue. */
-  inFlight(group?: string): number {
-    return this.deliveries.filter((d) => d.answered === undefined && (group === undefined || d.group === group)).length;
+  /** Deliveries arrived and not answered yet. */
+  inFlight(): number {
+    return this.deliveries.filter((d) => d.answered === undefined).length;
   }
 
   /** The deliveries of one job, in arrival order. */

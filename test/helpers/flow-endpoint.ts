@@ -2,10 +2,13 @@
 // the cron fired in the background (rate windows, backoffs and Retry-After end on timers that
 // only the scheduler releases), and the queue and group-limit calls over the Worker's HTTP API.
 import { expect, onTestFinished } from 'vitest';
-import { poll, sleep } from '../delivery/support';
-import { type Received, startEndpoint } from './endpoint';
-import type { FlowChecker, FlowDelivery } from './flow-checker';
+import { type JobInput, enqueueBatch, poll, putQueue, queueName, sleep } from '../delivery/support';
+import { startEndpoint } from './endpoint';
+import { FlowChecker, type FlowDelivery } from './flow-checker';
 import type { RunningWorker } from './worker';
+
+/** The queues' timeoutMs: no lease expires in these tests. */
+export const FLOW_TIMEOUT_MS = 10_000;
 
 export interface FlowAnswer {
   /** @default 200 */
@@ -21,13 +24,13 @@ export interface FlowAnswer {
  * An endpoint on loopback that records each delivery in `checker` as it arrives, and as it is
  * answered (stamped just before the answer is written); closed when the test finishes.
  */
-export async function startFlowEndpoint(
+async function startFlowEndpoint(
   checker: FlowChecker,
-  answer: (d: FlowDelivery, r: Received) => FlowAnswer = () => ({}),
+  answer: (d: FlowDelivery) => FlowAnswer = () => ({}),
 ): Promise<{ url: string }> {
   const endpoint = await startEndpoint(async (r) => {
     const d = checker.arrived(r);
-    const { status = 200, headers, delayMs, until } = answer(d, r);
+    const { status = 200, headers, delayMs, until } = answer(d);
     if (delayMs) await sleep(delayMs);
     // A gate that gave up waiting has failed the test already: answer anyway, and quietly.
     await until?.catch(() => undefined);
@@ -39,10 +42,28 @@ export async function startFlowEndpoint(
 }
 
 /**
+ * A queue of its own (`config` over timeoutMs FLOW_TIMEOUT_MS and keepCompleted 10000) pushing
+ * to a fresh endpoint and checker, with the cron firing meanwhile. `enqueue` registers jobs in
+ * the checker in the order given (each group's order) and enqueues them in one batch.
+ */
+export async function flowQueue(worker: RunningWorker, config: Record<string, unknown>, answer?: (d: FlowDelivery) => FlowAnswer) {
+  const checker = new FlowChecker(FLOW_TIMEOUT_MS);
+  const endpoint = await startFlowEndpoint(checker, answer);
+  const queue = queueName('flow');
+  await putQueue(worker, queue, { endpoint: endpoint.url, timeoutMs: FLOW_TIMEOUT_MS, keepCompleted: 10_000, ...config });
+  const ticking = keepTicking(worker);
+  const enqueue = (jobs: (JobInput & { id: string })[]) => {
+    for (const j of jobs) checker.enqueued(j.id, j.group);
+    return enqueueBatch(worker, queue, jobs.map((j) => ({ data: j.id, ...j })));
+  };
+  return { checker, queue, ticking, enqueue };
+}
+
+/**
  * Fires the Worker's cron every `everyMs` until stop(), as the scheduler's stay window does in
  * production; a run still busy with its pushes does not hold up the next (at most 3 at once).
  */
-export function keepTicking(worker: RunningWorker, everyMs = 25): { stop(): Promise<void> } {
+function keepTicking(worker: RunningWorker, everyMs = 25): { stop(): Promise<void> } {
   let running = true;
   const open = new Set<Promise<void>>();
   const errors: unknown[] = [];
