@@ -31,10 +31,15 @@ export interface QueueInfo {
 export type QueueSummary = Omit<QueueInfo, 'config'>;
 
 export interface EnqueueResult {
+  /** The job's id; for a debounced enqueue, the job it collapsed into. */
   id: string;
-  /** The state the job entered; the same call may already have leased it. */
-  state: JobState;
+  /**
+   * The state the job entered; the same call may already have leased it. A known id answers
+   * its job's state, or the state it ended in (`removed` too) while the dedup window remembers it.
+   */
+  state: JobState | 'removed';
   duplicate?: true;
+  debounced?: true;
 }
 
 /** What a bulk action did: `done` false when jobs of that state remain (its budget ran out: call again). */

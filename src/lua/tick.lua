@@ -20,7 +20,8 @@ KEYS[10]    repeats         hash    repeat key -> repeat spec JSON
 KEYS[11]    cancelled       zset    kept cancelled ids by finishedAt
 KEYS[12]    outcomes        zset    pending outcome callbacks by next attempt (outcome.lua)
 KEYS[13]    outcome-records hash    job id -> outcome record
-KEYS[13+i]  group           zset    the group zset of the i-th group named in ARGV
+KEYS[14]    dedup           zset    ids of ended jobs remembered by the dedup window (dedup.lua)
+KEYS[14+i]  group           zset    the group zset of the i-th group named in ARGV
 
 ARGV[1] now (epoch ms)
 ARGV[2] seed (random hex, for new lease tokens and jitter)
@@ -46,7 +47,7 @@ Errors  {-1} QUEUE_NOT_FOUND
 local K = {
   jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5], delayed = KEYS[6],
   completed = KEYS[7], failed = KEYS[8], repeatDue = KEYS[9], repeats = KEYS[10], cancelled = KEYS[11],
-  outcomes = KEYS[12], outcomeRecords = KEYS[13],
+  outcomes = KEYS[12], outcomeRecords = KEYS[13], dedup = KEYS[14],
 }
 local now, seed, limit = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
 -- Due repeats go back to the caller to commit, ready jobs to its drain; should neither happen
@@ -55,7 +56,7 @@ local RECHECK_MS = 60000
 
 local keyOf, extra = {}, tallyFields(now)
 for i = 4, #ARGV do
-  keyOf[ARGV[i]] = KEYS[10 + i]
+  keyOf[ARGV[i]] = KEYS[11 + i]
   extra[#extra + 1] = groupField(ARGV[i])
 end
 local M = openMeta(KEYS[1], extra)

@@ -7,11 +7,13 @@
 --   `ready`), timer (the earliest time the queue needs a tick, as told to the due index),
 --   'g:<group>' (the group's waiting and active jobs; absent: none),
 --   outcomes ('1' while outcome callbacks may be pending, outcome.lua),
+--   dedup and dedupTrimAt (the ids the dedup window remembers, and their next trim: dedup.lua),
 --   '<c|f|r>:<minute % 60>' (per-minute counters, see writeTally).
 -- A script names, up front, the group and counter fields it will touch (openMeta's `extra`);
 -- one it did not name is read on first use, correct but one command more.
 
-local BASE_FIELDS = { 'config', 'secret', 'paused', 'pausedGroups', 'seq', 'active', 'ready', 'timer', 'outcomes' }
+local BASE_FIELDS = { 'config', 'secret', 'paused', 'pausedGroups', 'seq', 'active', 'ready', 'timer', 'outcomes',
+  'dedup', 'dedupTrimAt' }
 
 -- A timer overdue by this much was told to the due index and still not run: its index entry
 -- may have been lost (a Worker cut off between a script and its index update), so it is

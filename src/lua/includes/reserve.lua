@@ -1,6 +1,8 @@
 -- Reserving ready jobs. Needs job.lua and meta.lua, and a table K of keys: jobs, ready, active,
--- held, pausedGroups. Touches no group key: `ready` holds each idle group's head member, and
--- a leased job stays in its group zset.
+-- held, pausedGroups, debounce. Touches no group key: `ready` holds each idle group's head
+-- member, and a leased job stays in its group zset.
+
+-- @include debounce
 
 local PAUSED_FOREVER = '+inf'
 local MAX_EXAMINED = 1000 -- due heads one call looks at, at most: paused ones are skipped
@@ -51,6 +53,7 @@ local function reserveJobs(K, M, n, now)
         local token = leaseToken(M, ids[i], states[i])
         leases[#leases + 1] = leaseMember(token, ids[i], groups[i])
         out[#out + 1] = { ids[i], string.sub(raw, 1, nl - 1), string.sub(raw, dataAt), deadline, 'm', token }
+        releaseDebounce(K, ids[i], states[i]) -- started: its debounce key makes a new job
         if not earliest or deadline < earliest then earliest = deadline end
       end
     end
