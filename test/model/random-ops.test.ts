@@ -20,7 +20,8 @@ const HISTORY = Number(process.env.MODEL_HISTORY ?? 20);
 const CHECK_EVERY = 10;
 const GROUPS = ['a', 'b', 'c', 'd', 'grüppe 1', 'x:y/z'];
 const STATES: JobState[] = ['waiting', 'delayed', 'active', 'completed', 'failed'];
-const CONFIG = { concurrency: 3, timeoutMs: 2000, maxAttempts: 3, backoffMs: 1500, orderingWindowMs: 0 };
+// A dedup window short enough that runs see ids both remembered and forgotten again.
+const CONFIG = { concurrency: 3, timeoutMs: 2000, maxAttempts: 3, backoffMs: 1500, orderingWindowMs: 0, dedupWindowMs: 10_000 };
 
 /** mulberry32: a tiny seeded PRNG, so a seed replays the same operations. */
 function rng(seed: number) {
