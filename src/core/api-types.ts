@@ -49,13 +49,23 @@ export interface BulkResult {
 }
 
 /** `held`: waiting for a time (a retry's backoff or the ordering window). */
-export type GroupState = 'ready' | 'active' | 'held' | 'paused';
+export type GroupState = 'ready' | 'active' | 'held' | 'paused' | 'idle';
 
 export interface GroupSummary {
   group: string;
   waiting: number;
+  /** Jobs of the group in flight, up to `concurrency`. */
   active: number;
   state: GroupState;
+  /** The group's effective concurrency: its own limits, else the queue's groupConcurrency. */
+  concurrency: number;
+}
+
+/** A group's own limits (PUT /groups/{g}/limits): over the queue's groupConcurrency and groupRateLimit. */
+export interface GroupLimits {
+  concurrency?: number;
+  /** null: no rate limit for this group, whatever the queue's groupRateLimit. */
+  rateLimit?: { max: number; periodMs: number } | null;
 }
 
 export interface Repeat {

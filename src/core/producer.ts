@@ -36,6 +36,7 @@ function recordOptions(job: ParsedJob, createdAt: number, orderMs: number): stri
   if (job.backoff !== undefined) options.bo = job.backoff;
   if (job.timeoutMs !== undefined) options.to = job.timeoutMs;
   if (job.callbackUrl !== undefined) options.cb = job.callbackUrl;
+  if (job.priority) options.pr = job.priority;
   if (createdAt !== orderMs) options.c = createdAt;
   return Object.keys(options).length > 0 ? JSON.stringify(options) : '';
 }

@@ -47,6 +47,8 @@ export async function listGroups(ctx: EngineContext, queue: string, query: unkno
 export async function getGroup(ctx: EngineContext, queue: string, group: string) {
   checkQueueName(queue);
   parseParam(groupNameSchema, group, 'group');
-  const { state, views } = await callScript(ctx, scripts.getGroup, { queue, group }, [group, ctx.now(), GROUP_JOBS_LIMIT]);
-  return { group, state, jobs: views.map((view) => toJob(queue, view)) };
+  const { state, views, limits, active, concurrency } = await callScript(ctx, scripts.getGroup, { queue, group }, [
+    group, ctx.now(), GROUP_JOBS_LIMIT,
+  ]);
+  return { group, state, limits, active, concurrency, jobs: views.map((view) => toJob(queue, view)) };
 }

@@ -23,7 +23,7 @@
 // 0.1-0.3 ms, measured with zod 4.1 on the bench machine).
 import { z } from 'zod';
 import type { ScriptName } from '../lua/scripts.generated';
-import type { GroupState } from './api-types';
+import type { GroupLimits, GroupState } from './api-types';
 import type { StoredConfig } from './config';
 import { QueueError } from './errors';
 import { JOB_STATES } from './job-input';
@@ -90,7 +90,14 @@ export const replies = {
   ),
   /** id, group, id, group, ...: the oldest first ('' for a member without a record). */
   'finished-page': reply(z.tuple([ok, z.array(text)]), ([, page]) => page),
-  'get-group': reply(z.tuple([ok, groupState, z.array(jobView)]), ([, state, views]) => ({ state, views })),
+  /** state '': no jobs (shown while the group has limits); limits: their JSON, '' for none. */
+  'get-group': reply(z.tuple([ok, z.union([groupState, z.literal('')]), z.array(jobView), text, int, int]), ([, state, views, limits, active, concurrency]) => ({
+    state: state === '' ? ('idle' as const) : state,
+    views,
+    limits: limits === '' ? null : (JSON.parse(limits) as GroupLimits),
+    active,
+    concurrency,
+  })),
   /** callbackUrl: the job's or its queue's; outcome: a pending record's JSON, or the summary the job keeps. */
   'get-job': reply(z.tuple([ok, jobView, text, text]), ([, view, callbackUrl, outcome]) => ({
     view,
@@ -99,9 +106,13 @@ export const replies = {
   })),
   /** The ring's values, c:0..59, f:0..59, r:0..59, null where unset (metrics.ts). */
   'get-metrics': reply(z.tuple([ok, z.array(text.nullable())]), ([, values]) => values),
-  'group-info': reply(z.tuple([ok, z.array(z.tuple([text, int, int, groupState]))]), ([, rows]) =>
-    rows.map(([group, waiting, active, state]) => ({ group, waiting, active, state })),
+  'group-info': reply(z.tuple([ok, z.array(z.tuple([text, int, int, groupState, int]))]), ([, rows]) =>
+    rows.map(([group, waiting, active, state, concurrency]) => ({ group, waiting, active, state, concurrency })),
   ),
+  'group-limits': reply(z.tuple([ok, text, int]), ([, limits, dueAt]) => ({
+    limits: limits === '' ? null : (JSON.parse(limits) as GroupLimits),
+    dueAt: instant(dueAt),
+  })),
   heartbeat: reply(z.tuple([ok, int, int]), ([, expiresAt, dueAt]) => ({ expiresAt, dueAt: instant(dueAt) })),
   /** callback: the job has a callback URL of its own; named: its producer named its id. */
   'job-group': reply(z.tuple([ok, text, int, bit, bit]), ([, group, seq, callback, named]) => ({

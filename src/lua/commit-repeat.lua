@@ -11,7 +11,9 @@ KEYS[4] delayed     zset  '<id> <group>' by runAt
 KEYS[5] active      zset  lease members (a duplicate run's state)
 KEYS[6] repeats     hash  repeat key -> spec JSON
 KEYS[7] repeat-due  zset  repeat key -> next run
-KEYS[8] group       zset  the repeat's group
+KEYS[8] held        zset  group -> release time (a flow group's hold)
+KEYS[9] prioritized zset  idle group heads with a priority
+KEYS[10] group      zset  the repeat's group
 
 ARGV[1] now (epoch ms)
 ARGV[2] repeat key
@@ -29,8 +31,8 @@ Errors  {-1} QUEUE_NOT_FOUND, {-7} REPEAT_NOT_FOUND
 -- @include group
 -- @include insert
 
-local K = { jobs = KEYS[2], ready = KEYS[3], delayed = KEYS[4], active = KEYS[5] }
-local repeatsKey, dueKey, groupKey = KEYS[6], KEYS[7], KEYS[8]
+local K = { jobs = KEYS[2], ready = KEYS[3], delayed = KEYS[4], active = KEYS[5], held = KEYS[8], prioritized = KEYS[9] }
+local repeatsKey, dueKey, groupKey = KEYS[6], KEYS[7], KEYS[10]
 local now, key, group = tonumber(ARGV[1]), ARGV[2], ARGV[6]
 local version, runAt, nextRunAt = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 

@@ -21,10 +21,10 @@ KEYS[13]    cancelled      zset    kept cancelled ids
 KEYS[14]    revoked        zset    leases a cancel ended
 KEYS[15]    outcomes       zset    pending outcome callbacks
 KEYS[16]    outcome-records hash   outcome records
-KEYS[17]    prioritized    zset    idle heads with a priority
-KEYS[18]    starts         zset    recent starts (the queue rate limit)
-KEYS[19]    dedup          zset    ids the dedup window remembers
-KEYS[20]    debounce       hash    debounce key -> job id
+KEYS[17]    prioritized    zset    idle group heads with a priority
+KEYS[18]    starts         zset    recent starts (queue rate limit)
+KEYS[19]    dedup          zset    remembered ended job ids
+KEYS[20]    debounce       hash    debounce keys
 KEYS[20+i]  group          zset    the i-th group named in ARGV
 
 ARGV[1] step: at most this many counters to look at for the next call

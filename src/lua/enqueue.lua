@@ -16,9 +16,11 @@ KEYS[4]    delayed        zset  '<id> <group>' by runAt
 KEYS[5]    active         zset  lease members by lease deadline
 KEYS[6]    held           zset  group -> release time (+inf: paused)
 KEYS[7]    paused-groups  set   paused group names
-KEYS[8]    dedup          zset  ids of ended jobs remembered by the dedup window (dedup.lua)
-KEYS[9]    debounce       hash  debounce key -> the job it collapses into (debounce.lua)
-KEYS[9+i]  group          zset  the group zset of job i
+KEYS[8]    prioritized    zset  idle group heads with a priority other than 0
+KEYS[9]    starts         zset  recent starts (the queue rate limit, reserve.lua)
+KEYS[10]   debounce       hash  debounce key -> the job it collapses into (debounce.lua)
+KEYS[11]   dedup          zset  ids of ended jobs remembered by the dedup window (dedup.lua)
+KEYS[11+i] group          zset  the group zset of job i
 
 ARGV[1]  now (epoch ms)
 ARGV[2]  r, how many ready jobs to reserve after adding (0: none)
@@ -59,9 +61,9 @@ end
 
 local K = {
   jobs = KEYS[2], ready = KEYS[3], delayed = KEYS[4], active = KEYS[5], held = KEYS[6],
-  pausedGroups = KEYS[7], dedup = KEYS[8], debounce = KEYS[9],
+  pausedGroups = KEYS[7], prioritized = KEYS[8], starts = KEYS[9], debounce = KEYS[10], dedup = KEYS[11],
 }
-local G = 9 -- job i's group key is KEYS[G + i]
+local G = 11 -- job i's group key is KEYS[G + i]
 local firstSeq = metaNum(M, 'seq') + 1
 local states = {}
 for i = 1, n do
@@ -151,7 +153,8 @@ if n == 1 and not states[1].db then
   -- there is room, and its group has no job: it is leased at once.
   local solo = reserving and not state.st and groupJobs(M, state.g) == 0 and metaNum(M, 'ready') == 0
     and metaNum(M, 'pausedGroups') == 0 and metaNum(M, 'active') < cfg.concurrency
-    and state.o + cfg.orderingWindowMs <= now
+    and state.o + cfg.orderingWindowMs <= now and not isFlow(M, state.g) and type(cfg.rateLimit) ~= 'table'
+    and metaNum(M, 'hold') <= now
   if solo then
     addGroupJobs(M, state.g, 1)
     local deadline = now + leaseMsOf(state, cfg)

@@ -14,20 +14,27 @@ ARGV[1] group
 ARGV[2] now (epoch ms)
 ARGV[3] limit: at most this many jobs
 
-Returns {1, state, {job view (view.lua)...}}
+Returns {1, state, {job view (view.lua)...}, limits JSON ('' = none), active (its leases), concurrency}
+  (a group without jobs whose limits are set answers state '')
 Errors  {-1} QUEUE_NOT_FOUND, {-6} GROUP_NOT_FOUND
 ]]
 -- @include errors
 -- @include job
 -- @include meta
 -- @include view
+-- @include flow
 
 local K = { jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5], pausedGroups = KEYS[6] }
 local group, now, limit = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local M = openMeta(KEYS[1], { groupField(group) })
 if not M.cfg then return { QUEUE_NOT_FOUND } end
 local state = groupState(K, M, KEYS[7], group, now)
-if not state then return { GROUP_NOT_FOUND } end
+local limits = metaGet(M, 'l:' .. group)
+if not state and not limits then return { GROUP_NOT_FOUND } end
+local active = 0
+for _, m in ipairs(redis.call('ZRANGE', K.active, 0, -1)) do
+  if select(2, splitLease(m)) == group then active = active + 1 end
+end
 local ids = {}
 if groupJobs(M, group) > redis.call('ZCARD', KEYS[7]) then
   -- A solo lease: its member in `active` (at most `concurrency` of them) names the group.
@@ -41,4 +48,4 @@ local jobs = {}
 for i = 1, math.min(#ids, limit) do
   jobs[i] = jobView(K, M, ids[i], redis.call('HGET', K.jobs, ids[i]))
 end
-return { 1, state, jobs }
+return { 1, state or '', jobs, limits or '', active, (groupLimitsOf(M, group)) }

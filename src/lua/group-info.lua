@@ -11,13 +11,15 @@ KEYS[5+i]  group          zset  the i-th group's jobs
 ARGV[1] now (epoch ms)
 ARGV[2...] group names, one per declared group key
 
-Returns {1, {{group, waiting, active, state}...}} for the groups that hold jobs
+Returns {1, {{group, waiting, active, state, concurrency}...}} for the groups that hold jobs
+  (concurrency: the group's effective one, flow.lua)
 Errors  {-1} QUEUE_NOT_FOUND
 ]]
 -- @include errors
 -- @include job
 -- @include meta
 -- @include view
+-- @include flow
 
 local K = { ready = KEYS[2], active = KEYS[3], held = KEYS[4], pausedGroups = KEYS[5] }
 local now = tonumber(ARGV[1])
@@ -37,7 +39,7 @@ for i = 2, #ARGV do
   local state = groupState(K, M, KEYS[4 + i], group, now)
   if state then
     local active = leases[group] or 0
-    rows[#rows + 1] = { group, groupJobs(M, group) - active, active, state }
+    rows[#rows + 1] = { group, groupJobs(M, group) - active, active, state, (groupLimitsOf(M, group)) }
   end
 end
 return { 1, rows }

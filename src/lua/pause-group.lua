@@ -11,7 +11,8 @@ KEYS[3] ready          zset  idle group heads
 KEYS[4] active         zset  lease members
 KEYS[5] held           zset  group -> release time (+inf: parked)
 KEYS[6] paused-groups  set   paused group names
-KEYS[7] group          zset  the group's jobs
+KEYS[7] prioritized    zset  idle group heads with a priority
+KEYS[8] group          zset  the group's jobs
 
 ARGV[1] group
 ARGV[2] '1' pause | '0' resume
@@ -28,25 +29,36 @@ Errors  {-1} QUEUE_NOT_FOUND
 
 local K = {
   jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5], pausedGroups = KEYS[6],
+  prioritized = KEYS[7],
 }
-local group, groupKey, now = ARGV[1], KEYS[7], tonumber(ARGV[3])
+local group, groupKey, now = ARGV[1], KEYS[8], tonumber(ARGV[3])
 local M = openMeta(KEYS[1], { groupField(group) })
 if not M.cfg then return { QUEUE_NOT_FOUND } end
 local B = newBatch(M, now)
 
 if ARGV[2] == '1' then
   if redis.call('SADD', K.pausedGroups, group) == 1 then metaAdd(M, 'pausedGroups', 1) end
-  local head = redis.call('ZRANGE', groupKey, 0, 0)[1]
-  if head and takeReady(K, B, groupKey, head) then
-    redis.call('ZADD', K.held, '+inf', group)
+  if isFlow(M, group) then
+    -- A flow group parks at once: its offered jobs step back, its leases run to their end.
+    local F = flowOf(K, B, groupKey, group)
+    pullOffered(K, B, groupKey, group, F)
+    F.h = 'paused'
+    if groupJobs(M, group) > 0 then redis.call('ZADD', K.held, '+inf', group) end
+  else
+    local head = redis.call('ZRANGE', groupKey, 0, 0, 'WITHSCORES')
+    if head[1] and takeReady(K, B, groupKey, head[1], head[2]) then
+      redis.call('ZADD', K.held, '+inf', group)
+    end
   end
 else
   if redis.call('SREM', K.pausedGroups, group) == 1 then metaAdd(M, 'pausedGroups', -1) end
   -- Parked (+inf), or a retry hold that ended while paused: offer the head again now.
   local hold = redis.call('ZSCORE', K.held, group)
-  if hold == 'inf' or (hold and tonumber(hold) <= now) then
+  local F = isFlow(M, group) and flowOf(K, B, groupKey, group)
+  if (F and F.h == 'paused') or hold == 'inf' or (hold and tonumber(hold) <= now) then
     redis.call('ZREM', K.held, group)
-    advanceGroup(B, groupKey)
+    if F then F.h = nil end
+    releaseGroup(K, B, groupKey, group)
   end
 end
 flushBatch(K, B)

@@ -6,7 +6,9 @@ KEYS[2] jobs     hash  id -> job record
 KEYS[3] ready    zset  idle group heads
 KEYS[4] active   zset  lease members (for the view)
 KEYS[5] delayed  zset  '<id> <group>' by runAt
-KEYS[6] group    zset  the job's group (the caller read it with job-group)
+KEYS[6] held     zset  group -> release time (a flow group's hold)
+KEYS[7] prioritized zset idle group heads with a priority
+KEYS[8] group    zset  the job's group (the caller read it with job-group)
 
 ARGV[1] id
 ARGV[2] the job's group
@@ -23,7 +25,7 @@ Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND, {-4, state} INVALID_STATE (not
 -- @include job-ops
 -- @include view
 
-local K = { jobs = KEYS[2], ready = KEYS[3], active = KEYS[4] }
+local K = { jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[6], prioritized = KEYS[7] }
 local id, now = ARGV[1], tonumber(ARGV[3])
 local M, raw, err = loadJob(KEYS[1], K.jobs, id, { groupField(ARGV[2]) })
 if err then return err end
@@ -32,7 +34,7 @@ if state.g ~= ARGV[2] then return { JOB_CHANGED_GROUP, state.g } end
 if state.st ~= 'delayed' then return { INVALID_STATE, jobState(K, M, id, state) } end
 redis.call('ZREM', KEYS[5], delayedMember(id, state.g))
 local B = newBatch(M, now)
-local record = attachWaiting(K, B, KEYS[6], id, state, data)
+local record = attachWaiting(K, B, KEYS[8], id, state, data)
 flushBatch(K, B)
 saveMeta(M)
 return { 1, jobView(K, M, id, record, true), dueReport(M, now) }

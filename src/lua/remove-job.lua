@@ -13,9 +13,10 @@ KEYS[6]  delayed        zset  '<id> <group>' by runAt
 KEYS[7]  completed      zset  kept completed ids
 KEYS[8]  failed         zset  kept failed ids
 KEYS[9]  cancelled      zset  kept cancelled ids
-KEYS[10] dedup          zset  ids of ended jobs remembered by the dedup window (dedup.lua)
-KEYS[11] debounce       hash  debounce key -> job id (debounce.lua)
-KEYS[12] group          zset  the job's group (the caller read it with job-group)
+KEYS[10] prioritized    zset  idle group heads with a priority
+KEYS[11] dedup          zset  ids of ended jobs remembered by the dedup window (dedup.lua)
+KEYS[12] debounce       hash  debounce key -> job id (debounce.lua)
+KEYS[13] group          zset  the job's group (the caller read it with job-group)
 
 ARGV[1] id
 ARGV[2] the job's group
@@ -33,7 +34,10 @@ Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND, {-4, 'active'} INVALID_STATE,
 -- @include dedup
 -- @include debounce
 
-local K = { jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5], dedup = KEYS[10], debounce = KEYS[11] }
+local K = {
+  jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5], prioritized = KEYS[10], dedup = KEYS[11],
+  debounce = KEYS[12],
+}
 local id, now = ARGV[1], tonumber(ARGV[3])
 local M = openMeta(KEYS[1], { groupField(ARGV[2]) })
 if not M.cfg then return { QUEUE_NOT_FOUND } end
@@ -50,7 +54,7 @@ else
     return { INVALID_STATE, 'active' }
   else
     local B = newBatch(M, now)
-    detachWaiting(K, B, KEYS[12], id, state)
+    detachWaiting(K, B, KEYS[13], id, state)
     flushBatch(K, B)
   end
   releaseDebounce(K, id, state)

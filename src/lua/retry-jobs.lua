@@ -9,7 +9,10 @@ KEYS[1]    meta    hash  config and counters (meta.lua)
 KEYS[2]    jobs    hash  id -> job record
 KEYS[3]    ready   zset  idle group heads
 KEYS[4]    failed  zset  kept failed ids
-KEYS[4+i]  group   zset  the group of job i (read with finished-page)
+KEYS[5]    active  zset  lease members (a flow group's leases)
+KEYS[6]    held    zset  group -> release time (a flow group's hold)
+KEYS[7]    prioritized zset idle group heads with a priority
+KEYS[7+i]  group   zset  the group of job i (read with finished-page)
 
 ARGV[1] now (epoch ms)
 ARGV[2] seed (random hex: each retried job's nonce derives from it, see tokenFor)
@@ -33,7 +36,7 @@ for i = 1, n do
 end
 local M = openMeta(KEYS[1], groupFields)
 if not M.cfg then return { QUEUE_NOT_FOUND } end
-local K = { jobs = KEYS[2], ready = KEYS[3] }
+local K = { jobs = KEYS[2], ready = KEYS[3], active = KEYS[5], held = KEYS[6], prioritized = KEYS[7] }
 local B, retried, leaving = newBatch(M, now), 0, {}
 local raws = n > 0 and redis.call('HMGET', K.jobs, unpack(ids)) or {}
 for i = 1, n do
@@ -49,7 +52,7 @@ for i = 1, n do
     -- Attempts start again at 0: a nonce keeps the new tokens unlike the ones of the first run.
     state.a, state.e, state.f, state.sa, state.oc = 0, nil, nil, nil, nil
     state.n = string.sub(redis.sha1hex(seed .. '\1' .. id), 1, 8)
-    attachWaiting(K, B, KEYS[4 + i], id, state, data)
+    attachWaiting(K, B, KEYS[7 + i], id, state, data)
     retried = retried + 1
   end
 end

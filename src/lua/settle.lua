@@ -17,9 +17,11 @@ KEYS[8]    paused-groups   set   paused group names
 KEYS[9]    revoked         zset  leases a cancel ended (lease.lua)
 KEYS[10]   outcomes        zset  pending outcome callbacks by next attempt (outcome.lua)
 KEYS[11]   outcome-records hash  job id -> outcome record
-KEYS[12]   dedup           zset  ids of ended jobs remembered by the dedup window (dedup.lua)
-KEYS[13]   debounce        hash  debounce key -> job id (a leased job's goes, debounce.lua)
-KEYS[13+i] group           zset  the group zset of outcome i
+KEYS[12]   prioritized     zset  idle group heads with a priority other than 0
+KEYS[13]   starts          zset  recent starts (the queue rate limit, reserve.lua)
+KEYS[14]   debounce        hash  debounce key -> job id (a leased job's goes, debounce.lua)
+KEYS[15]   dedup           zset  ids of ended jobs remembered by the dedup window (dedup.lua)
+KEYS[15+i] group           zset  the group zset of outcome i
 
 ARGV[1] now (epoch ms)
 ARGV[2] seed (random hex, for new lease tokens)
@@ -54,7 +56,8 @@ Errors  {-1} QUEUE_NOT_FOUND
 local K = {
   jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5],
   completed = KEYS[6], failed = KEYS[7], pausedGroups = KEYS[8], revoked = KEYS[9],
-  outcomes = KEYS[10], outcomeRecords = KEYS[11], dedup = KEYS[12], debounce = KEYS[13],
+  outcomes = KEYS[10], outcomeRecords = KEYS[11], prioritized = KEYS[12], starts = KEYS[13], debounce = KEYS[14],
+  dedup = KEYS[15],
 }
 local now, seed = tonumber(ARGV[1]), ARGV[2]
 local m, n, onlyIfLive = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5] == '1'
@@ -72,7 +75,7 @@ if m > 0 then
   for i = 1, m do
     local id, group = arg(i, 2), arg(i, 4)
     leases[i] = {
-      id = id, group = group, groupKey = KEYS[13 + i], member = memberOf(tonumber(arg(i, 5)), id),
+      id = id, group = group, groupKey = KEYS[15 + i], member = memberOf(tonumber(arg(i, 5)), id),
       hint = arg(i, 6), token = arg(i, 3), status = tonumber(arg(i, 10)), named = arg(i, 12) == '1',
     }
     members[i] = leaseMember(arg(i, 3), id, group)
@@ -138,7 +141,7 @@ if n > 0 and not M.v.paused then jobs = reserveJobs(K, M, n, now) end
 if n == 0 and not M.v.paused and metaNum(M, 'ready') > 0 and metaNum(M, 'active') < cfg.concurrency then
   -- Jobs are ready, there is room, and the caller takes none (a drain out of its invocation's
   -- budget): the scheduler must come for them.
-  noteTimer(M, now)
+  noteTimer(M, math.max(now, metaNum(M, 'hold')))
 end
 saveMeta(M)
 return { 1, results, M.v.config, jobs, dueReport(M, now), sent }

@@ -18,6 +18,7 @@ KEYS[9]  failed      zset    kept failed ids (a tick trims them past keepFailed)
 KEYS[10] outcomes    zset    pending outcome callbacks by next attempt (read only while meta's
                              `outcomes` flag is set)
 KEYS[11] cancelled   zset    kept cancelled ids (a tick trims them past keepFailed)
+KEYS[12] prioritized zset    idle group heads with a priority other than 0
 
 ARGV[1] now (epoch ms)
 ARGV[2] limit: at most this many items per kind
@@ -42,7 +43,10 @@ local cfg, timer = M.cfg, tonumber(M.v.timer)
 -- When the first ready head may start: now or earlier means a tick drains it.
 local readyAt
 if not M.v.paused and metaNum(M, 'ready') > 0 then
-  readyAt = tonumber(redis.call('ZRANGE', KEYS[6], 0, 0, 'WITHSCORES')[2]) + cfg.orderingWindowMs
+  local first = tonumber(redis.call('ZRANGE', KEYS[6], 0, 0, 'WITHSCORES')[2])
+  local ranked = metaGet(M, 'prio') and redis.call('ZRANGE', KEYS[12], 0, 0)[1]
+  if ranked and (not first or tonumber(string.sub(ranked, 1, 15)) < first) then first = tonumber(string.sub(ranked, 1, 15)) end
+  if first then readyAt = math.max(first + cfg.orderingWindowMs, metaNum(M, 'hold')) end
 end
 local readyDue = readyAt ~= nil and readyAt <= now
 if (not timer or timer > now) and not readyDue then return { 1, 'idle', timer or -1 } end

@@ -20,8 +20,10 @@ KEYS[10]    repeats         hash    repeat key -> repeat spec JSON
 KEYS[11]    cancelled       zset    kept cancelled ids by finishedAt
 KEYS[12]    outcomes        zset    pending outcome callbacks by next attempt (outcome.lua)
 KEYS[13]    outcome-records hash    job id -> outcome record
-KEYS[14]    dedup           zset    ids of ended jobs remembered by the dedup window (dedup.lua)
-KEYS[14+i]  group           zset    the group zset of the i-th group named in ARGV
+KEYS[14]    prioritized     zset    idle group heads with a priority other than 0
+KEYS[15]    starts          zset    recent starts (the queue rate limit)
+KEYS[16]    dedup           zset    ids of ended jobs remembered by the dedup window (dedup.lua)
+KEYS[16+i]  group           zset    the group zset of the i-th group named in ARGV
 
 ARGV[1] now (epoch ms)
 ARGV[2] seed (random hex, for new lease tokens and jitter)
@@ -47,7 +49,7 @@ Errors  {-1} QUEUE_NOT_FOUND
 local K = {
   jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5], delayed = KEYS[6],
   completed = KEYS[7], failed = KEYS[8], repeatDue = KEYS[9], repeats = KEYS[10], cancelled = KEYS[11],
-  outcomes = KEYS[12], outcomeRecords = KEYS[13], dedup = KEYS[14],
+  outcomes = KEYS[12], outcomeRecords = KEYS[13], prioritized = KEYS[14], starts = KEYS[15], dedup = KEYS[16],
 }
 local now, seed, limit = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
 -- Due repeats go back to the caller to commit, ready jobs to its drain; should neither happen
@@ -56,7 +58,7 @@ local RECHECK_MS = 60000
 
 local keyOf, extra = {}, tallyFields(now)
 for i = 4, #ARGV do
-  keyOf[ARGV[i]] = KEYS[11 + i]
+  keyOf[ARGV[i]] = KEYS[13 + i]
   extra[#extra + 1] = groupField(ARGV[i])
 end
 local M = openMeta(KEYS[1], extra)
@@ -99,7 +101,7 @@ end
 local released = declared(due(K.held), function(g) return g end)
 if #released > 0 then
   redis.call('ZREM', K.held, unpack(released))
-  for _, group in ipairs(released) do advanceGroup(B, keyOf[group]) end
+  for _, group in ipairs(released) do releaseGroup(K, B, keyOf[group], group) end
 end
 
 local expired, deadlines = declared(due(K.active), function(m) return select(2, splitLease(m)) end)
@@ -155,8 +157,17 @@ if #repeats > 0 then consider(now + RECHECK_MS) end
 
 -- Ready heads: due now (drain), and the first one the ordering window (or a future orderMs)
 -- still holds back, which is a timer.
+-- A full rate window or a 429 ("queue") holds the dispatch: its end is the next tick.
 local readyDue = 0
-if not M.v.paused and metaNum(M, 'ready') > 0 then
+local hold = metaNum(M, 'hold')
+if hold > 0 and hold <= now then metaSet(M, 'hold', false) end
+if type(cfg.rateLimit) == 'table' then
+  redis.call('ZREMRANGEBYSCORE', K.starts, '-inf', now - cfg.rateLimit.periodMs)
+  metaSet(M, 'rs', false)
+end
+if hold > now then
+  consider(hold)
+elseif not M.v.paused and metaNum(M, 'ready') > 0 then
   local cutoff = now - cfg.orderingWindowMs
   if #redis.call('ZRANGEBYSCORE', K.ready, '-inf', cutoff, 'LIMIT', 0, 1) > 0 then
     readyDue = 1
@@ -164,6 +175,18 @@ if not M.v.paused and metaNum(M, 'ready') > 0 then
   end
   local waiting = redis.call('ZRANGEBYSCORE', K.ready, '(' .. cutoff, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   if waiting[2] then consider(tonumber(waiting[2]) + cfg.orderingWindowMs) end
+  -- The first prioritized head tells (a head of lower priority may be due earlier: the drain
+  -- that follows reserves it then).
+  local ranked = metaGet(M, 'prio') and redis.call('ZRANGE', K.prioritized, 0, 0)[1]
+  if ranked then
+    local at = tonumber(string.sub(ranked, 1, 15)) + cfg.orderingWindowMs
+    if at <= now then
+      readyDue = 1
+      consider(now + RECHECK_MS)
+    else
+      consider(at)
+    end
+  end
 end
 metaSet(M, 'timer', nextAt and int(nextAt) or false)
 saveMeta(M)

@@ -9,7 +9,8 @@ KEYS[3] ready    zset  idle group heads
 KEYS[4] active   zset  lease members (an active job cannot be changed)
 KEYS[5] held     zset  group -> release time
 KEYS[6] delayed  zset  '<id> <group>' by runAt
-KEYS[7] group    zset  the job's group (the caller read it with job-group)
+KEYS[7] prioritized zset idle group heads with a priority
+KEYS[8] group    zset  the job's group (the caller read it with job-group)
 
 ARGV[1] now (epoch ms)
 ARGV[2] id
@@ -28,7 +29,7 @@ Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND, {-4, state} INVALID_STATE (not
 -- @include job-ops
 -- @include view
 
-local K = { jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5], delayed = KEYS[6] }
+local K = { jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5], delayed = KEYS[6], prioritized = KEYS[7] }
 local now, id, newData, delayMs = tonumber(ARGV[1]), ARGV[2], ARGV[3], tonumber(ARGV[4])
 local M, raw, err = loadJob(KEYS[1], K.jobs, id, { groupField(ARGV[5]) })
 if err then return err end
@@ -42,13 +43,13 @@ if newData ~= '' then data = newData end
 
 local B, record = newBatch(M, now), nil
 if delayMs > 0 then
-  if waiting then detachWaiting(K, B, KEYS[7], id, state) end
+  if waiting then detachWaiting(K, B, KEYS[8], id, state) end
   state.st, state.ra = 'delayed', now + delayMs
   redis.call('ZADD', K.delayed, state.ra, delayedMember(id, state.g))
   noteTimer(M, state.ra)
 elseif delayMs == 0 and not waiting then
   redis.call('ZREM', K.delayed, delayedMember(id, state.g))
-  record = attachWaiting(K, B, KEYS[7], id, state, data)
+  record = attachWaiting(K, B, KEYS[8], id, state, data)
 end
 if not record then
   record = encodeJob(state, data)

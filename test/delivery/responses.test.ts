@@ -102,15 +102,18 @@ describe('what the endpoint answers', () => {
       expect(job.attempts).toBe(2);
     });
 
-    it('Retry-After as an HTTP date: the next delivery comes no earlier than that date', async () => {
+    it('Retry-After as an HTTP date: the next delivery comes no earlier than that date, and a 429 uses no attempt', async () => {
       let date = '';
-      const { endpoint, queue, id } = await deliverOne((r) => {
-        if (r.job.attempt > 1) return { status: 200 };
+      let calls = 0;
+      const { endpoint, queue, id } = await deliverOne(() => {
+        if (++calls > 1) return { status: 200 };
         date = new Date(Date.now() + 2000).toUTCString();
         return { status: 429, headers: { 'retry-after': date } };
       });
-      await jobInState(env.worker, queue, id, 'completed', { pump: env.worker });
+      const job = await jobInState(env.worker, queue, id, 'completed', { pump: env.worker });
       expect(endpoint.received[1]!.at).toBeGreaterThanOrEqual(Date.parse(date));
+      expect(endpoint.received.map((r) => r.headers['groupq-attempt'])).toEqual(['1', '1']);
+      expect(job.attempts).toBe(1);
     });
 
     it('a refused connection is a failed attempt with an error saying so', async () => {

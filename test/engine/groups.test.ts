@@ -43,10 +43,10 @@ describe('listGroups', () => {
     await engine.fail(q, { id: held!.id, lease: held!.lease.token, error: 'boom' });
     await engine.pauseGroup(q, 'paused');
     const expected = [
-      { group: 'active', waiting: 1, active: 1, state: 'active' },
-      { group: 'held', waiting: 1, active: 0, state: 'held' },
-      { group: 'paused', waiting: 1, active: 0, state: 'paused' },
-      { group: 'ready', waiting: 2, active: 0, state: 'ready' },
+      { group: 'active', waiting: 1, active: 1, state: 'active', concurrency: 1 },
+      { group: 'held', waiting: 1, active: 0, state: 'held', concurrency: 1 },
+      { group: 'paused', waiting: 1, active: 0, state: 'paused', concurrency: 1 },
+      { group: 'ready', waiting: 2, active: 0, state: 'ready', concurrency: 1 },
     ];
     expect((await allGroups(engine, q)).groups).toEqual(expected);
     // A group's state is its own: pausing the queue does not change it.
@@ -54,15 +54,15 @@ describe('listGroups', () => {
     expect((await allGroups(engine, q)).groups).toEqual(expected);
     // A group paused while its job is active says paused, and still counts the active job.
     await engine.pauseGroup(q, 'active');
-    expect((await allGroups(engine, q)).groups[0]).toEqual({ group: 'active', waiting: 1, active: 1, state: 'paused' });
+    expect((await allGroups(engine, q)).groups[0]).toEqual({ group: 'active', waiting: 1, active: 1, state: 'paused', concurrency: 1 });
   });
 
   it('a group whose head is inside the ordering window is held, then ready', async () => {
     const { clock, engine, q } = await setupQueue({ orderingWindowMs: 2000 });
     await engine.enqueue(q, { group: 'g', data: null });
-    expect((await engine.listGroups(q)).groups).toEqual([{ group: 'g', waiting: 1, active: 0, state: 'held' }]);
+    expect((await engine.listGroups(q)).groups).toEqual([{ group: 'g', waiting: 1, active: 0, state: 'held', concurrency: 1 }]);
     clock.set(T0 + 2000);
-    expect((await engine.listGroups(q)).groups).toEqual([{ group: 'g', waiting: 1, active: 0, state: 'ready' }]);
+    expect((await engine.listGroups(q)).groups).toEqual([{ group: 'g', waiting: 1, active: 0, state: 'ready', concurrency: 1 }]);
   });
 
   it('pages over many groups with a cursor: every group exactly once', async () => {

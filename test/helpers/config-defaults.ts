@@ -11,4 +11,9 @@ export const CONFIG_DEFAULTS = {
   maxPayloadBytes: 262_144,
   allowedOrigins: [],
   publishTokens: 0,
+  groupConcurrency: 1,
+  rateLimit: null,
+  groupRateLimit: null,
+  dedupWindowMs: 300_000,
+  backpressure: 'job',
 };

@@ -304,13 +304,15 @@ export class ReferenceModel {
     return [...this.groups.keys()].sort().flatMap((group) => {
       const members = this.members(group);
       const active = members.filter((job) => job.state === 'active').length;
-      return members.length > 0 ? [{ group, waiting: members.length - active, active, state: this.groupState(group)! }] : [];
+      return members.length > 0 ? [{ group, waiting: members.length - active, active, state: this.groupState(group)!, concurrency: 1 }] : [];
     });
   }
 
-  getGroup(group: string): { group: string; state: GroupState; jobs: JobView[] } {
-    const state = this.groupState(group) ?? throwError('GROUP_NOT_FOUND');
-    return { group, state, jobs: this.members(group).map((job) => this.view(job)) };
+  getGroup(group: string) {
+    const state: GroupState = this.groupState(group) ?? throwError('GROUP_NOT_FOUND');
+    const members = this.members(group);
+    const active = members.filter((job) => job.state === 'active').length;
+    return { group, state, limits: null, active, concurrency: 1, jobs: members.map((job) => this.view(job)) };
   }
 
   /** Every instant something falls due at (the test moves the clock onto these boundaries). */

@@ -29,14 +29,27 @@ local function trimRetention(zkey, jobsKey, keep, step)
   return excess > step
 end
 
+-- A flow group's lease of `member` ended: the member is no longer taken (a lease of unknown
+-- member stands for it when it is not listed). A group left without jobs leaves `held`.
+local function releaseTaken(K, B, group, F, member)
+  local at = indexOf(F.t, member) or indexOf(F.t, '?')
+  if at then table.remove(F.t, at) end
+  if groupJobs(B.M, group) == 0 and F.h and F.h ~= 'paused' then
+    redis.call('ZREM', K.held, group)
+    F.h = nil
+  end
+end
+
 -- Moves a finished job out of its group and into retention (or deletes it), then lets the
 -- group's next job become ready. Every end of a job comes here: a job with a callback URL (its
 -- own, or its queue's) has its outcome recorded (outcome.lua), named by `L.state.st`; callers
 -- read the state of such a job even when they would not otherwise.
 local function retire(K, B, L, zkey, keep, now)
   local inGroup = L.hint ~= '-'
+  local F = inGroup and isFlow(B.M, L.group) and flowOf(K, B, L.groupKey, L.group)
   if inGroup and L.hint ~= 's' then redis.call('ZREM', L.groupKey, L.member) end
   if inGroup then addGroupJobs(B.M, L.group, -1) end
+  if F then releaseTaken(K, B, L.group, F, L.member) end
   local url = L.state and (L.state.cb or B.M.cfg.callbackUrl)
   if url then recordOutcome(B, L, url, now) end
   -- Only a completion comes without its state.
@@ -50,7 +63,7 @@ local function retire(K, B, L, zkey, keep, now)
   else
     B.deleted[#B.deleted + 1] = L.id
   end
-  if inGroup and groupJobs(B.M, L.group) > 0 then advanceGroup(B, L.groupKey) end
+  if inGroup and groupJobs(B.M, L.group) > 0 then advanceGroup(K, B, L.groupKey, L.group) end
 end
 
 -- The attempt's start, recorded on a finished job: from its first heartbeat, else from the lease
@@ -85,11 +98,58 @@ local function backoffMs(backoff, attempt, jitter)
   return math.floor(delay)
 end
 
+-- The job of lease L waits again in its group, at its own place, until `at`: its group is held
+-- till then, so that later jobs cannot overtake it (a flow group's offered jobs step back).
+local function waitAgain(K, B, L, at, now)
+  local F = isFlow(B.M, L.group) and flowOf(K, B, L.groupKey, L.group)
+  -- A solo lease's job joins its group now, at its own place (adding it again is harmless).
+  if L.hint ~= 'm' then redis.call('ZADD', L.groupKey, L.state.o, L.member) end
+  if F then
+    releaseTaken(K, B, L.group, F, L.member)
+    pullOffered(K, B, L.groupKey, L.group, F)
+    if at <= now then return refillGroup(K, B, L.groupKey, L.group, F) end
+    return holdFlow(K, B, L.group, F, at)
+  end
+  if at <= now then return advanceGroup(K, B, L.groupKey, L.group) end
+  redis.call('ZADD', K.held, at, L.group)
+  noteTimer(B.M, at)
+end
+
+-- An endpoint's 429 that uses no attempt (README, Flow control, backpressure): the job waits
+-- for Retry-After (else the backoff by throttles in a row), and with backpressure "queue" the
+-- queue's dispatch waits as long. `th` counts 429s in a row and makes the next lease's token new.
+local function throttleJob(K, B, cfg, L, err, retryAfterMs, seed, now)
+  local state = L.state
+  state.th = (state.th or 0) + 1
+  state.e = err
+  state.sa, state.p = nil, nil
+  local delay = retryAfterMs
+  if delay < 0 then delay = backoffMs(state.bo or cfg.backoff, state.th, jitterFor(seed, L.id)) end
+  state.ra = now + math.min(delay, DAY_MS)
+  B.fresh[#B.fresh + 1] = L.id
+  B.fresh[#B.fresh + 1] = encodeJob(state, L.data)
+  if cfg.backpressure == 'queue' and state.ra > metaNum(B.M, 'hold') then
+    metaSet(B.M, 'hold', int(state.ra))
+    noteTimer(B.M, state.ra)
+  end
+  waitAgain(K, B, L, state.ra, now)
+  return 'waiting'
+end
+
+-- 429s in a row after which a job fails for good (`throttled`): a broken endpoint cannot loop.
+local THROTTLE_LIMIT = 100
+
 -- A failed attempt. `retryAfterMs` < 0 means "use the backoff"; `retry` false fails for good.
 -- A retried job stays in its group (at its own orderMs) and the group is held until runAt, so
 -- later jobs cannot overtake it.
 local function failJob(K, B, cfg, L, err, retry, retryAfterMs, seed, now)
   local state = L.state
+  if retry and L.status == 429 then
+    if (state.th or 0) + 1 < THROTTLE_LIMIT then return throttleJob(K, B, cfg, L, err, retryAfterMs, seed, now) end
+    err = 'throttled: ' .. THROTTLE_LIMIT .. ' answers 429 in a row (' .. err .. ')'
+    retry = false
+  end
+  state.th = nil
   local attempts = (state.a or 0) + 1
   state.a = attempts
   state.e = err
@@ -101,14 +161,7 @@ local function failJob(K, B, cfg, L, err, retry, retryAfterMs, seed, now)
     state.ra = now + math.min(delay, DAY_MS) -- the attempt counted: the next lease has a new token
     B.fresh[#B.fresh + 1] = L.id
     B.fresh[#B.fresh + 1] = encodeJob(state, L.data)
-    -- A solo lease's job joins its group now, at its own place (adding it again is harmless).
-    if L.hint ~= 'm' then redis.call('ZADD', L.groupKey, state.o, L.member) end
-    if state.ra <= now then
-      advanceGroup(B, L.groupKey)
-    else
-      redis.call('ZADD', K.held, state.ra, L.group)
-      noteTimer(B.M, state.ra)
-    end
+    waitAgain(K, B, L, state.ra, now)
     return 'waiting'
   end
   state.sa = startOf(state, cfg, L.deadline)

@@ -1,5 +1,7 @@
--- Group bookkeeping. Needs job.lua and meta.lua. Invariant: a group with jobs is in exactly one of
---   ready  (its head member, scored by the head's orderMs): idle, waiting to be reserved;
+-- Group bookkeeping. Needs job.lua and meta.lua. Invariant of a group that runs one job at a
+-- time (a flow group, flow.lua, keeps its own): a group with jobs is in exactly one of
+--   ready  (its head member, scored by the head's orderMs; a head with a priority other than 0
+--          is in `prioritized` instead): idle, waiting to be reserved;
 --   active (its one leased job);
 --   held   (by group name, scored by the release time; +inf = paused and parked).
 -- The group zset holds the group's waiting jobs and its leased one, except a job leased "solo":
@@ -13,61 +15,248 @@
 -- script see them.
 
 -- @include outcome
+-- @include flow
 
 -- B.reserving: the caller reserves right after (it drains what became ready); otherwise a head
--- that is due now is a timer due now, so the scheduler drains it.
+-- that is due now is a timer due now, so the scheduler drains it. B.ready holds the pending
+-- head of each one-job group, B.offers the pending offers of flow groups ({orderMs, member,
+-- priority, group}).
 local function newBatch(M, now)
-  return { M = M, now = now, reserving = false, ready = {}, minOrder = {}, fresh = {}, delayed = {}, deleted = {} }
+  return { M = M, now = now, reserving = false, ready = {}, offers = {}, minOrder = {}, fresh = {}, delayed = {}, deleted = {} }
 end
 
--- Writes what the batch gathered, one command per key, and keeps meta's `ready` count. A head
--- that may not start yet (a future orderMs, or inside the ordering window) is a timer: the queue
--- must be drained when it comes due. K needs jobs, ready, when jobs were delayed delayed, and
--- when a job with a callback URL ended outcomes and outcomeRecords (outcome.lua).
+-- The priorities of waiting members (0 for all while the queue never had a prioritized job);
+-- `known` (optional): member -> priority of jobs whose records this batch has not written yet.
+local function prioritiesOf(K, M, members, known)
+  local out, ids, at = {}, {}, {}
+  for i, m in ipairs(members) do
+    out[i] = known and known[m] or 0
+    if metaGet(M, 'prio') and not (known and known[m]) then
+      ids[#ids + 1] = idOf(m)
+      at[#ids] = i
+    end
+  end
+  if #ids == 0 then return out end
+  for j, raw in ipairs(redis.call('HMGET', K.jobs, unpack(ids))) do
+    if raw then out[at[j]] = cjson.decode(string.sub(raw, 1, string.find(raw, '\n', 1, true) - 1)).pr or 0 end
+  end
+  return out
+end
+
+-- Writes what the batch gathered, one command per key, and keeps meta's `ready` count (heads
+-- in `ready` and `prioritized`). A head that may not start yet (a future orderMs, or inside the
+-- ordering window) is a timer: the queue must be drained when it comes due. K needs jobs,
+-- ready, prioritized, when jobs were delayed delayed, and when a job with a callback URL ended
+-- outcomes and outcomeRecords (outcome.lua).
 local function flushBatch(K, B)
   if #B.fresh > 0 then redis.call('HSET', K.jobs, unpack(B.fresh)) end
   if #B.delayed > 0 then redis.call('ZADD', K.delayed, unpack(B.delayed)) end
-  local args = {}
+  local plain, ranked = {}, {}
   local window = B.M.cfg.orderingWindowMs
-  for _, entry in pairs(B.ready) do
-    args[#args + 1] = entry[1]
-    args[#args + 1] = entry[2]
-    local dueAt = tonumber(entry[1]) + window
+  local function place(entry)
+    local orderMs, m, priority = entry[1], entry[2], entry[3] or 0
+    if priority ~= 0 then
+      ranked[#ranked + 1] = -priority
+      ranked[#ranked + 1] = prioritizedMember(orderMs, m)
+    else
+      plain[#plain + 1] = orderMs
+      plain[#plain + 1] = m
+    end
+    local dueAt = tonumber(orderMs) + window
     if dueAt > B.now then
       noteTimer(B.M, dueAt)
     elseif not B.reserving then
       noteTimer(B.M, B.now)
     end
   end
-  if #args > 0 then metaAdd(B.M, 'ready', redis.call('ZADD', K.ready, unpack(args))) end
+  for _, entry in pairs(B.ready) do place(entry) end
+  for _, entry in ipairs(B.offers) do place(entry) end
+  if #plain > 0 then metaAdd(B.M, 'ready', redis.call('ZADD', K.ready, unpack(plain))) end
+  if #ranked > 0 then metaAdd(B.M, 'ready', redis.call('ZADD', K.prioritized, unpack(ranked))) end
   if #B.deleted > 0 then redis.call('HDEL', K.jobs, unpack(B.deleted)) end
   if B.outcomes then writeOutcomes(K, B) end -- jobs with a callback URL ended (finish.lua)
-  B.ready, B.minOrder, B.fresh, B.delayed, B.deleted = {}, {}, {}, {}, {}
+  for group, F in pairs(B.M.flow or {}) do saveFlow(B.M, group, F) end
+  B.ready, B.offers, B.minOrder, B.fresh, B.delayed, B.deleted = {}, {}, {}, {}, {}, {}
 end
 
--- Takes member `m` out of `ready` (pending or written); true if it was the group's entry there.
--- A pending entry replaced the written one, so when one is pending `ready` holds nothing else.
-local function takeReady(K, B, groupKey, m)
+-- Takes member `m` (score `orderMs`) of a one-job group out of `ready` or `prioritized`
+-- (pending or written); true if it was the group's entry there. A pending entry replaced the
+-- written one, so when one is pending the keys hold nothing else.
+local function takeReady(K, B, groupKey, m, orderMs)
   local pending = B.ready[groupKey]
   if pending then
     if pending[2] ~= m then return false end
     B.ready[groupKey] = nil
     return true
   end
-  if redis.call('ZREM', K.ready, m) == 0 then return false end
+  local gone = redis.call('ZREM', K.ready, m)
+  if gone == 0 and metaGet(B.M, 'prio') then gone = redis.call('ZREM', K.prioritized, prioritizedMember(orderMs, m)) end
+  if gone == 0 then return false end
   metaAdd(B.M, 'ready', -1)
   return true
 end
 
--- Adds waiting job `m` (score `orderMs`) to its group and keeps `ready` pointing at the head.
-local function addToGroup(K, B, groupKey, group, orderMs, m)
+-- Holds a flow group until `at` (a retry, a throttle, its rate window): nothing is offered
+-- before, and the tick releases it then. A paused group stays paused.
+local function holdFlow(K, B, group, F, at)
+  if F.h == 'paused' then return end
+  if not F.h or at > F.h then F.h = at end
+  redis.call('ZADD', K.held, F.h, group)
+  noteTimer(B.M, F.h)
+end
+
+-- A flow group's state; a group that ran one job at a time until now gets it from what its
+-- keys say (rare: its limits or the config just changed): its head is taken when it is offered
+-- or leased, a solo lease is an unknown taken member, a held group stays held.
+local function flowOf(K, B, groupKey, group)
+  local M = B.M
+  local F = flowState(M, group)
+  if F then return F end
+  F = { t = {}, o = 0, r = {} }
+  M.flow[group] = F
+  if groupJobs(M, group) == 0 then return F end
+  local hold = redis.call('ZSCORE', K.held, group)
+  if hold then
+    F.h = hold == 'inf' and 'paused' or tonumber(hold)
+    return F
+  end
+  if groupJobs(M, group) > redis.call('ZCARD', groupKey) then
+    F.t = { '?' }
+    return F
+  end
+  local head = redis.call('ZRANGE', groupKey, 0, 0, 'WITHSCORES')
+  local m = head[1]
+  if not m then return F end
+  local pending = B.ready[groupKey]
+  if pending and pending[2] == m then
+    B.ready[groupKey] = nil -- offered again below, as a flow offer
+    F.t, F.o = { m }, 1
+    B.offers[#B.offers + 1] = { tonumber(head[2]), m, pending[3], group }
+  elseif redis.call('ZSCORE', K.ready, m) or (metaGet(M, 'prio') and redis.call('ZSCORE', K.prioritized, prioritizedMember(head[2], m))) then
+    F.t, F.o = { m }, 1
+  else
+    local raw = redis.call('HGET', K.jobs, idOf(m))
+    local state = raw and decodeJob(raw)
+    if state and redis.call('ZSCORE', K.active, leaseMember(leaseToken(M, idOf(m), state), idOf(m), group)) then F.t = { m } end
+  end
+  return F
+end
+
+-- Takes a flow group's offered jobs back out of `ready` and `prioritized` (pending or written):
+-- a job that must start before them (a retry, a throttled job, an earlier enqueue) is offered
+-- first by the refill that follows.
+local function pullOffered(K, B, groupKey, group, F)
+  if F.o <= 0 then return end
+  local M, pulled, kept = B.M, {}, {}
+  for _, entry in ipairs(B.offers) do
+    if entry[4] == group then pulled[entry[2]] = true else kept[#kept + 1] = entry end
+  end
+  B.offers = kept
+  local written = {}
+  for _, m in ipairs(F.t) do
+    if m ~= '?' and not pulled[m] then written[#written + 1] = m end
+  end
+  if #written > 0 then
+    local gone = {}
+    for i, score in ipairs(redis.call('ZMSCORE', K.ready, unpack(written))) do
+      if score then
+        gone[#gone + 1] = written[i]
+        pulled[written[i]] = true
+      end
+    end
+    if #gone > 0 then metaAdd(M, 'ready', -redis.call('ZREM', K.ready, unpack(gone))) end
+    if metaGet(M, 'prio') and #gone < #written then
+      local orders = redis.call('ZMSCORE', groupKey, unpack(written))
+      for i, m in ipairs(written) do
+        if not pulled[m] and orders[i] then
+          local pm = prioritizedMember(tonumber(orders[i]), m)
+          if redis.call('ZREM', K.prioritized, pm) == 1 then
+            pulled[m] = true
+            metaAdd(M, 'ready', -1)
+          end
+        end
+      end
+    end
+  end
+  local keep = {}
+  for _, m in ipairs(F.t) do
+    if not pulled[m] then keep[#keep + 1] = m end
+  end
+  F.t, F.o = keep, 0
+end
+
+-- Offers a flow group's next jobs (the first members of its zset not taken), as many as its
+-- concurrency and its rate limit allow now. A full rate window holds the group until the start
+-- that must leave it first has left: offered jobs count as starting now, so a job offered and
+-- started later still keeps every window within the limit.
+local function refillGroup(K, B, groupKey, group, F, known)
+  if F.h then return end
+  local M, now = B.M, B.now
+  local n, rate = groupLimitsOf(M, group)
+  local room = n - #F.t
+  if room <= 0 then return end
+  if rate then
+    pruneStarts(F, rate, now)
+    local free = rate.max - #F.r - F.o
+    if free <= 0 then
+      local leaving = F.r[1 - free]
+      if leaving then holdFlow(K, B, group, F, leaving + rate.periodMs) end
+      return -- else offered jobs fill the window: their starts bring the group back here
+    end
+    room = math.min(room, free)
+  end
+  local taken = {}
+  for _, m in ipairs(F.t) do taken[m] = true end
+  local members = redis.call('ZRANGE', groupKey, 0, #F.t + room - 1, 'WITHSCORES')
+  local picked, orders = {}, {}
+  for i = 1, #members, 2 do
+    if #picked == room then break end
+    if not taken[members[i]] then
+      picked[#picked + 1] = members[i]
+      orders[#orders + 1] = tonumber(members[i + 1])
+    end
+  end
+  local priorities = prioritiesOf(K, M, picked, known)
+  for i, m in ipairs(picked) do
+    F.t[#F.t + 1] = m
+    B.offers[#B.offers + 1] = { orders[i], m, priorities[i], group }
+  end
+  F.o = F.o + #picked
+end
+
+-- Offers the group's next job(s) to `ready` (after a lease or a hold ended).
+local function advanceGroup(K, B, groupKey, group)
+  if isFlow(B.M, group) then return refillGroup(K, B, groupKey, group, flowOf(K, B, groupKey, group)) end
+  local head = redis.call('ZRANGE', groupKey, 0, 0, 'WITHSCORES')
+  if head[1] then B.ready[groupKey] = { head[2], head[1], prioritiesOf(K, B.M, { head[1] })[1] } end
+end
+
+-- A held group's hold ended (its release time came, or it was resumed): offer its next jobs.
+local function releaseGroup(K, B, groupKey, group)
+  local F = isFlow(B.M, group) and flowOf(K, B, groupKey, group)
+  if F and F.h ~= 'paused' then F.h = nil end
+  advanceGroup(K, B, groupKey, group)
+end
+
+-- Adds waiting job `m` (score `orderMs`, priority `priority`) to its group and keeps `ready`
+-- pointing at the head.
+local function addToGroup(K, B, groupKey, group, orderMs, m, priority)
+  if priority and priority ~= 0 then metaSet(B.M, 'prio', '1') end
+  if isFlow(B.M, group) then
+    local F = flowOf(K, B, groupKey, group)
+    addGroupJobs(B.M, group, 1)
+    redis.call('ZADD', groupKey, orderMs, m)
+    -- Sorting before a taken job (an earlier orderMs): offered ones step back for it.
+    if F.o > 0 and redis.call('ZRANK', groupKey, m) < #F.t then pullOffered(K, B, groupKey, group, F) end
+    return refillGroup(K, B, groupKey, group, F, { [m] = priority })
+  end
   local before = groupJobs(B.M, group)
   addGroupJobs(B.M, group, 1)
   redis.call('ZADD', groupKey, orderMs, m)
   local seq = string.sub(m, 1, 15)
   if before == 0 then -- an empty group: its only job is its head, and it is idle
     B.minOrder[groupKey] = { orderMs, seq }
-    B.ready[groupKey] = { orderMs, m }
+    B.ready[groupKey] = { orderMs, m, priority }
     return
   end
   -- A job this batch already added sorts before ours: ours is not the head, nothing to check.
@@ -78,21 +267,26 @@ local function addToGroup(K, B, groupKey, group, orderMs, m)
   local head = redis.call('ZRANGE', groupKey, 0, 1, 'WITHSCORES')
   if head[1] ~= m then return end
   -- Ours is the new head. Nothing behind it: the group's other job is a solo lease, busy.
-  if head[3] ~= nil and takeReady(K, B, groupKey, head[3]) then
-    B.ready[groupKey] = { orderMs, m } -- idle, with an earlier head now
+  if head[3] ~= nil and takeReady(K, B, groupKey, head[3], head[4]) then
+    B.ready[groupKey] = { orderMs, m, priority } -- idle, with an earlier head now
   end -- else the group is active, held or parked: it moves on when that ends
 end
 
--- Offers the group's current head to `ready` (after its lease or hold ended).
-local function advanceGroup(B, groupKey)
-  local head = redis.call('ZRANGE', groupKey, 0, 0, 'WITHSCORES')
-  if head[1] then B.ready[groupKey] = { head[2], head[1] } end
-end
-
--- Removes a waiting job's member from its group; if it was the idle head, the next one takes
--- its place in `ready`.
-local function removeFromGroup(K, B, groupKey, group, m)
+-- Removes a waiting job's member from its group; if it was offered (an idle head), the next
+-- one takes its place.
+local function removeFromGroup(K, B, groupKey, group, m, orderMs)
+  if isFlow(B.M, group) then
+    local F = flowOf(K, B, groupKey, group)
+    redis.call('ZREM', groupKey, m)
+    addGroupJobs(B.M, group, -1)
+    local at = indexOf(F.t, m)
+    if at then -- offered: a waiting job is never leased
+      pullOffered(K, B, groupKey, group, F)
+    end
+    if groupJobs(B.M, group) > 0 then refillGroup(K, B, groupKey, group, F) end
+    return
+  end
   redis.call('ZREM', groupKey, m)
   addGroupJobs(B.M, group, -1)
-  if takeReady(K, B, groupKey, m) and groupJobs(B.M, group) > 0 then advanceGroup(B, groupKey) end
+  if takeReady(K, B, groupKey, m, orderMs) and groupJobs(B.M, group) > 0 then advanceGroup(K, B, groupKey, group) end
 end

@@ -35,6 +35,6 @@ local function placeJob(K, B, groupKey, id, state)
     noteTimer(B.M, state.ra)
     return 'delayed'
   end
-  addToGroup(K, B, groupKey, state.g, state.o, memberOf(state.s, id))
+  addToGroup(K, B, groupKey, state.g, state.o, memberOf(state.s, id), state.pr)
   return 'waiting'
 end

@@ -11,7 +11,8 @@
 --   a attempts made, n a retry's nonce (see tokenFor), ma/bo/to per-job maxAttempts/backoff/timeoutMs,
 --   st 'delayed'|'completed'|'failed'|'cancelled' (absent: waiting or active), ra runAt,
 --   sa startedAt (recorded on demand), f finishedAt, r result, rt result truncated,
---   e last error, p progress, h attempt history (1 in the stored JSON: its line follows),
+--   e last error, p progress, pr priority (absent: 0), th 429s in a row (finish.lua),
+--   db/dx debounce key and deadline, i 1 when the producer gave the id (dedup window), h attempt history (1 in the stored JSON: its line follows),
 --   cb the job's own callback URL, oc how its outcome callback ended
 --   (outcome.lua: {st = 'delivered'|'abandoned', n attempts, d deliveredAt, le last error}).
 -- Members, each carrying what the scripts that meet it need, so that no key is looked up:
@@ -90,6 +91,7 @@ end
 -- nonce of its own, so no earlier token comes back.
 local function tokenFor(secret, id, state)
   local input = secret .. '\0' .. id .. '\0' .. state.s .. '\0' .. (state.a or 0) .. '\0' .. (state.n or '')
+  if state.th then input = input .. '\0' .. state.th end -- a 429 counts no attempt (finish.lua)
   return string.sub(redis.sha1hex(input), 1, 16)
 end
 

@@ -7,13 +7,19 @@
 --   `ready`), timer (the earliest time the queue needs a tick, as told to the due index),
 --   'g:<group>' (the group's waiting and active jobs; absent: none),
 --   outcomes ('1' while outcome callbacks may be pending, outcome.lua),
+--   'l:<group>' / 'f:<group>' (a group's runtime limits and flow state, flow.lua), flows (how
+--   many groups have flow state), prio ('1' once a job with a priority other than 0 joined a
+--   group), hold (the queue's dispatch waits until then: a full rate window, a 429 with
+--   backpressure "queue"), rs (starts since the queue rate limit's log was trimmed, reserve.lua),
 --   dedup and dedupTrimAt (the ids the dedup window remembers, and their next trim: dedup.lua),
 --   '<c|f|r>:<minute % 60>' (per-minute counters, see writeTally).
 -- A script names, up front, the group and counter fields it will touch (openMeta's `extra`);
 -- one it did not name is read on first use, correct but one command more.
 
-local BASE_FIELDS = { 'config', 'secret', 'paused', 'pausedGroups', 'seq', 'active', 'ready', 'timer', 'outcomes',
-  'dedup', 'dedupTrimAt' }
+local BASE_FIELDS = {
+  'config', 'secret', 'paused', 'pausedGroups', 'seq', 'active', 'ready', 'timer', 'outcomes', 'prio', 'hold', 'flows', 'rs',
+  'dedup', 'dedupTrimAt',
+}
 
 -- A timer overdue by this much was told to the due index and still not run: its index entry
 -- may have been lost (a Worker cut off between a script and its index update), so it is
@@ -23,7 +29,14 @@ local TIMER_STALE_MS = 60000
 local function openMeta(key, extra)
   local fields = {}
   for i, f in ipairs(BASE_FIELDS) do fields[i] = f end
-  for _, f in ipairs(extra or {}) do fields[#fields + 1] = f end
+  for _, f in ipairs(extra or {}) do
+    fields[#fields + 1] = f
+    -- A group's limits and flow state (flow.lua) come with its job count.
+    if string.sub(f, 1, 2) == 'g:' then
+      fields[#fields + 1] = 'l:' .. string.sub(f, 3)
+      fields[#fields + 1] = 'f:' .. string.sub(f, 3)
+    end
+  end
   local values = redis.call('HMGET', key, unpack(fields))
   local M = { key = key, v = {}, changed = {}, lowered = nil }
   for i, f in ipairs(fields) do M.v[f] = values[i] or false end
