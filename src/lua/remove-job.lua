@@ -45,18 +45,18 @@ local raw = redis.call('HGET', K.jobs, id)
 if not raw then return { JOB_NOT_FOUND } end
 local state = decodeJob(raw)
 if state.g ~= ARGV[2] then return { JOB_CHANGED_GROUP, state.g } end
-if state.st and state.st ~= 'delayed' then
+if state.st == 'delayed' then
+  redis.call('ZREM', KEYS[6], delayedMember(id, state.g))
+elseif state.st then
   redis.call('ZREM', ({ completed = KEYS[7], failed = KEYS[8], cancelled = KEYS[9] })[state.st], id)
+elseif redis.call('ZSCORE', K.active, leaseMember(leaseToken(M, id, state), id, state.g)) then
+  return { INVALID_STATE, 'active' }
 else
-  if state.st == 'delayed' then
-    redis.call('ZREM', KEYS[6], delayedMember(id, state.g))
-  elseif redis.call('ZSCORE', K.active, leaseMember(leaseToken(M, id, state), id, state.g)) then
-    return { INVALID_STATE, 'active' }
-  else
-    local B = newBatch(M, now)
-    detachWaiting(K, B, KEYS[13], id, state)
-    flushBatch(K, B)
-  end
+  local B = newBatch(M, now)
+  detachWaiting(K, B, KEYS[13], id, state)
+  flushBatch(K, B)
+end
+if not state.st or state.st == 'delayed' then -- it had not finished: it ends here
   releaseDebounce(K, id, state)
   if state.i then rememberEnded(K, M, id, 'removed', now) end
 end

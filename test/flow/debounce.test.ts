@@ -8,18 +8,7 @@ import { queueKeys } from '../../src/core/keys';
 import { type Endpoint, startEndpoint } from '../helpers/endpoint';
 import { T0, rejectsWith, setupQueue } from '../helpers/engine';
 import { adminClient } from '../helpers/stack';
-import type { RunningWorker } from '../helpers/worker';
-import { enqueue, poll, putQueue, queueName, useWorker } from '../delivery/support';
-
-interface Answer {
-  status: number;
-  body: { id: string; state: string; debounced?: true };
-}
-
-async function post(worker: RunningWorker, queue: string, job: Record<string, unknown>): Promise<Answer> {
-  const res = await worker.api(`/v1/queues/${queue}/jobs`, { method: 'POST', json: job });
-  return { status: res.status, body: (await res.json()) as Answer['body'] };
-}
+import { enqueue, enqueueAnswer, poll, putQueue, queueName, useWorker } from '../delivery/support';
 
 describe('debounce, through the Worker', () => {
   const env = useWorker();
@@ -49,10 +38,10 @@ describe('debounce, through the Worker', () => {
   it('enqueues with one key collapse into one delivery that carries the last data', async () => {
     const queue = await queueWith();
     const debounce = { key: 'user:1:profile', delayMs: 1000 };
-    const first = await post(env.worker, queue, { group: 'g', data: 1, debounce });
+    const first = await enqueueAnswer(env.worker, queue, { group: 'g', data: 1, debounce });
     expect(first).toMatchObject({ status: 201, body: { state: 'delayed' } });
     for (const data of [2, 3]) {
-      expect(await post(env.worker, queue, { group: 'g', data, debounce })).toEqual({
+      expect(await enqueueAnswer(env.worker, queue, { group: 'g', data, debounce })).toEqual({
         status: 200,
         body: { id: first.body.id, state: 'delayed', debounced: true },
       });
@@ -68,9 +57,9 @@ describe('debounce, through the Worker', () => {
   it('once the job has started, the same key makes a new job', async () => {
     const queue = await queueWith();
     const debounce = { key: 'k', delayMs: 0 };
-    const first = await post(env.worker, queue, { group: 'g', data: 1, debounce });
+    const first = await enqueueAnswer(env.worker, queue, { group: 'g', data: 1, debounce });
     await poll(async () => (deliveries(queue).length === 1 ? true : undefined), { what: 'the first delivery' });
-    const second = await post(env.worker, queue, { group: 'g', data: 2, debounce });
+    const second = await enqueueAnswer(env.worker, queue, { group: 'g', data: 2, debounce });
     expect(second.status).toBe(201);
     expect(second.body.id).not.toBe(first.body.id);
     await poll(async () => (deliveries(queue).length === 2 ? true : undefined), { what: 'the second delivery' });
@@ -85,7 +74,7 @@ describe('debounce, through the Worker', () => {
       json: { jobs: [{ group: 'g', data: 'a', debounce }, { group: 'h', data: 'other' }, { group: 'g', data: 'b', debounce }] },
     });
     expect(res.status).toBe(201);
-    const { jobs } = (await res.json()) as { jobs: Answer['body'][] };
+    const { jobs } = (await res.json()) as { jobs: { id: string; state: string }[] };
     expect(jobs).toEqual([
       { id: jobs[0]!.id, state: 'delayed' },
       { id: expect.any(String), state: 'waiting' },
@@ -98,13 +87,13 @@ describe('debounce, through the Worker', () => {
   it('removing or cancelling the waiting job frees its key', async () => {
     const queue = await queueWith();
     const debounce = { key: 'k', delayMs: 60_000 };
-    const first = await post(env.worker, queue, { group: 'g', debounce });
+    const first = await enqueueAnswer(env.worker, queue, { group: 'g', debounce });
     expect((await env.worker.api(`/v1/queues/${queue}/jobs/${first.body.id}`, { method: 'DELETE' })).status).toBe(204);
-    const second = await post(env.worker, queue, { group: 'g', debounce });
+    const second = await enqueueAnswer(env.worker, queue, { group: 'g', debounce });
     expect(second).toMatchObject({ status: 201, body: { state: 'delayed' } });
     expect(second.body.id).not.toBe(first.body.id);
     expect((await env.worker.api(`/v1/queues/${queue}/jobs/${second.body.id}/cancel`, { method: 'POST' })).status).toBe(200);
-    const third = await post(env.worker, queue, { group: 'g', debounce });
+    const third = await enqueueAnswer(env.worker, queue, { group: 'g', debounce });
     expect(third.status).toBe(201);
     expect(third.body.id).not.toBe(second.body.id);
   });

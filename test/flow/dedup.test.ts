@@ -9,17 +9,7 @@ import { type Endpoint, startEndpoint } from '../helpers/endpoint';
 import { setupQueue } from '../helpers/engine';
 import { adminClient } from '../helpers/stack';
 import type { RunningWorker } from '../helpers/worker';
-import { enqueue, poll, putQueue, queueName, useWorker } from '../delivery/support';
-
-interface Answer {
-  status: number;
-  body: { id: string; state: string; duplicate?: true };
-}
-
-async function post(worker: RunningWorker, queue: string, job: Record<string, unknown>): Promise<Answer> {
-  const res = await worker.api(`/v1/queues/${queue}/jobs`, { method: 'POST', json: job });
-  return { status: res.status, body: (await res.json()) as Answer['body'] };
-}
+import { enqueue, enqueueAnswer, poll, putQueue, queueName, useWorker } from '../delivery/support';
 
 /** Waits until the job is gone from the queue (it ended and is not kept). */
 function deleted(worker: RunningWorker, queue: string, id: string): Promise<true> {
@@ -52,9 +42,9 @@ describe('dedup window, through the Worker (keepCompleted 0, keepFailed 0)', () 
 
   it('an id enqueued again after its job completed answers 200 duplicate, state completed, and runs nothing', async () => {
     const queue = await queueWith();
-    expect(await post(env.worker, queue, { id: 'order-1', group: 'g', data: 1 })).toMatchObject({ status: 201 });
+    expect(await enqueueAnswer(env.worker, queue, { id: 'order-1', group: 'g', data: 1 })).toMatchObject({ status: 201 });
     await deleted(env.worker, queue, 'order-1');
-    expect(await post(env.worker, queue, { id: 'order-1', group: 'g', data: 2 })).toEqual({
+    expect(await enqueueAnswer(env.worker, queue, { id: 'order-1', group: 'g', data: 2 })).toEqual({
       status: 200,
       body: { id: 'order-1', state: 'completed', duplicate: true },
     });
@@ -64,9 +54,9 @@ describe('dedup window, through the Worker (keepCompleted 0, keepFailed 0)', () 
 
   it('after failing for good it answers state failed', async () => {
     const queue = await queueWith();
-    await post(env.worker, queue, { id: 'bad', group: 'g', data: { fail: true } });
+    await enqueueAnswer(env.worker, queue, { id: 'bad', group: 'g', data: { fail: true } });
     await deleted(env.worker, queue, 'bad');
-    expect(await post(env.worker, queue, { id: 'bad', group: 'g' })).toEqual({
+    expect(await enqueueAnswer(env.worker, queue, { id: 'bad', group: 'g' })).toEqual({
       status: 200,
       body: { id: 'bad', state: 'failed', duplicate: true },
     });
@@ -76,28 +66,28 @@ describe('dedup window, through the Worker (keepCompleted 0, keepFailed 0)', () 
 
   it('after remove and after cancel (of a waiting or delayed job) it answers removed and cancelled', async () => {
     const queue = await queueWith();
-    await post(env.worker, queue, { id: 'r', group: 'g', delayMs: 60_000 });
-    await post(env.worker, queue, { id: 'c', group: 'g', delayMs: 60_000 });
+    await enqueueAnswer(env.worker, queue, { id: 'r', group: 'g', delayMs: 60_000 });
+    await enqueueAnswer(env.worker, queue, { id: 'c', group: 'g', delayMs: 60_000 });
     expect((await env.worker.api(`/v1/queues/${queue}/jobs/r`, { method: 'DELETE' })).status).toBe(204);
     expect((await env.worker.api(`/v1/queues/${queue}/jobs/c/cancel`, { method: 'POST' })).status).toBe(200);
-    expect((await post(env.worker, queue, { id: 'r', group: 'g' })).body).toEqual({ id: 'r', state: 'removed', duplicate: true });
-    expect((await post(env.worker, queue, { id: 'c', group: 'g' })).body).toEqual({ id: 'c', state: 'cancelled', duplicate: true });
+    expect((await enqueueAnswer(env.worker, queue, { id: 'r', group: 'g' })).body).toEqual({ id: 'r', state: 'removed', duplicate: true });
+    expect((await enqueueAnswer(env.worker, queue, { id: 'c', group: 'g' })).body).toEqual({ id: 'c', state: 'cancelled', duplicate: true });
     await settled(queue);
     expect(deliveriesOf(queue, 'r') + deliveriesOf(queue, 'c')).toBe(0);
   });
 
   it('a job still kept answers its current state, as without the window', async () => {
     const queue = await queueWith({ keepCompleted: 10 });
-    await post(env.worker, queue, { id: 'kept', group: 'g' });
-    await poll(async () => ((await post(env.worker, queue, { id: 'kept', group: 'g' })).body.state === 'completed' ? true : undefined));
+    await enqueueAnswer(env.worker, queue, { id: 'kept', group: 'g' });
+    await poll(async () => ((await enqueueAnswer(env.worker, queue, { id: 'kept', group: 'g' })).body.state === 'completed' ? true : undefined));
     expect(deliveriesOf(queue, 'kept')).toBe(1);
   });
 
   it('a batch answers each known id with its state and adds only the new jobs', async () => {
     const queue = await queueWith();
-    await post(env.worker, queue, { id: 'done', group: 'g' });
+    await enqueueAnswer(env.worker, queue, { id: 'done', group: 'g' });
     await deleted(env.worker, queue, 'done');
-    await post(env.worker, queue, { id: 'later', group: 'g', delayMs: 60_000 });
+    await enqueueAnswer(env.worker, queue, { id: 'later', group: 'g', delayMs: 60_000 });
     const res = await env.worker.api(`/v1/queues/${queue}/jobs/batch`, {
       method: 'POST',
       json: { jobs: [{ id: 'done', group: 'g' }, { id: 'fresh', group: 'h', delayMs: 60_000 }, { id: 'later', group: 'g' }] },
@@ -114,9 +104,9 @@ describe('dedup window, through the Worker (keepCompleted 0, keepFailed 0)', () 
 
   it('dedupWindowMs 0 keeps no id: an id enqueued again after its job completed runs again', async () => {
     const queue = await queueWith({ dedupWindowMs: 0 });
-    await post(env.worker, queue, { id: 'again', group: 'g' });
+    await enqueueAnswer(env.worker, queue, { id: 'again', group: 'g' });
     await deleted(env.worker, queue, 'again');
-    expect(await post(env.worker, queue, { id: 'again', group: 'g' })).toMatchObject({ status: 201, body: { id: 'again', state: 'waiting' } });
+    expect(await enqueueAnswer(env.worker, queue, { id: 'again', group: 'g' })).toMatchObject({ status: 201, body: { id: 'again', state: 'waiting' } });
     await poll(async () => (deliveriesOf(queue, 'again') === 2 ? true : undefined), { what: 'the second delivery' });
   });
 });

@@ -1,4 +1,4 @@
--- The dedup window (README, Enqueue answers for known ids): the id of a job its producer named
+-- The dedup window (README, Flow control): the id of a job its producer named
 -- (state field `i`) stays known for the queue's dedupWindowMs after the job ends, whatever is
 -- kept of the job itself. Needs job.lua and meta.lua; K needs dedup.
 --

@@ -4,14 +4,14 @@
 -- callback URL ends), dedup (written only when a job its producer named ends).
 --
 -- A lease L being ended: { id, group, groupKey, member (in the group zset), hint, state, data,
--- deadline, status?, expired?, named? }. `hint` says whether the job is in its group zset: 's'
--- no (a solo lease), 'm' yes, '?' unknown (the caller did not lease it itself): with '?' both removal
+-- deadline, status?, expired? }. `hint` says whether the job is in its group zset: 's' no (a
+-- solo lease), 'm' yes, '?' unknown (the caller did not lease it itself): with '?' both removal
 -- and re-adding are done, harmless when there was nothing to do; '-' (retire only): the job is
 -- out of its group already and not counted there (delayed, or detached by the caller).
 -- `state`, `data` and `deadline` are read only when needed: completing a job that is not kept
 -- needs none of them. `status` is the endpoint's HTTP answer (0: none), `expired` marks a lease
--- that ran out; both go to the attempt history. `named`: the producer named the job's id (its
--- state's `i`, for a caller that does not read the state).
+-- that ran out; both go to the attempt history. `named` (optional): the producer named the
+-- job's id (its state's `i`), for a caller that does not read the state.
 
 -- @include outcome
 -- @include dedup
@@ -52,8 +52,9 @@ local function retire(K, B, L, zkey, keep, now)
   if F then releaseTaken(K, B, L.group, F, L.member) end
   local url = L.state and (L.state.cb or B.M.cfg.callbackUrl)
   if url then recordOutcome(B, L, url, now) end
-  -- Only a completion comes without its state.
-  if L.named or (L.state and L.state.i) then rememberEnded(K, B.M, L.id, L.state and L.state.st or 'completed', now) end
+  if L.named or (L.state and L.state.i) then
+    rememberEnded(K, B.M, L.id, L.state and L.state.st or 'completed', now) -- only a completion comes without its state
+  end
   if keep > 0 then
     L.state.f = now
     B.fresh[#B.fresh + 1] = L.id
