@@ -23,8 +23,8 @@
 // 0.1-0.3 ms, measured with zod 4.1 on the bench machine).
 import { z } from 'zod';
 import type { ScriptName } from '../lua/scripts.generated';
-import type { GroupLimits, GroupState } from './api-types';
-import type { StoredConfig } from './config';
+import type { GroupState } from './api-types';
+import { type GroupLimits, readStoredConfig } from './config';
 import { QueueError } from './errors';
 import { JOB_STATES } from './job-input';
 
@@ -53,7 +53,10 @@ const outcomesToSend = z.array(z.tuple([text, text]));
 /** An epoch-ms instant where -1 means none (dueAt, timers, next runs). */
 const instant = (at: number) => (at < 0 ? null : at);
 /** The stored config's JSON: validated once, when put-queue stored it; parsed, not checked, per call. */
-const storedConfig = (json: string) => JSON.parse(json) as StoredConfig;
+const storedConfig = readStoredConfig;
+
+/** A group's runtime limits as meta stores them, '' for none (validated when they were set). */
+const groupLimits = (json: string) => (json === '' ? null : (JSON.parse(json) as GroupLimits));
 
 /** How one script's reply is checked (`schema`) and then decoded (`decode`). */
 interface Reply<S extends z.ZodType = z.ZodType, T = unknown> {
@@ -90,11 +93,11 @@ export const replies = {
   ),
   /** id, group, id, group, ...: the oldest first ('' for a member without a record). */
   'finished-page': reply(z.tuple([ok, z.array(text)]), ([, page]) => page),
-  /** state '': no jobs (shown while the group has limits); limits: their JSON, '' for none. */
+  /** state '': no jobs (shown while the group has limits); limits: the group's own ('' none). */
   'get-group': reply(z.tuple([ok, z.union([groupState, z.literal('')]), z.array(jobView), text, int, int]), ([, state, views, limits, active, concurrency]) => ({
     state: state === '' ? ('idle' as const) : state,
     views,
-    limits: limits === '' ? null : (JSON.parse(limits) as GroupLimits),
+    limits: groupLimits(limits),
     active,
     concurrency,
   })),
@@ -109,10 +112,7 @@ export const replies = {
   'group-info': reply(z.tuple([ok, z.array(z.tuple([text, int, int, groupState, int]))]), ([, rows]) =>
     rows.map(([group, waiting, active, state, concurrency]) => ({ group, waiting, active, state, concurrency })),
   ),
-  'group-limits': reply(z.tuple([ok, text, int]), ([, limits, dueAt]) => ({
-    limits: limits === '' ? null : (JSON.parse(limits) as GroupLimits),
-    dueAt: instant(dueAt),
-  })),
+  'group-limits': reply(z.tuple([ok, text, int]), ([, limits, dueAt]) => ({ limits: groupLimits(limits), dueAt: instant(dueAt) })),
   heartbeat: reply(z.tuple([ok, int, int]), ([, expiresAt, dueAt]) => ({ expiresAt, dueAt: instant(dueAt) })),
   /** callback: the job has a callback URL of its own; named: its producer named its id. */
   'job-group': reply(z.tuple([ok, text, int, bit, bit]), ([, group, seq, callback, named]) => ({

@@ -377,7 +377,7 @@ export class ReferenceModel {
   private view(job: ModelJob): JobView {
     const { id, group, data, state, orderMs, createdAt } = job;
     const attempts = state === 'active' ? job.attempts + 1 : job.attempts;
-    const view: JobView = { id, group, data, state, orderMs, attempts, maxAttempts: this.maxAttemptsOf(job), createdAt };
+    const view: JobView = { id, group, data, state, orderMs, attempts, maxAttempts: this.maxAttemptsOf(job), createdAt, priority: 0 };
     if (job.runAt !== undefined && (state === 'waiting' || state === 'delayed')) view.runAt = job.runAt;
     if (job.startedAt !== undefined && state !== 'waiting' && state !== 'delayed') view.startedAt = job.startedAt;
     if (state === 'completed' || state === 'failed') view.finishedAt = job.finishedAt;
