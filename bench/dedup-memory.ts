@@ -3,7 +3,9 @@
 //   - bytes per remembered id: MEMORY USAGE of the `dedup` zset (exact, SAMPLES 0) after 10,000
 //     jobs with producer-given ids completed (keepCompleted 0, so nothing else of them is left);
 //   - Redis commands per job on the lone-job path as a drain runs it (enqueue, settle([], n),
-//     settle([complete], n)), without an id and with one: the difference is the window's price.
+//     settle([complete], n)), without an id and with one: the difference is the window's price;
+//   - the same in batches (enqueue 100 jobs per call, settle up to 1000 per call), where the ids
+//     a call enqueues or ends cost one command per call.
 //   node scripts/run-ts.mjs bench/dedup-memory.ts            readable lines on stdout
 //   node scripts/run-ts.mjs bench/dedup-memory.ts --json     one JSON object on stdout
 import type { Engine } from '../src/core/engine';
@@ -16,6 +18,8 @@ const IDS = 10_000;
 const GROUPS = 1_000;
 const BATCH = 500;
 const ITERATIONS = 200;
+const BATCHED_JOBS = 5_000;
+const BATCH_OF = 100;
 const json = process.argv.includes('--json');
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -68,6 +72,23 @@ async function commandsPerLoneJob(engine: Engine, admin: Parameters<typeof keyBy
   return { commandsPerJob: round(totalCalls(counts) / ITERATIONS, 3), byCommand: perUnit(counts, ITERATIONS) };
 }
 
+/** Commands per job enqueued in batches of BATCH_OF, each completed by settles of up to 1000. */
+async function commandsPerBatchedJob(engine: Engine, admin: Parameters<typeof keyBytes>[0], named: boolean) {
+  const queue = `bench-dedup-batched-${named ? 'id' : 'no-id'}`;
+  await engine.putQueue(queue, { endpoint: 'http://127.0.0.1:9/jobs', concurrency: 1000 });
+  await engine.tick(queue);
+  await resetStats(admin);
+  const before = await commandStats(admin);
+  for (let start = 0; start < BATCHED_JOBS; start += BATCH_OF) {
+    const jobs = Array.from({ length: BATCH_OF }, (_, i) => ({ group: `user:${(start + i) % GROUPS}`, ...(named ? { id: idOf(start + i) } : {}) }));
+    await engine.enqueueBatch(queue, jobs);
+    await completeAll(engine, queue); // so that later batches meet remembered ids
+  }
+  const counts = diffCounts(before, await commandStats(admin));
+  await engine.deleteQueue(queue);
+  return { commandsPerJob: round(totalCalls(counts) / BATCHED_JOBS, 3) };
+}
+
 const stack = await startBenchStack(log);
 try {
   const engine = stack.engine();
@@ -76,13 +97,23 @@ try {
   log(`dedup: ${ITERATIONS} lone jobs without and with an id`);
   const withoutId = await commandsPerLoneJob(engine, stack.admin, false);
   const withId = await commandsPerLoneJob(engine, stack.admin, true);
-  const result = { memory, withoutId, withId, extraCommandsPerJobWithId: round(withId.commandsPerJob - withoutId.commandsPerJob, 3) };
+  log(`dedup: ${BATCHED_JOBS} jobs in batches of ${BATCH_OF}, without and with ids`);
+  const batchedWithoutId = await commandsPerBatchedJob(engine, stack.admin, false);
+  const batchedWithId = await commandsPerBatchedJob(engine, stack.admin, true);
+  const result = {
+    memory,
+    withoutId,
+    withId,
+    extraCommandsPerJobWithId: round(withId.commandsPerJob - withoutId.commandsPerJob, 3),
+    batched: { withoutId: batchedWithoutId.commandsPerJob, withId: batchedWithId.commandsPerJob },
+  };
   if (json) {
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } else {
     console.log(`bytes per remembered id: ${memory.bytesPerId} (${memory.ids} ids of ${memory.idLength} characters, ${memory.encoding})`);
     console.log(`commands per lone job: ${withoutId.commandsPerJob} without an id, ${withId.commandsPerJob} with one (+${result.extraCommandsPerJobWithId})`);
     console.log(`  with an id, by command: ${JSON.stringify(withId.byCommand)}`);
+    console.log(`commands per job in batches of ${BATCH_OF}: ${batchedWithoutId.commandsPerJob} without ids, ${batchedWithId.commandsPerJob} with ids`);
   }
 } finally {
   await stack.close();

@@ -31,7 +31,6 @@ Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND, {-4, 'active'} INVALID_STATE,
 -- @include meta
 -- @include group
 -- @include job-ops
--- @include dedup
 -- @include debounce
 
 local K = {
@@ -45,6 +44,7 @@ local raw = redis.call('HGET', K.jobs, id)
 if not raw then return { JOB_NOT_FOUND } end
 local state = decodeJob(raw)
 if state.g ~= ARGV[2] then return { JOB_CHANGED_GROUP, state.g } end
+local B = newBatch(M, now)
 if state.st == 'delayed' then
   redis.call('ZREM', KEYS[6], delayedMember(id, state.g))
 elseif state.st then
@@ -52,14 +52,13 @@ elseif state.st then
 elseif redis.call('ZSCORE', K.active, leaseMember(leaseToken(M, id, state), id, state.g)) then
   return { INVALID_STATE, 'active' }
 else
-  local B = newBatch(M, now)
   detachWaiting(K, B, KEYS[13], id, state)
-  flushBatch(K, B)
 end
 if not state.st or state.st == 'delayed' then -- it had not finished: it ends here
   releaseDebounce(K, id, state)
-  if state.i then rememberEnded(K, M, id, 'removed', now) end
+  if state.i then noteEnded(B, id, 'removed', now) end
 end
+flushBatch(K, B)
 redis.call('HDEL', K.jobs, id)
 saveMeta(M)
 return { 1, dueReport(M, now) }

@@ -1,6 +1,7 @@
 -- The dedup window (README, Flow control): the id of a job its producer named
 -- (state field `i`) stays known for the queue's dedupWindowMs after the job ends, whatever is
--- kept of the job itself. Needs job.lua and meta.lua; K needs dedup.
+-- kept of the job itself. Needs job.lua and meta.lua; K needs dedup. The ids a call ends are
+-- gathered in its batch (group.lua) and remembered by flushBatch with one ZADD.
 --
 -- `dedup` zset: member the id, score expiry * 4 + how the job ended (0..3, ENDED), so that one
 -- ZSCORE tells whether the id is still known and what to answer. meta `dedup` counts its
@@ -15,11 +16,18 @@ local DEDUP_TRIM_MS = 60000
 local ENDED = { 'completed', 'failed', 'removed', 'cancelled' }
 local ENDED_CODE = { completed = 0, failed = 1, removed = 2, cancelled = 3 }
 
--- Remembers that job `id`, which its producer named, ended as `ended` (a name of ENDED).
-local function rememberEnded(K, M, id, ended, now)
-  local window = M.cfg.dedupWindowMs or DEFAULT_DEDUP_WINDOW_MS
+-- Notes in batch B that job `id`, which its producer named, ended as `ended` (a name of ENDED).
+local function noteEnded(B, id, ended, now)
+  local window = B.M.cfg.dedupWindowMs or DEFAULT_DEDUP_WINDOW_MS
   if window == 0 then return end
-  metaAdd(M, 'dedup', redis.call('ZADD', K.dedup, int((now + window) * 4 + ENDED_CODE[ended]), id))
+  B.ended = B.ended or {}
+  B.ended[#B.ended + 1] = int((now + window) * 4 + ENDED_CODE[ended])
+  B.ended[#B.ended + 1] = id
+end
+
+-- Remembers the ids noted in `ended` ({score, id, ...}), and trims expired ones.
+local function rememberEnded(K, M, ended, now)
+  metaAdd(M, 'dedup', redis.call('ZADD', K.dedup, unpack(ended)))
   if now < metaNum(M, 'dedupTrimAt') then return end
   metaAdd(M, 'dedup', -redis.call('ZREMRANGEBYSCORE', K.dedup, '-inf', int(now * 4 + 3)))
   metaSet(M, 'dedupTrimAt', int(now + DEDUP_TRIM_MS))

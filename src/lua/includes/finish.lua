@@ -1,7 +1,7 @@
 -- Ending a job: complete, fail with retry, fail for good, cancel. Needs job.lua, meta.lua,
 -- group.lua and history.lua, a batch B (group.lua) and a table K of keys: jobs, held,
 -- completed, failed, outcomes, outcomeRecords (the last two written only when a job with a
--- callback URL ends), dedup (written only when a job its producer named ends).
+-- callback URL ends), dedup (written only when a job its producer named ends, dedup.lua).
 --
 -- A lease L being ended: { id, group, groupKey, member (in the group zset), hint, state, data,
 -- deadline, status?, expired? }. `hint` says whether the job is in its group zset: 's' no (a
@@ -14,7 +14,6 @@
 -- job's id (its state's `i`), for a caller that does not read the state.
 
 -- @include outcome
--- @include dedup
 
 -- Keeps at most `keep` jobs in a retention zset (oldest go first), removing at most `step` per
 -- call: one per finished job keeps up as jobs finish; the tick trims a lowered limit in steps.
@@ -53,7 +52,7 @@ local function retire(K, B, L, zkey, keep, now)
   local url = L.state and (L.state.cb or B.M.cfg.callbackUrl)
   if url then recordOutcome(B, L, url, now) end
   if L.named or (L.state and L.state.i) then
-    rememberEnded(K, B.M, L.id, L.state and L.state.st or 'completed', now) -- only a completion comes without its state
+    noteEnded(B, L.id, L.state and L.state.st or 'completed', now) -- only a completion comes without its state
   end
   if keep > 0 then
     L.state.f = now
