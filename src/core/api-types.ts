@@ -33,8 +33,8 @@ export type QueueSummary = Omit<QueueInfo, 'config'>;
 export interface EnqueueResult {
   id: string;
   /** The state the job entered; the same call may already have leased it. */
-  state: JobState;
-  /** The id was known: a kept job (its state now), or one that ended inside dedupWindowMs (how it ended). */
+  state: JobState | 'removed';
+  /** The id was known: a kept job (its state now), or one that ended inside dedupWindowMs (how it ended, `removed` included). */
   duplicate?: true;
   /** A waiting job with the same debounce key took this enqueue's data: `id` is that job. */
   debounced?: true;

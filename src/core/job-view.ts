@@ -26,6 +26,8 @@ export interface JobRecord {
   h?: number;
   /** The job's own callback URL. */
   cb?: string;
+  /** 1: its producer named its id (the dedup window remembers it when it ends). */
+  i?: 1;
   /** How its outcome callback ended, once it did (settle-outcomes.lua). */
   oc?: { st: 'delivered' | 'abandoned'; n: number; d?: number; le?: string };
   /** Priority (absent: 0). */

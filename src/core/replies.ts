@@ -33,6 +33,8 @@ const int = z.number();
 const text = z.string();
 const bit = z.literal([0, 1]);
 const jobState = z.enum(JOB_STATES);
+/** A known id's answer may name the state its job ended in, `removed` included (dedup.lua). */
+const enqueuedState = z.enum([...JOB_STATES, 'removed']);
 const groupState = z.enum(['ready', 'active', 'held', 'paused'] satisfies GroupState[]);
 /** Where the next page of a listing starts, [] for none (cursors.ts). */
 const position = z.array(z.union([text, int]));
@@ -84,9 +86,9 @@ export const replies = {
   ),
   'delete-queue': reply(z.tuple([ok, bit, text, z.array(text)]), ([, finished, cursor, groups]) => ({ finished: finished === 1, cursor, groups })),
   'delete-repeat': done,
-  /** results: {id, state, duplicate 0|1} per job. */
+  /** results: {id, state, flag} per job, flag 0 new, 1 duplicate, 2 debounced. */
   enqueue: reply(
-    z.tuple([ok, z.array(z.tuple([text, jobState, bit])), text, z.array(leasedJob), int]),
+    z.tuple([ok, z.array(z.tuple([text, enqueuedState, z.literal([0, 1, 2])])), text, z.array(leasedJob), int]),
     ([, results, config, leased, dueAt]) => ({ results, config: storedConfig(config), leased, dueAt: instant(dueAt) }),
   ),
   /** id, group, id, group, ...: the oldest first ('' for a member without a record). */
@@ -112,8 +114,13 @@ export const replies = {
   ),
   'group-limits': reply(z.tuple([ok, text, int]), ([, limits, dueAt]) => ({ limits: groupLimits(limits), dueAt: instant(dueAt) })),
   heartbeat: reply(z.tuple([ok, int, int]), ([, expiresAt, dueAt]) => ({ expiresAt, dueAt: instant(dueAt) })),
-  /** callback: the job has a callback URL of its own. */
-  'job-group': reply(z.tuple([ok, text, int, bit]), ([, group, seq, callback]) => ({ group, seq, callback: callback === 1 })),
+  /** callback: the job has a callback URL of its own; named: its producer named its id. */
+  'job-group': reply(z.tuple([ok, text, int, bit, bit]), ([, group, seq, callback, named]) => ({
+    group,
+    seq,
+    callback: callback === 1,
+    named: named === 1,
+  })),
   'list-groups': reply(z.tuple([ok, position, z.array(text)]), ([, next, names]) => ({ next, names })),
   'list-jobs': reply(z.tuple([ok, position, z.array(jobView)]), ([, next, views]) => ({ next, views })),
   /** key, spec JSON, key, spec JSON, ... */
