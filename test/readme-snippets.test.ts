@@ -114,8 +114,8 @@ describe('README snippets', () => {
     const file = await compile('client', forThisStack(await snippet('client')));
     const { stdout } = await run(process.execPath, [file], { cwd: root });
     expect(stdout).toContain('404 JOB_NOT_FOUND job not found');
-    await endpoint.waitFor(2);
-    expect(endpoint.received.map((r) => r.job.group).sort()).toEqual(['user:42', 'user:7']);
+    await endpoint.waitFor(3);
+    expect(endpoint.received.map((r) => r.job.group).sort()).toEqual(['user:42', 'user:7', 'vip:1']);
   });
 
   it('receiver-handler: a link checker Worker completes, and fails a gone page at once', async () => {

@@ -144,12 +144,15 @@ function parseArgsMessage(error: unknown): string {
   return text.replace(/^./, (c) => c.toLowerCase());
 }
 
-/** A flag holding a whole number in [min, max]; undefined when the flag was not given. */
+/**
+ * A flag holding a whole number in [min, max]; undefined when the flag was not given. (A
+ * negative value is given as `--name=-5`: `--name -5` reads as a flag.)
+ */
 export function intFlag(flags: FlagValues, name: string, command: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
   const raw = flags[name];
   if (raw === undefined) return undefined;
   const value = Number(raw);
-  if (typeof raw !== 'string' || !/^\d+$/.test(raw.trim()) || value < min || value > max) {
+  if (typeof raw !== 'string' || !/^-?\d+$/.test(raw.trim()) || value < min || value > max) {
     const range = max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `${min} to ${max}`;
     throw new UsageError(`--${name} must be a whole number, ${range} (got "${String(raw)}")`, command);
   }

@@ -1,8 +1,8 @@
 // The one-shot commands: list queues and jobs, show a job, enqueue, retry, remove, promote,
-// retry every failed job, clean finished jobs, cancel, pause and resume. Each makes its calls through
-// GroupqClient and prints a table or a line for people, or one JSON document with --json. The
-// monitor lives in monitor.ts.
-import type { CleanOptions, GroupqClient, Job } from '../client';
+// retry every failed job, clean finished jobs, cancel, pause and resume, set or clear a group's
+// limits. Each makes its calls through GroupqClient and prints a table or a line for people, or
+// one JSON document with --json. The monitor lives in monitor.ts.
+import type { CleanOptions, EnqueueResult, GroupLimits, GroupqClient, Job, JobInput } from '../client';
 import { type FlagValues, intFlag, jsonFlag } from './args';
 import { EXIT_API_ERROR, EXIT_OK, type Output, UsageError } from './output';
 import { type Column, oneLine, relativeTime, table } from './table';
@@ -43,25 +43,43 @@ async function queues({ client, out }: CommandContext): Promise<number> {
   return EXIT_OK;
 }
 
+/** --debounce-key with --debounce-ms (and --debounce-max-ms): both or neither. */
+function debounceOf(flags: FlagValues): JobInput['debounce'] {
+  const key = str(flags, 'debounce-key');
+  const delayMs = intFlag(flags, 'debounce-ms', 'enqueue', 0);
+  const maxDelayMs = intFlag(flags, 'debounce-max-ms', 'enqueue', 0);
+  if (key === undefined) {
+    if (delayMs !== undefined || maxDelayMs !== undefined) throw new UsageError('--debounce-ms and --debounce-max-ms need --debounce-key <key>', 'enqueue');
+    return undefined;
+  }
+  if (delayMs === undefined) throw new UsageError('--debounce-key needs --debounce-ms <ms>', 'enqueue');
+  return { key, delayMs, maxDelayMs };
+}
+
+/** How the queue took the job, after its id and state. */
+function enqueueNote(result: EnqueueResult): string {
+  if (result.duplicate) return ' (duplicate: a job with this id was enqueued already)';
+  if (result.debounced) return ' (debounced: the waiting job with this key took the data)';
+  return '';
+}
+
 async function enqueue({ client, out, args, flags }: CommandContext): Promise<number> {
   const group = str(flags, 'group');
   if (group === undefined) throw new UsageError('missing --group <name>', 'enqueue');
-  // Everything is checked before the request: a bad flag must not half-enqueue anything.
-  const data = jsonFlag(flags, 'data', 'enqueue');
-  const delayMs = intFlag(flags, 'delay', 'enqueue', 0);
-  const orderMs = intFlag(flags, 'order-ms', 'enqueue', 0);
-  const id = str(flags, 'id');
-  const callbackUrl = str(flags, 'callback-url');
+  // Everything is checked before the request: a bad flag must not half-enqueue anything. Flags
+  // not given stay undefined, which the request's JSON leaves out.
   const result = await client.queue(args[0]!).add({
     group,
-    ...(data === undefined ? {} : { data }),
-    ...(id === undefined ? {} : { id }),
-    ...(callbackUrl === undefined ? {} : { callbackUrl }),
-    ...(delayMs === undefined ? {} : { delayMs }),
-    ...(orderMs === undefined ? {} : { orderMs }),
+    data: jsonFlag(flags, 'data', 'enqueue'),
+    id: str(flags, 'id'),
+    callbackUrl: str(flags, 'callback-url'),
+    delayMs: intFlag(flags, 'delay', 'enqueue', 0),
+    orderMs: intFlag(flags, 'order-ms', 'enqueue', 0),
+    priority: intFlag(flags, 'priority', 'enqueue', -1000, 1000),
+    debounce: debounceOf(flags),
   });
   if (out.json) out.document(result);
-  else out.line(`${result.id} ${result.state}${result.duplicate ? ' (duplicate: a job with this id exists)' : ''}`);
+  else out.line(`${result.id} ${result.state}${enqueueNote(result)}`);
   return EXIT_OK;
 }
 
@@ -200,6 +218,49 @@ function pauseOrResume(pause: boolean): CommandRun {
   };
 }
 
+/** The limits the flags ask for; a usage error when they contradict each other or ask nothing. */
+function limitsOf(flags: FlagValues): GroupLimits | 'clear' {
+  const concurrency = intFlag(flags, 'concurrency', 'group-limits', 1, 1000);
+  const max = intFlag(flags, 'rate-max', 'group-limits', 1);
+  const periodMs = intFlag(flags, 'rate-period-ms', 'group-limits', 1);
+  const rate = max !== undefined || periodMs !== undefined;
+  if (flags.clear) {
+    if (concurrency !== undefined || rate || flags['no-rate-limit']) throw new UsageError('--clear takes no other limit', 'group-limits');
+    return 'clear';
+  }
+  if (rate && flags['no-rate-limit']) throw new UsageError('give --rate-max/--rate-period-ms or --no-rate-limit, not both', 'group-limits');
+  if (rate && (max === undefined || periodMs === undefined)) throw new UsageError('--rate-max and --rate-period-ms go together', 'group-limits');
+  const rateLimit = flags['no-rate-limit'] ? null : rate ? { max: max!, periodMs: periodMs! } : undefined;
+  if (concurrency === undefined && rateLimit === undefined) {
+    throw new UsageError('give --concurrency, --rate-max with --rate-period-ms, --no-rate-limit, or --clear', 'group-limits');
+  }
+  return { concurrency, rateLimit };
+}
+
+function describeLimits({ concurrency, rateLimit }: GroupLimits): string {
+  const parts = [];
+  if (concurrency !== undefined) parts.push(`concurrency ${concurrency}`);
+  if (rateLimit === null) parts.push('no rate limit');
+  else if (rateLimit !== undefined) parts.push(`at most ${rateLimit.max} starts per ${rateLimit.periodMs} ms`);
+  return parts.join(', ');
+}
+
+async function groupLimits({ client, out, args, flags }: CommandContext): Promise<number> {
+  const [queueName, group] = [args[0]!, args[1]!];
+  const limits = limitsOf(flags);
+  const queue = client.queue(queueName);
+  if (limits === 'clear') {
+    await queue.clearGroupLimits(group);
+    if (out.json) out.document({ group, limits: null });
+    else out.line(`group ${group} in ${queueName}: limits cleared (the queue's apply)`);
+    return EXIT_OK;
+  }
+  const result = await queue.setGroupLimits(group, limits);
+  if (out.json) out.document(result);
+  else out.line(`group ${group} in ${queueName}: ${describeLimits(result.limits)}`);
+  return EXIT_OK;
+}
+
 export const RUNS: Record<string, CommandRun> = {
   queues,
   enqueue,
@@ -213,4 +274,5 @@ export const RUNS: Record<string, CommandRun> = {
   cancel,
   pause: pauseOrResume(true),
   resume: pauseOrResume(false),
+  'group-limits': groupLimits,
 };

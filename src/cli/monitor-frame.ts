@@ -127,8 +127,9 @@ export function renderFrame(s: MonitorSnapshot, options: FrameOptions = {}): str
     lines.push(`GROUPS (${s.counts.groups} with jobs${shown}, active first)`);
     lines.push(
       ...table(
+        // ACTIVE: in flight out of the group's concurrency.
         [{ header: 'GROUP' }, { header: 'STATE' }, right('WAITING'), right('ACTIVE')],
-        s.groups.map((g) => [g.group, g.state, String(g.waiting), String(g.active)]),
+        s.groups.map((g) => [g.group, g.state, String(g.waiting), `${g.active}/${g.concurrency}`]),
       ),
     );
   }

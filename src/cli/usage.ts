@@ -66,8 +66,16 @@ export const COMMANDS: readonly CommandSpec[] = [
       delay: flag('string', '--delay <ms>', 'do not run before this many ms from now'),
       'order-ms': flag('string', '--order-ms <n>', 'order inside the group (default: now)'),
       'callback-url': flag('string', '--callback-url <url>', 'where its outcome is POSTed when it ends'),
+      priority: flag('string', '--priority <n>', 'across groups, higher starts first: -1000 to 1000 (default 0; negative: --priority=-5)'),
+      'debounce-key': flag('string', '--debounce-key <key>', 'collapse into the waiting job with this key, which takes this data'),
+      'debounce-ms': flag('string', '--debounce-ms <ms>', 'with --debounce-key: start this long after the last enqueue'),
+      'debounce-max-ms': flag('string', '--debounce-max-ms <ms>', 'with --debounce-key: start at most this long after the first'),
     },
-    examples: [`groupq enqueue orders --group user:42 --data '{"sku":"A1"}'`],
+    examples: [
+      `groupq enqueue orders --group user:42 --data '{"sku":"A1"}'`,
+      `groupq enqueue orders --group user:42 --priority 10`,
+      `groupq enqueue search --group user:42 --debounce-key reindex:42 --debounce-ms 2000 --debounce-max-ms 10000`,
+    ],
   },
   {
     name: 'jobs',
@@ -165,6 +173,25 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: 'restart deliveries of the queue, or of one group',
     flags: { group: flag('string', '--group <name>', 'resume only this group') },
     examples: ['groupq resume orders', 'groupq resume orders --group user:42'],
+  },
+  {
+    name: 'group-limits',
+    args: '<queue> <group>',
+    min: 2,
+    max: 2,
+    summary: "set one group's concurrency and rate limit, or clear them (the queue's apply)",
+    flags: {
+      concurrency: flag('string', '--concurrency <n>', 'jobs of the group in flight at once, 1 to 1000'),
+      'rate-max': flag('string', '--rate-max <n>', 'with --rate-period-ms: at most this many starts per period'),
+      'rate-period-ms': flag('string', '--rate-period-ms <ms>', 'the rate limit\'s period, 1000 to 86400000'),
+      'no-rate-limit': flag('boolean', '--no-rate-limit', 'no rate limit for this group, whatever the queue\'s groupRateLimit'),
+      clear: flag('boolean', '--clear', 'delete the group\'s limits'),
+    },
+    examples: [
+      'groupq group-limits orders user:42 --concurrency 3',
+      'groupq group-limits orders user:42 --rate-max 10 --rate-period-ms 1000',
+      'groupq group-limits orders user:42 --clear',
+    ],
   },
 ];
 

@@ -5,7 +5,7 @@ import type { z } from 'zod';
 import type {
   BulkResult, EnqueueResult, GroupState, GroupSummary, Job, MinuteMetrics, QueueCounts, QueueInfo, Repeat,
 } from '../core/api-types';
-import type { QueueConfigInput } from '../core/config';
+import type { GroupLimits, QueueConfigInput } from '../core/config';
 import { FINISHED_STATES } from '../core/api-types';
 import type {
   cleanJobsSchema, jobInputSchema, jobPatchSchema, listJobsSchema, pageSchema, repeatInputSchema, retryJobsSchema,
@@ -22,7 +22,7 @@ export type PageOptions = Partial<z.output<typeof pageSchema>>;
 export type RetryAllOptions = z.input<typeof retryJobsSchema>;
 export type CleanOptions = z.input<typeof cleanJobsSchema>;
 export type RepeatInput<T = unknown> = Omit<z.input<typeof repeatInputSchema>, 'data'> & { data?: T };
-export type { QueueConfigInput };
+export type { GroupLimits, QueueConfigInput };
 
 export interface JobPage<T> {
   jobs: Job<T>[];
@@ -37,6 +37,12 @@ export interface GroupPage {
 export interface GroupView<T> {
   group: string;
   state: GroupState;
+  /** Its own limits (setGroupLimits), null when the queue's apply. */
+  limits: GroupLimits | null;
+  /** Jobs of the group in flight now, up to `concurrency`. */
+  active: number;
+  /** How many of its jobs may be in flight at once: its own limit, or the queue's groupConcurrency. */
+  concurrency: number;
   jobs: Job<T>[];
 }
 
@@ -221,6 +227,19 @@ export class QueueClient<T = unknown> {
 
   resumeGroup(name: string): Promise<{ group: string; state: GroupState }> {
     return this.request({ method: 'POST', path: `${this.base}/groups/${segment(name)}/resume`, idempotent: true });
+  }
+
+  /**
+   * Replaces the group's limits ({concurrency?, rateLimit?}, at least one; `rateLimit: null`:
+   * none, whatever the queue's groupRateLimit). Its next start obeys them.
+   */
+  setGroupLimits(name: string, limits: GroupLimits): Promise<{ group: string; limits: GroupLimits }> {
+    return this.request({ method: 'PUT', path: `${this.base}/groups/${segment(name)}/limits`, body: limits, idempotent: true });
+  }
+
+  /** Deletes the group's limits: the queue's groupConcurrency and groupRateLimit apply again. */
+  async clearGroupLimits(name: string): Promise<void> {
+    await this.request({ method: 'DELETE', path: `${this.base}/groups/${segment(name)}/limits`, idempotent: true });
   }
 
   /** Completed, failed and retried per minute over the last hour, oldest first. */

@@ -6,9 +6,9 @@ import type { JobState } from './job-input';
 /** States a job does not leave by itself: a wait for the job ends there (server and client). */
 export const FINISHED_STATES: ReadonlySet<string> = new Set<JobState>(['completed', 'failed', 'cancelled']);
 
-export type { Job } from './job-view';
+export type { Job, JobDebounce } from './job-view';
 export type { JobState } from './job-input';
-export type { QueueConfig } from './config';
+export type { GroupLimits, QueueConfig } from './config';
 
 export interface QueueCounts {
   waiting: number;
@@ -33,8 +33,11 @@ export type QueueSummary = Omit<QueueInfo, 'config'>;
 export interface EnqueueResult {
   id: string;
   /** The state the job entered; the same call may already have leased it. */
-  state: JobState;
+  state: JobState | 'removed';
+  /** The id was known: a kept job (its state now), or one that ended inside dedupWindowMs (how it ended, `removed` included). */
   duplicate?: true;
+  /** A waiting job with the same debounce key took this enqueue's data: `id` is that job. */
+  debounced?: true;
 }
 
 /** What a bulk action did: `done` false when jobs of that state remain (its budget ran out: call again). */
@@ -49,18 +52,11 @@ export type GroupState = 'ready' | 'active' | 'held' | 'paused' | 'idle';
 export interface GroupSummary {
   group: string;
   waiting: number;
-  /** Jobs of the group in flight, up to `concurrency`. */
+  /** Jobs of the group in flight now, up to `concurrency`. */
   active: number;
   state: GroupState;
-  /** The group's effective concurrency: its own limits, else the queue's groupConcurrency. */
+  /** How many of its jobs may be in flight at once: its own limit, or the queue's groupConcurrency. */
   concurrency: number;
-}
-
-/** A group's own limits (PUT /groups/{g}/limits): over the queue's groupConcurrency and groupRateLimit. */
-export interface GroupLimits {
-  concurrency?: number;
-  /** null: no rate limit for this group, whatever the queue's groupRateLimit. */
-  rateLimit?: { max: number; periodMs: number } | null;
 }
 
 export interface Repeat {

@@ -28,8 +28,34 @@ export const rateLimitSchema = z
 
 export type RateLimit = z.infer<typeof rateLimitSchema>;
 
+/**
+ * One group's limits, set at runtime (PUT .../groups/{group}/limits): they replace the queue's
+ * groupConcurrency and groupRateLimit for that group; `rateLimit: null` means none at all.
+ */
+export const groupLimitsSchema = z
+  .object({
+    concurrency: int(1, 1000).optional(),
+    rateLimit: rateLimitSchema.nullable().optional(),
+  })
+  .strict()
+  .refine((limits) => limits.concurrency !== undefined || limits.rateLimit !== undefined, 'give concurrency and/or rateLimit');
+
+export type GroupLimits = z.infer<typeof groupLimitsSchema>;
+
 /** What an endpoint's 429 holds until its Retry-After: the job, its group, or the queue's dispatch. */
 export const BACKPRESSURE_MODES = ['job', 'group', 'queue'] as const;
+
+/**
+ * The defaults of the flow-control fields, which configs stored before them lack: such a config
+ * reads as if it had them (readStoredConfig), as the scripts treat an absent field.
+ */
+const FLOW_DEFAULTS = {
+  groupConcurrency: 1,
+  rateLimit: null,
+  groupRateLimit: null,
+  dedupWindowMs: 300_000,
+  backpressure: 'job',
+} as const;
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
@@ -93,15 +119,15 @@ export function queueConfigSchema(options: ConfigOptions = {}) {
       /** @default 1000 */
       keepFailed: int(0, 1_000_000).default(1000),
       /** Jobs of one group in flight at once; they start in (orderMs, sequence) order. @default 1 */
-      groupConcurrency: int(1, 1000).default(1),
+      groupConcurrency: int(1, 1000).default(FLOW_DEFAULTS.groupConcurrency),
       /** Deliveries started queue-wide: at most `max` in any window of `periodMs`. @default null */
-      rateLimit: rateLimitSchema.nullable().default(null),
+      rateLimit: rateLimitSchema.nullable().default(FLOW_DEFAULTS.rateLimit),
       /** The same, per group (a group's own limits override it). @default null */
-      groupRateLimit: rateLimitSchema.nullable().default(null),
+      groupRateLimit: rateLimitSchema.nullable().default(FLOW_DEFAULTS.groupRateLimit),
       /** How long a job id stays known after its job ends. @default 300000 */
-      dedupWindowMs: int(0, 7 * DAY_MS).default(300_000),
+      dedupWindowMs: int(0, 7 * DAY_MS).default(FLOW_DEFAULTS.dedupWindowMs),
       /** What an endpoint's 429 holds until its Retry-After. @default "job" */
-      backpressure: z.enum(BACKPRESSURE_MODES).default('job'),
+      backpressure: z.enum(BACKPRESSURE_MODES).default(FLOW_DEFAULTS.backpressure),
       /** Bound on each job's `data` as JSON bytes. @default 262144 */
       maxPayloadBytes: int(2, 1_048_576).default(262_144),
       /** Browser origins allowed to enqueue (CORS). @default [] */
@@ -129,4 +155,11 @@ export async function toStoredConfig(config: ParsedConfig): Promise<StoredConfig
 export function toPublicConfig(stored: StoredConfig): QueueConfig {
   const { publishTokenHashes, ...rest } = stored;
   return { ...rest, publishTokens: publishTokenHashes.length };
+}
+
+/** A stored config's JSON, with the defaults of the fields added since it was stored. */
+export function readStoredConfig(json: string): StoredConfig {
+  const stored = JSON.parse(json) as Record<string, unknown>;
+  for (const [field, value] of Object.entries(FLOW_DEFAULTS)) if (!(field in stored)) stored[field] = value;
+  return stored as StoredConfig;
 }

@@ -3,6 +3,7 @@ import type { ConfigOptions } from './config';
 import * as bulk from './bulk';
 import * as dueIndex from './due-index';
 import type { EngineContext } from './context';
+import * as groupLimits from './group-limits';
 import * as jobOps from './job-ops';
 import * as leases from './leases';
 import * as metrics from './metrics';
@@ -42,6 +43,8 @@ export function createEngine({ redis, now = Date.now, keyLocking = true, ...opti
     resumeQueue: (queue: string) => queues.setQueuePaused(ctx, queue, false),
     pauseGroup: (queue: string, group: string) => queues.setGroupPaused(ctx, queue, group, true),
     resumeGroup: (queue: string, group: string) => queues.setGroupPaused(ctx, queue, group, false),
+    setGroupLimits: bind(ctx, groupLimits.setGroupLimits),
+    clearGroupLimits: bind(ctx, groupLimits.clearGroupLimits),
 
     enqueue: bind(ctx, producer.enqueue),
     enqueueBatch: bind(ctx, producer.enqueueBatch),

@@ -61,6 +61,10 @@ export function jobInputSchemaFor(options: ConfigOptions) {
     .refine((job) => job.delayMs === undefined || job.runAt === undefined, {
       message: 'give delayMs or runAt, not both',
       path: ['runAt'],
+    })
+    .refine((job) => job.debounce === undefined || (job.delayMs === undefined && job.runAt === undefined), {
+      message: 'debounce sets when the job starts: give no delayMs or runAt with it',
+      path: ['debounce'],
     });
 }
 

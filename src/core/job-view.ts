@@ -26,8 +26,15 @@ export interface JobRecord {
   h?: number;
   /** The job's own callback URL. */
   cb?: string;
+  /** 1: its producer named its id (the dedup window remembers it when it ends). */
+  i?: 1;
   /** How its outcome callback ended, once it did (settle-outcomes.lua). */
   oc?: { st: 'delivered' | 'abandoned'; n: number; d?: number; le?: string };
+  /** Priority (absent: 0). */
+  pr?: number;
+  /** Debounce key, and the debounce deadline (first enqueue + maxDelayMs; absent: none). */
+  db?: string;
+  dx?: number;
 }
 
 /** How a job's outcome callback is going (GET of one job only). */
@@ -67,6 +74,11 @@ function toAttempt([attempt, startedAt, finishedAt, outcome, status, error]: Sto
   return entry;
 }
 
+export interface JobDebounce {
+  key: string;
+  deadline?: number;
+}
+
 export interface Job<T = unknown> {
   id: string;
   queue: string;
@@ -77,6 +89,10 @@ export interface Job<T = unknown> {
   attempts: number;
   maxAttempts: number;
   createdAt: number;
+  /** Across groups, a higher priority starts first (README, Flow control). */
+  priority: number;
+  /** A debounced job: its key, and the latest it starts (first enqueue + maxDelayMs), if capped. */
+  debounce?: JobDebounce;
   runAt?: number;
   startedAt?: number;
   finishedAt?: number;
@@ -113,7 +129,9 @@ export function toJob(queue: string, [id, stateJson, data, state, startedAt, exp
     attempts: state === 'active' ? made + 1 : made,
     maxAttempts,
     createdAt: record.c ?? record.o,
+    priority: record.pr ?? 0,
   };
+  if (record.db !== undefined) job.debounce = record.dx === undefined ? { key: record.db } : { key: record.db, deadline: record.dx };
   // runAt matters while a job waits for it (delayed, or a retry's backoff).
   if (record.ra !== undefined && (state === 'delayed' || state === 'waiting')) job.runAt = record.ra;
   if (startedAt >= 0) job.startedAt = startedAt;

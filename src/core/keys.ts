@@ -86,7 +86,7 @@ export const KEY_CATALOGUE: readonly KeyDescription[] = [
   { key: 'gq:queues', type: 'set', holds: 'names of all queues (GET /v1/queues)' },
   { key: 'gq:due', type: 'zset', holds: 'queues with a timer, by when each next needs a tick (the cron reads only this)' },
   { key: 'gq:publish-tokens', type: 'hash', holds: 'SHA-256 of a publish token -> its queue (to answer 403, not 401)' },
-  { key: 'gq:{q}:meta', type: 'hash', holds: "config JSON and counters: paused, pausedGroups, seq, active, ready, timer, outcomes ('1' while outcome callbacks may be pending), each group's jobs (`g:<group>`), limits (`l:<group>`) and flow state (`f:<group>`), flows, prio, hold, rs, per-minute outcomes (`<c, f or r>:<minute % 60>` -> epoch minute * 1e8 + count)" },
+  { key: 'gq:{q}:meta', type: 'hash', holds: "config JSON and counters: paused, pausedGroups, seq, active, ready, timer, outcomes ('1' while outcome callbacks may be pending), each group's jobs (`g:<group>`), limits (`l:<group>`) and flow state (`f:<group>`), flows, prio, hold, rs, dedup (ids in `dedup`) and dedupTrimAt, per-minute outcomes (`<c, f or r>:<minute % 60>` -> epoch minute * 1e8 + count)" },
   { key: 'gq:{q}:jobs', type: 'hash', holds: 'job id -> record: state JSON, newline, data JSON' },
   { key: 'gq:{q}:g:<group>', type: 'zset', holds: "a group's waiting and leased jobs by orderMs (not a solo lease); member = 15-digit sequence + id" },
   { key: 'gq:{q}:ready', type: 'zset', holds: 'head member of each idle group by orderMs' },

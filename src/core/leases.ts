@@ -40,6 +40,8 @@ export interface LeasedJob<T = unknown> {
   solo: boolean;
   /** The job has a callback URL of its own (settle then reads its record to record the outcome). */
   callback: boolean;
+  /** Its producer named its id: its end is remembered for the dedup window. */
+  named: boolean;
 }
 
 /**
@@ -53,6 +55,8 @@ export interface LeasePlace {
   solo?: boolean;
   /** The job has a callback URL of its own. */
   callback: boolean;
+  /** Its producer named its id. */
+  named: boolean;
 }
 
 /** `status`: the endpoint's HTTP answer when the outcome is one (a delivery's), for the job's history. */
@@ -94,12 +98,13 @@ export function toLeasedJob(queue: string, config: StoredConfig, [id, stateJson,
     seq: record.s,
     solo: hint === 's',
     callback: record.cb !== undefined,
+    named: record.i === 1,
   };
 }
 
 /** What settle needs to know of a leased job's place. */
 export function placeOf(job: LeasedJob): LeasePlace {
-  return { group: job.group, seq: job.seq, solo: job.solo, callback: job.callback };
+  return { group: job.group, seq: job.seq, solo: job.solo, callback: job.callback, named: job.named };
 }
 
 /** Reads where job `id` sits (its group and sequence): the one read a lease callback adds. */
@@ -108,23 +113,23 @@ async function readPlace(ctx: EngineContext, queue: string, id: string): Promise
     return await callScript(ctx, scripts.jobGroup, { queue }, [id]);
   } catch (error) {
     // No such job: its lease cannot be live, and settle says LEASE_LOST for it.
-    if (error instanceof QueueError && error.code === 'JOB_NOT_FOUND') return { group: '', seq: 0, callback: false };
+    if (error instanceof QueueError && error.code === 'JOB_NOT_FOUND') return { group: '', seq: 0, callback: false, named: false };
     throw error;
   }
 }
 
-function outcomeArgs(outcome: Outcome, { group, seq, solo, callback }: LeasePlace): (string | number)[] {
+function outcomeArgs(outcome: Outcome, { group, seq, solo, callback, named }: LeasePlace): (string | number)[] {
   const hint = solo === undefined ? '?' : solo ? 's' : 'm';
   const lease = [outcome.id, outcome.lease, group, seq, hint];
   const status = outcome.status ?? 0;
-  const cb = callback ? '1' : '0';
+  const flags = [callback ? '1' : '0', named ? '1' : '0'];
   if (outcome.kind === 'complete') {
     const result = outcome.result === undefined ? '' : JSON.stringify(outcome.result);
-    return ['complete', ...lease, result, outcome.resultTruncated ? '1' : '0', -1, status, cb];
+    return ['complete', ...lease, result, outcome.resultTruncated ? '1' : '0', -1, status, ...flags];
   }
   const retryAfterMs = outcome.retryAfterMs === undefined ? -1 : Math.min(Math.max(0, Math.floor(outcome.retryAfterMs)), DAY_MS);
   const error = outcome.error.slice(0, MAX_ERROR_LENGTH);
-  return ['fail', ...lease, error, outcome.retry === false ? '0' : '1', retryAfterMs, status, cb];
+  return ['fail', ...lease, error, outcome.retry === false ? '0' : '1', retryAfterMs, status, ...flags];
 }
 
 async function runSettle(ctx: EngineContext, queue: string, outcomes: Outcome[], reserve: number, onlyIfLive: boolean): Promise<Settled> {

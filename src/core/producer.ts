@@ -27,6 +27,11 @@ function schemasFor(options: ConfigOptions) {
 /** The per-job state fields a job record carries only when given (see job.lua). */
 function recordOptions(job: ParsedJob, createdAt: number, orderMs: number): string {
   const options: Record<string, unknown> = {};
+  if (job.id !== undefined) options.i = 1; // only ids the producer named are remembered (dedup.lua)
+  if (job.debounce !== undefined) {
+    options.db = job.debounce.key;
+    if (job.debounce.maxDelayMs !== undefined) options.dx = createdAt + job.debounce.maxDelayMs;
+  }
   if (job.maxAttempts !== undefined) options.ma = job.maxAttempts;
   if (job.backoff !== undefined) options.bo = job.backoff;
   if (job.timeoutMs !== undefined) options.to = job.timeoutMs;
@@ -35,6 +40,14 @@ function recordOptions(job: ParsedJob, createdAt: number, orderMs: number): stri
   if (createdAt !== orderMs) options.c = createdAt;
   return Object.keys(options).length > 0 ? JSON.stringify(options) : '';
 }
+
+/** A debounced job starts delayMs from now, and no later than maxDelayMs from now. */
+function debouncedStart({ delayMs, maxDelayMs = delayMs }: NonNullable<ParsedJob['debounce']>, now: number): number {
+  return now + Math.min(delayMs, maxDelayMs);
+}
+
+/** enqueue.lua's flag per job: new, duplicate (a known id), debounced (collapsed into another job). */
+const ANSWER_FLAGS = [{}, { duplicate: true }, { debounced: true }] as const;
 
 export interface Enqueued {
   results: EnqueueResult[];
@@ -54,7 +67,7 @@ async function enqueueParsed(
   const args: (string | number)[] = [now, Math.min(Math.max(0, reserve), 1000), jobs.length];
   for (const [i, job] of jobs.entries()) {
     const orderMs = job.orderMs ?? now;
-    const runAt = job.runAt ?? (job.delayMs !== undefined ? now + job.delayMs : 0);
+    const runAt = job.debounce ? debouncedStart(job.debounce, now) : (job.runAt ?? (job.delayMs !== undefined ? now + job.delayMs : 0));
     args.push(job.id ?? randomId(), job.group, orderMs, runAt, rawData[i] ?? JSON.stringify(job.data), recordOptions(job, now, orderMs));
   }
   const { results, config, leased, dueAt } = await callScript(ctx, scripts.enqueue, { queue, groups: jobs.map((job) => job.group) }, args);
@@ -62,13 +75,17 @@ async function enqueueParsed(
   // invocation dies mid-delivery (G3).
   await noteDue(ctx, queue, dueAt);
   return {
-    results: results.map(([id, state, duplicate]) => (duplicate === 1 ? { id, state, duplicate: true } : { id, state })),
+    results: results.map(([id, state, flag]) => ({ id, state, ...ANSWER_FLAGS[flag] })),
     leased: leased.map((tuple) => toLeasedJob(queue, config, tuple)),
     config,
   };
 }
 
-/** Adds one job. An existing id returns that job with `duplicate: true` and changes nothing. */
+/**
+ * Adds one job. A known id (a job kept, or one the dedup window remembers) answers with
+ * `duplicate: true` and changes nothing; a debounced job that collapsed into a waiting one
+ * answers that job with `debounced: true`.
+ */
 export async function enqueue(ctx: EngineContext, queue: string, input: unknown): Promise<EnqueueResult> {
   return (await enqueueAndReserve(ctx, queue, input, 0)).results[0]!;
 }

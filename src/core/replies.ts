@@ -23,8 +23,8 @@
 // 0.1-0.3 ms, measured with zod 4.1 on the bench machine).
 import { z } from 'zod';
 import type { ScriptName } from '../lua/scripts.generated';
-import type { GroupLimits, GroupState } from './api-types';
-import type { StoredConfig } from './config';
+import type { GroupState } from './api-types';
+import { type GroupLimits, readStoredConfig } from './config';
 import { QueueError } from './errors';
 import { JOB_STATES } from './job-input';
 
@@ -33,6 +33,8 @@ const int = z.number();
 const text = z.string();
 const bit = z.literal([0, 1]);
 const jobState = z.enum(JOB_STATES);
+/** A known id's answer may name the state its job ended in, `removed` included (dedup.lua). */
+const enqueuedState = z.enum([...JOB_STATES, 'removed']);
 const groupState = z.enum(['ready', 'active', 'held', 'paused'] satisfies GroupState[]);
 /** Where the next page of a listing starts, [] for none (cursors.ts). */
 const position = z.array(z.union([text, int]));
@@ -51,7 +53,10 @@ const outcomesToSend = z.array(z.tuple([text, text]));
 /** An epoch-ms instant where -1 means none (dueAt, timers, next runs). */
 const instant = (at: number) => (at < 0 ? null : at);
 /** The stored config's JSON: validated once, when put-queue stored it; parsed, not checked, per call. */
-const storedConfig = (json: string) => JSON.parse(json) as StoredConfig;
+const storedConfig = readStoredConfig;
+
+/** A group's runtime limits as meta stores them, '' for none (validated when they were set). */
+const groupLimits = (json: string) => (json === '' ? null : (JSON.parse(json) as GroupLimits));
 
 /** How one script's reply is checked (`schema`) and then decoded (`decode`). */
 interface Reply<S extends z.ZodType = z.ZodType, T = unknown> {
@@ -81,18 +86,18 @@ export const replies = {
   ),
   'delete-queue': reply(z.tuple([ok, bit, text, z.array(text)]), ([, finished, cursor, groups]) => ({ finished: finished === 1, cursor, groups })),
   'delete-repeat': done,
-  /** results: {id, state, duplicate 0|1} per job. */
+  /** results: {id, state, flag} per job, flag 0 new, 1 duplicate, 2 debounced. */
   enqueue: reply(
-    z.tuple([ok, z.array(z.tuple([text, jobState, bit])), text, z.array(leasedJob), int]),
+    z.tuple([ok, z.array(z.tuple([text, enqueuedState, z.literal([0, 1, 2])])), text, z.array(leasedJob), int]),
     ([, results, config, leased, dueAt]) => ({ results, config: storedConfig(config), leased, dueAt: instant(dueAt) }),
   ),
   /** id, group, id, group, ...: the oldest first ('' for a member without a record). */
   'finished-page': reply(z.tuple([ok, z.array(text)]), ([, page]) => page),
-  /** state '': no jobs (shown while the group has limits); limits: their JSON, '' for none. */
+  /** state '': no jobs (shown while the group has limits); limits: the group's own ('' none). */
   'get-group': reply(z.tuple([ok, z.union([groupState, z.literal('')]), z.array(jobView), text, int, int]), ([, state, views, limits, active, concurrency]) => ({
     state: state === '' ? ('idle' as const) : state,
     views,
-    limits: limits === '' ? null : (JSON.parse(limits) as GroupLimits),
+    limits: groupLimits(limits),
     active,
     concurrency,
   })),
@@ -107,13 +112,15 @@ export const replies = {
   'group-info': reply(z.tuple([ok, z.array(z.tuple([text, int, int, groupState, int]))]), ([, rows]) =>
     rows.map(([group, waiting, active, state, concurrency]) => ({ group, waiting, active, state, concurrency })),
   ),
-  'group-limits': reply(z.tuple([ok, text, int]), ([, limits, dueAt]) => ({
-    limits: limits === '' ? null : (JSON.parse(limits) as GroupLimits),
-    dueAt: instant(dueAt),
-  })),
+  'group-limits': reply(z.tuple([ok, text, int]), ([, limits, dueAt]) => ({ limits: groupLimits(limits), dueAt: instant(dueAt) })),
   heartbeat: reply(z.tuple([ok, int, int]), ([, expiresAt, dueAt]) => ({ expiresAt, dueAt: instant(dueAt) })),
-  /** callback: the job has a callback URL of its own. */
-  'job-group': reply(z.tuple([ok, text, int, bit]), ([, group, seq, callback]) => ({ group, seq, callback: callback === 1 })),
+  /** callback: the job has a callback URL of its own; named: its producer named its id. */
+  'job-group': reply(z.tuple([ok, text, int, bit, bit]), ([, group, seq, callback, named]) => ({
+    group,
+    seq,
+    callback: callback === 1,
+    named: named === 1,
+  })),
   'list-groups': reply(z.tuple([ok, position, z.array(text)]), ([, next, names]) => ({ next, names })),
   'list-jobs': reply(z.tuple([ok, position, z.array(jobView)]), ([, next, views]) => ({ next, views })),
   /** key, spec JSON, key, spec JSON, ... */

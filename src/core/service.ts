@@ -132,6 +132,9 @@ export function createService({ dispatcher, due, waitUntil }: ServiceDeps) {
 
     resumeQueue: (queue: string) => thenDrain(queue, engine.resumeQueue(queue)),
     resumeGroup: (queue: string, group: string) => thenDrain(queue, engine.resumeGroup(queue, group)),
+    /** A raised concurrency (or a lifted rate limit) lets the group start more jobs now. */
+    setGroupLimits: (queue: string, group: string, limits: unknown) => thenDrain(queue, engine.setGroupLimits(queue, group, limits)),
+    clearGroupLimits: (queue: string, group: string) => thenDrain(queue, engine.clearGroupLimits(queue, group)),
     retryJob: (queue: string, id: string) => thenDrain(queue, engine.retryJob(queue, id)),
     promoteJob: (queue: string, id: string) => thenDrain(queue, engine.promoteJob(queue, id)),
     /** Ends the job; its group's next job and its outcome callback are delivered after the response. */

@@ -1,10 +1,12 @@
 // The dashboard's entry point: sign-in and sign-out, the hash router (#/ lists the queues,
-// #/queue/<name> shows one, #/queue/<name>/job/<id> one job), and the refresh every few seconds
-// while the tab is visible (not of a view whose queue or job is gone). A 401 from any call signs
-// out with a message: the token was rotated or mistyped.
+// #/queue/<name> shows one, #/queue/<name>/job/<id> one job, #/queue/<name>/group/<group> one
+// group), and the refresh every few seconds while the tab is visible (not of a view whose queue
+// or job is gone). A 401 from any call signs out with a message: the token was rotated or
+// mistyped.
 import type { GroupqClient } from '../client';
 import { byId, showOnly } from './dom';
 import { formatInstant } from './format';
+import { GroupView } from './group-view';
 import { JobView } from './job-detail';
 import { QueueView } from './queue-view';
 import { refreshQueues } from './queues-view';
@@ -23,7 +25,7 @@ const form = byId<HTMLFormElement>('sign-in-form');
 const tokenInput = byId<HTMLInputElement>('token');
 const signInError = byId('sign-in-error');
 
-/** A queue's or a job's view; `gone` once what it shows no longer exists. */
+/** A queue's, a job's or a group's view; `gone` once what it shows no longer exists. */
 interface View {
   readonly element: HTMLElement;
   readonly gone: boolean;
@@ -92,10 +94,11 @@ function start(signedIn: GroupqClient, moveFocus = false): void {
 /** The view the hash names; `moveFocus` when the user navigated (not on page load). */
 async function route(moveFocus: boolean): Promise<void> {
   if (!client) return;
-  // Queue names hold no "/"; job ids are percent-encoded.
-  const match = /^#\/queue\/([^/]+)(?:\/job\/(.+))?$/.exec(window.location.hash);
+  // Queue names hold no "/"; job ids and groups are percent-encoded.
+  const match = /^#\/queue\/([^/]+)(?:\/(job|group)\/(.+))?$/.exec(window.location.hash);
   const name = match ? safeDecode(match[1]!) : null;
-  const id = match?.[2] === undefined ? null : safeDecode(match[2]);
+  const kind = match?.[2];
+  const part = match?.[3] === undefined ? null : safeDecode(match[3]);
   if (name === null) {
     openView = null;
     queueView.replaceChildren();
@@ -103,9 +106,11 @@ async function route(moveFocus: boolean): Promise<void> {
     showOnly(queuesView, views);
   } else {
     byId('queues').replaceChildren();
-    openView = id === null ? new QueueView(client, name, fail) : new JobView(client, name, id, fail);
+    if (part === null) openView = new QueueView(client, name, fail);
+    else openView = kind === 'job' ? new JobView(client, name, part, fail) : new GroupView(client, name, part, fail);
     queueView.replaceChildren(openView.element);
-    document.title = id === null ? `${name} · groupq dashboard` : `Job ${id} · ${name} · groupq dashboard`;
+    const what = part === null ? '' : `${kind === 'job' ? 'Job' : 'Group'} ${part} · `;
+    document.title = `${what}${name} · groupq dashboard`;
     showOnly(queueView, views);
   }
   await refresh();

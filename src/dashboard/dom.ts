@@ -79,6 +79,11 @@ export function byId<T extends HTMLElement = HTMLElement>(id: string): T {
   return el as T;
 }
 
+/** Name-value pairs (a job's or a group's fields), each row marked `data-field` with its name. */
+export function fieldList(rows: [name: string, ...value: Child[]][]): HTMLDListElement {
+  return h('dl', { class: 'fields' }, ...rows.map(([name, ...value]) => h('div', { 'data-field': name }, h('dt', {}, name), h('dd', {}, ...value))));
+}
+
 /**
  * A table that scrolls inside its own box (or stacks its rows on a phone, with `stack`), with a
  * caption for screen readers and a header row of column names.

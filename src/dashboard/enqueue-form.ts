@@ -3,6 +3,7 @@
 // the API refuses shows next to the form. The new job's id links to its own view.
 import type { QueueContext } from './actions';
 import { h, render } from './dom';
+import { field } from './form-fields';
 import { jobHref } from './job-columns';
 import { describeError, isAuthFailure } from './session';
 import { announce } from './status';
@@ -14,8 +15,6 @@ export function enqueueForm(ctx: QueueContext): HTMLElement {
   const error = h('p', { id: 'enqueue-error', class: 'form-error', role: 'alert' });
   const done = h('p', { class: 'form-done', 'data-enqueued': '' });
   const submit = h('button', { type: 'submit', class: 'primary' }, 'Enqueue');
-  const field = (input: HTMLElement, label: string, hint = '') =>
-    h('div', { class: 'field' }, h('label', { for: input.id }, label, hint ? h('span', { class: 'muted' }, ` ${hint}`) : null), input);
   const form = h(
     'form',
     { class: 'enqueue-form', 'aria-labelledby': 'enqueue-heading', novalidate: true },

@@ -1,10 +1,12 @@
 // A queue's groups: each with its state (ready, active, held = waiting for a backoff or the
-// ordering window, paused), its waiting and active jobs, and pause/resume for that group alone
-// (stop a poison group without stopping the queue). Paged with the API's cursor.
+// ordering window, paused), its waiting jobs, its active ones out of its concurrency ("2/3"),
+// and pause/resume for that group alone (stop a poison group without stopping the queue). A
+// group's name opens its own view (its limits). Paged with the API's cursor.
 import type { GroupPage, GroupState, GroupSummary } from '../client';
 import { type QueueContext, act } from './actions';
 import { dataTable, h, render } from './dom';
 import { formatCount } from './format';
+import { groupLink } from './job-columns';
 
 const PAGE = 25;
 const MAX_PAGE = 1000;
@@ -14,10 +16,38 @@ const STATE_HINTS: Record<GroupState, string> = {
   active: 'active',
   held: 'held (waiting for a time)',
   paused: 'paused',
+  idle: 'idle (no job; its limits are kept)',
 };
 
 export function stateBadge(state: string): HTMLElement {
   return h('span', { class: `badge badge-${state}` }, state);
+}
+
+/** "2/3": active jobs out of the group's concurrency. */
+function activeOf({ active, concurrency }: Pick<GroupSummary, 'active' | 'concurrency'>): string {
+  return `${formatCount(active)}/${formatCount(concurrency)}`;
+}
+
+/** Pause or Resume for one group, in the groups list (`small`) and in the group's own view. */
+export function pauseGroupButton(ctx: QueueContext, group: string, paused: boolean, { small = false, focusKey }: { small?: boolean; focusKey: string }): HTMLButtonElement {
+  const label = paused ? 'Resume' : 'Pause';
+  return h(
+    'button',
+    {
+      type: 'button',
+      class: small ? 'small' : '',
+      'data-action': paused ? 'resume-group' : 'pause-group',
+      'data-focus-key': focusKey,
+      'aria-label': `${label} group ${group}`,
+      onclick: (e: Event) =>
+        void act(ctx, e.currentTarget as HTMLButtonElement, async () => {
+          if (paused) await ctx.queue.resumeGroup(group);
+          else await ctx.queue.pauseGroup(group);
+          return `Group ${group} ${paused ? 'resumed' : 'paused'}.`;
+        }),
+    },
+    label,
+  );
 }
 
 export class GroupsPanel {
@@ -31,7 +61,7 @@ export class GroupsPanel {
       'section',
       { class: 'card', 'aria-labelledby': 'groups-heading' },
       h('h2', { id: 'groups-heading' }, 'Groups'),
-      h('p', { class: 'muted hint' }, 'Groups holding a waiting or active job. One job per group runs at a time, in order.'),
+      h('p', { class: 'muted hint' }, 'Groups holding a waiting or active job. Each starts its jobs in order, up to its concurrency at a time (Active).'),
       this.body,
     );
   }
@@ -76,37 +106,14 @@ export class GroupsPanel {
   }
 
   private row(group: GroupSummary): HTMLTableRowElement {
-    const { queue } = this.ctx;
-    const paused = group.state === 'paused';
-    const label = paused ? 'Resume' : 'Pause';
     return h(
       'tr',
       { 'data-group': group.group },
-      h('td', { 'data-label': 'Group' }, h('span', { class: 'group-name' }, group.group)),
+      h('td', { 'data-label': 'Group' }, groupLink(this.ctx.queue.name, group.group, `open:${group.group}`)),
       h('td', { 'data-label': 'State', title: STATE_HINTS[group.state] }, stateBadge(group.state)),
       h('td', { 'data-label': 'Waiting' }, formatCount(group.waiting)),
-      h('td', { 'data-label': 'Active' }, formatCount(group.active)),
-      h(
-        'td',
-        { 'data-label': 'Actions', class: 'actions' },
-        h(
-          'button',
-          {
-            type: 'button',
-            class: 'small',
-            'data-action': paused ? 'resume-group' : 'pause-group',
-            'data-focus-key': `group:${group.group}`,
-            'aria-label': `${label} group ${group.group}`,
-            onclick: (e: Event) =>
-              void act(this.ctx, e.currentTarget as HTMLButtonElement, async () => {
-                if (paused) await queue.resumeGroup(group.group);
-                else await queue.pauseGroup(group.group);
-                return `Group ${group.group} ${paused ? 'resumed' : 'paused'}.`;
-              }),
-          },
-          label,
-        ),
-      ),
+      h('td', { 'data-label': 'Active' }, activeOf(group)),
+      h('td', { 'data-label': 'Actions', class: 'actions' }, pauseGroupButton(this.ctx, group.group, group.state === 'paused', { small: true, focusKey: `group:${group.group}` })),
     );
   }
 }

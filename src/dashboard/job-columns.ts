@@ -1,8 +1,10 @@
 // What the jobs table shows for each state: the columns that matter there (the result of a
 // completed job, the error of a failed one, progress and lease expiry of an active one) and the
-// cells of one job. Job ids link to the job's own view.
+// cells of one job. Job ids link to the job's own view, with a job's priority and debounce key as
+// badges next to the id; groups link to the group's view.
 import type { Job, JobState } from '../client';
 import { h } from './dom';
+import { flowBadges } from './flow-format';
 import { formatWhen, previewJson } from './format';
 
 export interface Column {
@@ -17,6 +19,15 @@ export function jobHref(queue: string, id: string): string {
   return `#/queue/${encodeURIComponent(queue)}/job/${encodeURIComponent(id)}`;
 }
 
+export function groupHref(queue: string, group: string): string {
+  return `#/queue/${encodeURIComponent(queue)}/group/${encodeURIComponent(group)}`;
+}
+
+/** A group's name, linking to its view. */
+export function groupLink(queue: string, group: string, focusKey: string): HTMLElement {
+  return h('a', { class: 'group-name group-link', href: groupHref(queue, group), 'data-focus-key': focusKey }, group);
+}
+
 /** Short JSON inline; long JSON as a disclosure that opens to the whole value. */
 export function jsonCell(value: unknown, key: string): HTMLElement {
   const { preview, full } = previewJson(value);
@@ -29,11 +40,16 @@ export function jsonCell(value: unknown, key: string): HTMLElement {
   );
 }
 
+/** The job's id, linking to its view, and its flow badges. */
 const job: Column = {
   label: 'Job',
-  cell: (j) => h('a', { class: 'id job-link', href: jobHref(j.queue, j.id), 'data-focus-key': `open:${j.id}` }, h('code', {}, j.id)),
+  cell: (j) => {
+    const link = h('a', { class: 'id job-link', href: jobHref(j.queue, j.id), 'data-focus-key': `open:${j.id}` }, h('code', {}, j.id));
+    const badges = flowBadges(j);
+    return badges.length === 0 ? link : h('span', { class: 'job-cell' }, link, ...badges);
+  },
 };
-const group: Column = { label: 'Group', cell: (j) => h('span', { class: 'group-name' }, j.group) };
+const group: Column = { label: 'Group', cell: (j) => groupLink(j.queue, j.group, `group-of:${j.id}`) };
 const attempts: Column = { label: 'Attempts', cell: (j) => `${j.attempts} / ${j.maxAttempts}` };
 const data: Column = { label: 'Data', cell: (j) => jsonCell(j.data, `data:${j.id}`) };
 const runsAt: Column = { label: 'Runs at', cell: (j) => when(j.runAt, j.state === 'waiting' ? 'when its turn comes' : '—') };
@@ -63,3 +79,12 @@ const COLUMNS: Record<JobState, Column[]> = {
 export function columnsOf(state: JobState): Column[] {
   return COLUMNS[state];
 }
+
+/** A group's jobs in the order they run: waiting and active ones side by side. */
+export const GROUP_JOB_COLUMNS: Column[] = [
+  job,
+  { label: 'State', cell: (j) => h('span', { class: `badge badge-${j.state}` }, j.state) },
+  attempts,
+  data,
+  runsAt,
+];

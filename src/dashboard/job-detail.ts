@@ -1,13 +1,16 @@
-// One job's own view (#/queue/<name>/job/<id>): its state and times, progress and lease expiry
-// while active, its full data, result and error, its attempt history and outcome callback when
-// the API has them (job-records.ts), and the actions its state allows. A job or queue that no
-// longer exists is said so once, and the view stops refreshing.
+// One job's own view (#/queue/<name>/job/<id>): its state, group (a link to the group's view),
+// priority and debounce key when it has them, its times, progress and lease expiry while active,
+// its full data, result and error, its attempt history and outcome callback when the API has them
+// (job-records.ts), and the actions its state allows. A job or queue that no longer exists is
+// said so once, and the view stops refreshing.
 import type { GroupqClient } from '../client';
 import { GroupqError } from '../client';
 import { type QueueContext, CANCELLABLE, act, cancelJobControl } from './actions';
 import { Confirmer } from './confirm';
-import { h, render } from './dom';
+import { fieldList, h, render } from './dom';
+import { flowFields } from './flow-format';
 import { formatWhen } from './format';
+import { groupLink } from './job-columns';
 import { type JobDetail, callbackPart, historyPart } from './job-records';
 import { queueHref } from './queues-view';
 import { announce } from './status';
@@ -21,8 +24,9 @@ function part(id: string, title: string, content: Node): HTMLElement {
 function fields(job: JobDetail): HTMLElement {
   const rows: [string, string | Node][] = [
     ['State', h('span', { class: `badge badge-${job.state}`, 'data-job-state': job.state }, job.state)],
-    ['Group', h('span', { class: 'group-name' }, job.group)],
+    ['Group', groupLink(job.queue, job.group, 'group')],
     ['Attempts', `${job.attempts} / ${job.maxAttempts}`],
+    ...flowFields(job),
     ['Created', formatWhen(job.createdAt)],
   ];
   if (job.orderMs !== job.createdAt) rows.push(['Order', formatWhen(job.orderMs)]);
@@ -30,7 +34,7 @@ function fields(job: JobDetail): HTMLElement {
   if (job.startedAt !== undefined) rows.push(['Started', formatWhen(job.startedAt)]);
   if (job.leaseExpiresAt !== undefined) rows.push(['Lease expires', formatWhen(job.leaseExpiresAt)]);
   if (job.finishedAt !== undefined) rows.push(['Finished', formatWhen(job.finishedAt)]);
-  return h('dl', { class: 'fields' }, ...rows.map(([name, value]) => h('div', { 'data-field': name }, h('dt', {}, name), h('dd', {}, value))));
+  return fieldList(rows);
 }
 
 export class JobView {

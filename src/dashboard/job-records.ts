@@ -2,7 +2,7 @@
 // (the last attempts, oldest first) and its outcome callback (the URL, and how delivering the
 // outcome there went). The shapes are the API's (README, HTTP API, Jobs).
 import type { Job } from '../client';
-import { dataTable, h } from './dom';
+import { dataTable, fieldList, h } from './dom';
 import { formatWhen } from './format';
 
 export interface AttemptRecord {
@@ -68,5 +68,5 @@ export function callbackPart(job: JobDetail): HTMLElement | null {
   } else {
     rows.push(['Delivery', h('span', { class: 'muted' }, 'when the job ends')]);
   }
-  return section('job-callback', 'Outcome callback', h('dl', { class: 'fields' }, ...rows.map(([k, v]) => h('div', { 'data-field': k }, h('dt', {}, k), h('dd', {}, v)))));
+  return section('job-callback', 'Outcome callback', fieldList(rows));
 }

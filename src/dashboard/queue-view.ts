@@ -1,8 +1,8 @@
 // One queue: its name, paused state, pause/resume and delete, its config in one line, counts and
 // the chart of its last hour, finding jobs by id or group, enqueueing a test job, then its jobs
-// by state, groups and repeatable jobs. A refresh reads everything in parallel and draws once
-// all answered, so the parts never disagree. A queue that no longer exists is said so once, and
-// the view stops refreshing (no request after that).
+// by state, groups and repeatable jobs, and its flow control to edit. A refresh reads everything
+// in parallel and draws once all answered, so the parts never disagree. A queue that no longer
+// exists is said so once, and the view stops refreshing (no request after that).
 import type { GroupqClient, MinuteMetrics, QueueInfo } from '../client';
 import { GroupqError } from '../client';
 import { type QueueContext, act } from './actions';
@@ -10,6 +10,8 @@ import { chartUnavailable, throughputChart } from './chart';
 import { Confirmer } from './confirm';
 import { h, render } from './dom';
 import { enqueueForm } from './enqueue-form';
+import { BACKPRESSURE_LABELS, formatRate } from './flow-format';
+import { FlowSettings } from './flow-settings';
 import { formatDuration } from './format';
 import { GroupsPanel } from './groups-panel';
 import { JobsPanel } from './jobs-panel';
@@ -27,8 +29,13 @@ function configLine({ config }: QueueInfo): HTMLElement {
     ['Attempts', String(config.maxAttempts)],
     ['Backoff', `${config.backoff.type}, from ${formatDuration(config.backoff.delayMs)}`],
     ...(config.callbackUrl === undefined ? [] : [['Outcomes to', config.callbackUrl] as [string, string]]),
+    ['Group concurrency', String(config.groupConcurrency)],
+    ['Rate limit', formatRate(config.rateLimit)],
+    ['Group rate limit', formatRate(config.groupRateLimit)],
+    ['Dedup window', formatDuration(config.dedupWindowMs)],
+    ['A 429', BACKPRESSURE_LABELS[config.backpressure]],
   ];
-  return h('dl', { class: 'config' }, ...parts.map(([name, value]) => h('div', {}, h('dt', {}, name), h('dd', {}, value))));
+  return h('dl', { class: 'config' }, ...parts.map(([name, value]) => h('div', { 'data-config': name }, h('dt', {}, name), h('dd', {}, value))));
 }
 
 export class QueueView {
@@ -41,6 +48,7 @@ export class QueueView {
   private readonly jobs: JobsPanel;
   private readonly groups: GroupsPanel;
   private readonly repeats: RepeatsPanel;
+  private readonly flow: FlowSettings;
   private readonly ctx: QueueContext;
   private readonly confirmer = new Confirmer(() => this.info && this.drawHead(this.info));
   private info: QueueInfo | null = null;
@@ -56,6 +64,7 @@ export class QueueView {
     this.jobs = new JobsPanel(this.ctx);
     this.groups = new GroupsPanel(this.ctx);
     this.repeats = new RepeatsPanel(this.ctx);
+    this.flow = new FlowSettings(this.ctx);
     this.parts = h(
       'div',
       { class: 'queue-parts' },
@@ -63,6 +72,7 @@ export class QueueView {
       h('div', { class: 'side-by-side' }, searchForm(name, (group) => void this.jobs.showGroup(group)), enqueueForm(this.ctx)),
       this.jobs.element,
       h('div', { class: 'side-by-side' }, this.groups.element, this.repeats.element),
+      this.flow.element,
     );
     this.element = h('div', { class: 'queue-view' }, this.head, this.parts);
     this.drawTitle();
@@ -90,6 +100,7 @@ export class QueueView {
       render(this.overview, configLine(info), countsList(info.counts), metrics.ok ? throughputChart(metrics.minutes, 'queue', this.name) : chartUnavailable(metrics.reason));
       this.jobs.show(jobs, info.counts);
       this.groups.show(groups);
+      this.flow.show(info.config);
       this.repeats.show(repeats);
       this.parts.hidden = false;
       return true;

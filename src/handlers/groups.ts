@@ -1,6 +1,8 @@
-// Admin routes for groups: list, read one (its jobs in order), pause and resume one group.
+// Admin routes for groups: list, read one (its jobs in order), pause and resume one group, set
+// or delete its runtime limits.
 import { Hono } from 'hono';
 import { adminAuth } from './auth';
+import { readJson } from './body';
 import { type AppEnv, scopeOf } from './scope';
 
 export const groupRoutes = new Hono<AppEnv>()
@@ -15,4 +17,12 @@ export const groupRoutes = new Hono<AppEnv>()
   )
   .post('/:queue/groups/:group/resume', adminAuth, async (c) =>
     c.json(await scopeOf(c).service.resumeGroup(c.req.param('queue'), c.req.param('group'))),
-  );
+  )
+  .put('/:queue/groups/:group/limits', adminAuth, async (c) => {
+    const body = await readJson(c);
+    return c.json(await scopeOf(c).service.setGroupLimits(c.req.param('queue'), c.req.param('group'), body));
+  })
+  .delete('/:queue/groups/:group/limits', adminAuth, async (c) => {
+    await scopeOf(c).service.clearGroupLimits(c.req.param('queue'), c.req.param('group'));
+    return c.body(null, 204);
+  });

@@ -58,5 +58,5 @@ export const publishingRoutes = new Hono<AppEnv>()
   .post('/:queue/jobs', async (c) => {
     const { queue, text, value } = await admit(c);
     const result = await scopeOf(c).service.enqueue(queue, value, rawJobData(text));
-    return c.json(result, result.duplicate ? 200 : 201);
+    return c.json(result, result.duplicate || result.debounced ? 200 : 201);
   });

@@ -16,7 +16,9 @@ KEYS[8]  revoked         zset  leases a cancel ended, '<id> <token>' (lease.lua)
 KEYS[9]  outcomes        zset  pending outcome callbacks by next attempt (outcome.lua)
 KEYS[10] outcome-records hash  job id -> outcome record
 KEYS[11] prioritized     zset  idle group heads with a priority
-KEYS[12] group           zset  the job's group (the caller read it with job-group)
+KEYS[12] dedup           zset  ids of ended jobs remembered by the dedup window (dedup.lua)
+KEYS[13] debounce        hash  debounce key -> job id (a cancelled job's goes, debounce.lua)
+KEYS[14] group           zset  the job's group (the caller read it with job-group)
 
 ARGV[1] id
 ARGV[2] the job's group
@@ -37,10 +39,11 @@ Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND,
 -- @include finish
 -- @include lease
 -- @include view
+-- @include debounce
 
 local K = {
   jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5],
-  outcomes = KEYS[9], outcomeRecords = KEYS[10], prioritized = KEYS[11],
+  outcomes = KEYS[9], outcomeRecords = KEYS[10], prioritized = KEYS[11], dedup = KEYS[12], debounce = KEYS[13],
 }
 local id, now = ARGV[1], tonumber(ARGV[3])
 local M, raw, err = loadJob(KEYS[1], K.jobs, id, { groupField(ARGV[2]) })
@@ -51,7 +54,7 @@ if state.st and state.st ~= 'delayed' then return { INVALID_STATE, state.st } en
 
 local B = newBatch(M, now)
 -- Out of its group by the time it retires ('-'), unless it holds the group's lease.
-local L = { id = id, group = state.g, groupKey = KEYS[12], member = memberOf(state.s, id), hint = '-', state = state, data = data }
+local L = { id = id, group = state.g, groupKey = KEYS[14], member = memberOf(state.s, id), hint = '-', state = state, data = data }
 if state.st == 'delayed' then
   redis.call('ZREM', KEYS[6], delayedMember(id, state.g))
 else
@@ -67,9 +70,10 @@ else
     noteAttempt(state, state.sa, 'x', 0, nil, now)
     L.hint = '?' -- solo or not: retire does what either needs
   else
-    detachWaiting(K, B, KEYS[12], id, state)
+    detachWaiting(K, B, KEYS[14], id, state)
   end
 end
+releaseDebounce(K, id, state)
 state.st, state.ra = 'cancelled', nil
 retire(K, B, L, KEYS[7], M.cfg.keepFailed, now)
 flushBatch(K, B)

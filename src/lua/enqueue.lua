@@ -2,7 +2,10 @@
 --[[ enqueue: adds a batch of jobs (one or more) to a queue, all or nothing, then optionally
 reserves up to N ready jobs in the same call: the Worker's enqueue hands them straight to its
 dispatcher, so a job on an idle queue costs no separate reserve round trip.
-Idempotent by id: a job whose id exists is not touched and is reported as a duplicate.
+Idempotent by id: a job whose id exists is not touched and is reported as a duplicate, and so is
+one whose id the dedup window still remembers (dedup.lua). A job with a debounce key that maps
+to a job of its group that has not started collapses into that job (debounce.lua), which takes
+its data and its start (never later than its own first enqueue + maxDelayMs), keeping its place.
 A job enqueued alone to an empty group of a queue with nothing else ready is leased "solo"
 (group.lua): straight from its record, without entering its group zset or `ready`.
 
@@ -15,18 +18,23 @@ KEYS[6]    held           zset  group -> release time (+inf: paused)
 KEYS[7]    paused-groups  set   paused group names
 KEYS[8]    prioritized    zset  idle group heads with a priority other than 0
 KEYS[9]    starts         zset  recent starts (the queue rate limit, reserve.lua)
-KEYS[10]   debounce       hash  debounce key -> job id
-KEYS[10+i] group          zset  the group zset of job i
+KEYS[10]   debounce       hash  debounce key -> the job it collapses into (debounce.lua)
+KEYS[11]   dedup          zset  ids of ended jobs remembered by the dedup window (dedup.lua)
+KEYS[11+i] group          zset  the group zset of job i
 
 ARGV[1]  now (epoch ms)
 ARGV[2]  r, how many ready jobs to reserve after adding (0: none)
 ARGV[3]  n, the number of jobs; then 6 fields per job:
          id, group, orderMs (epoch ms), runAt (epoch ms, 0 = now), data (JSON text),
-         options (JSON object of per-job state fields, e.g. {"ma":5}, or '')
+         options (JSON object of per-job state fields, e.g. {"ma":5}, or ''): among them `i` 1
+         when the producer named the id, `db` a debounce key and `dx` its latest start (the
+         job's runAt is then now + delayMs, capped by it)
 
-Returns {1, {{id, state, duplicate 0|1}...}, config JSON, {{id, state JSON, data, lease deadline, hint, token}...}, dueAt}
-  (leased jobs as settle returns them, none when r is 0; dueAt: lower the queue's due-index
-  entry to this, -1 = nothing to do)
+Returns {1, {{id, state, flag}...}, config JSON, {{id, state JSON, data, lease deadline, hint, token}...}, dueAt}
+  flag 0 new; 1 duplicate, state being the job's current one or, for an id the dedup window
+  remembers, the state its job ended in (completed|failed|removed|cancelled); 2 debounced, id
+  being the job it collapsed into; leased jobs as settle returns them, none when r is 0; dueAt:
+  lower the queue's due-index entry to this, -1 = nothing to do
 Errors  {-1} QUEUE_NOT_FOUND; {-5, i, limit} PAYLOAD_TOO_LARGE for job i (nothing written)
 ]]
 -- @include errors
@@ -34,6 +42,8 @@ Errors  {-1} QUEUE_NOT_FOUND; {-5, i, limit} PAYLOAD_TOO_LARGE for job i (nothin
 -- @include meta
 -- @include group
 -- @include insert
+-- @include job-ops
+-- @include dedup
 -- @include reserve
 
 local now, r, n = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -51,21 +61,89 @@ end
 
 local K = {
   jobs = KEYS[2], ready = KEYS[3], delayed = KEYS[4], active = KEYS[5], held = KEYS[6],
-  pausedGroups = KEYS[7], prioritized = KEYS[8], starts = KEYS[9], debounce = KEYS[10],
+  pausedGroups = KEYS[7], prioritized = KEYS[8], starts = KEYS[9], debounce = KEYS[10], dedup = KEYS[11],
 }
+local G = 11 -- job i's group key is KEYS[G + i]
 local firstSeq = metaNum(M, 'seq') + 1
-local function stateOf(i)
+local states = {}
+for i = 1, n do
   local options = arg(i, 6)
-  return newJobState(now, arg(i, 2), firstSeq + i - 1, tonumber(arg(i, 3)), tonumber(arg(i, 4)),
+  states[i] = newJobState(now, arg(i, 2), firstSeq + i - 1, tonumber(arg(i, 3)), tonumber(arg(i, 4)),
     options ~= '' and cjson.decode(options))
 end
 local reserving = r > 0 and not M.v.paused
 local B, out = newBatch(M, now), {}
 B.reserving = reserving
 
-if n == 1 then
+-- When job i asks to start (runAt 0: now).
+local function runAtOf(i)
+  return math.max(tonumber(arg(i, 4)), now)
+end
+
+-- The job each debounce key of this call may collapse into: key -> {id, state, data, from},
+-- for a key that maps to a job that has not started (`from`: delayed, or waiting and not
+-- leased).
+local function debounceTargets()
+  local keys, seen = {}, {}
+  for _, state in ipairs(states) do
+    if state.db and not seen[state.db] then
+      seen[state.db] = true
+      keys[#keys + 1] = state.db
+    end
+  end
+  local targets, ids, keyOf = {}, {}, {}
+  if #keys == 0 then return targets end
+  for j, id in ipairs(redis.call('HMGET', K.debounce, unpack(keys))) do
+    if id then
+      ids[#ids + 1] = id
+      keyOf[#ids] = keys[j]
+    end
+  end
+  if #ids == 0 then return targets end
+  for j, raw in ipairs(redis.call('HMGET', K.jobs, unpack(ids))) do
+    local id = ids[j]
+    local state, data
+    if raw then state, data = decodeJob(raw) end
+    if state and state.db == keyOf[j] then
+      local from = state.st
+      if not from and not redis.call('ZSCORE', K.active, leaseMember(leaseToken(M, id, state), id, state.g)) then
+        from = 'waiting'
+      end
+      if from == 'waiting' or from == 'delayed' then targets[keyOf[j]] = { id = id, state = state, data = data, from = from } end
+    end
+  end
+  return targets
+end
+
+-- Job i collapses into `target`: its data replace the target's, and the target starts when job
+-- i asks, but never later than the target's first enqueue allowed.
+local function collapse(target, i)
+  target.data = arg(i, 5)
+  target.runAt = math.min(runAtOf(i), target.state.dx or math.huge)
+  target.groupKey = KEYS[G + i] -- the same group's key
+end
+
+-- Moves a job that existed before this call to the start its collapses set: a waiting job that
+-- must start later leaves its group for `delayed`, a delayed one due now joins its group.
+local function moveCollapsed(t)
+  local delay = t.runAt > now
+  if t.from == 'waiting' and delay then detachWaiting(K, B, t.groupKey, t.id, t.state) end
+  if t.from == 'delayed' and not delay then redis.call('ZREM', K.delayed, delayedMember(t.id, t.state.g)) end
+  setStart(t.state, t.runAt, now)
+  B.fresh[#B.fresh + 1] = t.id
+  B.fresh[#B.fresh + 1] = encodeJob(t.state, t.data)
+  t.placed = 'waiting'
+  if delay or t.from == 'delayed' then t.placed = placeJob(K, B, t.groupKey, t.id, t.state) end
+end
+
+if n == 1 and not states[1].db then
   -- One job: HSETNX checks the id and writes the record in one command.
-  local id, state, data = arg(1, 1), stateOf(1), arg(1, 5)
+  local id, state, data = arg(1, 1), states[1], arg(1, 5)
+  local ended = rememberedEnds(K, M, { id }, states, now)[1]
+  if ended then
+    local kept = redis.call('HGET', K.jobs, id) -- retried by hand since it ended: its state now
+    return { 1, { { id, kept and stateOfExisting(K, M, id, kept) or ended, 1 } }, M.v.config, {}, -1 }
+  end
   local record = encodeJob(state, data)
   if redis.call('HSETNX', K.jobs, id, record) == 0 then
     return { 1, { { id, stateOfExisting(K, M, id, redis.call('HGET', K.jobs, id)), 1 } }, M.v.config, {}, -1 }
@@ -88,26 +166,53 @@ if n == 1 then
     local stateJson = string.sub(record, 1, #record - #data - 1)
     return { 1, { { id, 'waiting', 0 } }, M.v.config, { { id, stateJson, data, deadline, 's', token } }, dueReport(M, now) }
   end
-  out[1] = { id, placeJob(K, B, KEYS[11], id, state), 0 }
+  out[1] = { id, placeJob(K, B, KEYS[G + 1], id, state), 0 }
 else
   local ids = {}
   for i = 1, n do ids[i] = arg(i, 1) end
   local existing = redis.call('HMGET', K.jobs, unpack(ids))
-  local created = {}
+  local ended = rememberedEnds(K, M, ids, states, now)
+  local targets = debounceTargets()
+  -- New jobs are written once every job of the call is known: a later job may collapse into one.
+  local created, made, collapsed = {}, {}, {}
   for i = 1, n do
-    local id = ids[i]
+    local id, state = ids[i], states[i]
+    local target = state.db and targets[state.db]
     if existing[i] then
       out[i] = { id, stateOfExisting(K, M, id, existing[i]), 1 }
     elseif created[id] then
-      out[i] = { id, out[created[id]][2], 1 } -- the same id twice in one batch
+      out[i] = { created[id], 1 } -- the same id twice in one call
+    elseif ended[i] then
+      out[i] = { id, ended[i], 1 }
+    elseif target and target.state.g == state.g then
+      if target.from and not target.groupKey then collapsed[#collapsed + 1] = target end
+      collapse(target, i)
+      out[i] = { target, 2 }
     else
-      local state = stateOf(i)
-      B.fresh[#B.fresh + 1] = id
-      B.fresh[#B.fresh + 1] = encodeJob(state, arg(i, 5))
-      created[id] = i
-      out[i] = { id, placeJob(K, B, KEYS[10 + i], id, state), 0 }
+      -- A key mapped to a job of another group (whose key this call cannot touch) moves to this one.
+      local job = { id = id, state = state, data = arg(i, 5), runAt = runAtOf(i), groupKey = KEYS[G + i] }
+      made[#made + 1] = job
+      created[id] = job
+      if state.db then targets[state.db] = job end
+      out[i] = { job, 0 }
     end
   end
+  local keys = {}
+  for _, job in ipairs(made) do
+    setStart(job.state, job.runAt, now)
+    B.fresh[#B.fresh + 1] = job.id
+    B.fresh[#B.fresh + 1] = encodeJob(job.state, job.data)
+    job.placed = placeJob(K, B, job.groupKey, job.id, job.state)
+    if job.state.db then
+      keys[#keys + 1] = job.state.db
+      keys[#keys + 1] = job.id
+    end
+  end
+  for _, target in ipairs(collapsed) do moveCollapsed(target) end
+  for i, o in ipairs(out) do
+    if #o == 2 then out[i] = { o[1].id, o[1].placed, o[2] } end
+  end
+  if #keys > 0 then redis.call('HSET', K.debounce, unpack(keys)) end
   metaSet(M, 'seq', int(firstSeq + n - 1))
 end
 

@@ -6,7 +6,8 @@ KEYS[2]    ready          zset  idle group heads
 KEYS[3]    active         zset  lease members '<id> <token><group>' (at most `concurrency`)
 KEYS[4]    held           zset  held or parked groups
 KEYS[5]    paused-groups  set   paused group names
-KEYS[5+i]  group          zset  the i-th group's jobs
+KEYS[6]    prioritized    zset  idle group heads with a priority other than 0
+KEYS[6+i]  group          zset  the i-th group's jobs
 
 ARGV[1] now (epoch ms)
 ARGV[2...] group names, one per declared group key
@@ -21,7 +22,7 @@ Errors  {-1} QUEUE_NOT_FOUND
 -- @include view
 -- @include flow
 
-local K = { ready = KEYS[2], active = KEYS[3], held = KEYS[4], pausedGroups = KEYS[5] }
+local K = { ready = KEYS[2], active = KEYS[3], held = KEYS[4], pausedGroups = KEYS[5], prioritized = KEYS[6] }
 local now = tonumber(ARGV[1])
 local extra = {}
 for i = 2, #ARGV do extra[#extra + 1] = groupField(ARGV[i]) end
@@ -36,7 +37,7 @@ end
 local rows = {}
 for i = 2, #ARGV do
   local group = ARGV[i]
-  local state = groupState(K, M, KEYS[4 + i], group, now)
+  local state = groupState(K, M, KEYS[5 + i], group, now)
   if state then
     local active = leases[group] or 0
     rows[#rows + 1] = { group, groupJobs(M, group) - active, active, state, (groupLimitsOf(M, group)) }

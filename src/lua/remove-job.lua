@@ -1,6 +1,8 @@
 #!lua flags=allow-key-locking
 --[[ remove-job: deletes a job that is not active. A waiting job leaves its group (its next job
-becomes the head); a delayed, completed, failed or cancelled one leaves its zset.
+becomes the head); a delayed, completed, failed or cancelled one leaves its zset. A waiting or
+delayed job ends `removed`: the dedup window remembers it when its producer named it (a finished
+one was remembered when it ended), and its debounce key is freed.
 
 KEYS[1]  meta           hash  config and counters (meta.lua)
 KEYS[2]  jobs           hash  id -> job record
@@ -12,7 +14,9 @@ KEYS[7]  completed      zset  kept completed ids
 KEYS[8]  failed         zset  kept failed ids
 KEYS[9]  cancelled      zset  kept cancelled ids
 KEYS[10] prioritized    zset  idle group heads with a priority
-KEYS[11] group          zset  the job's group (the caller read it with job-group)
+KEYS[11] dedup          zset  ids of ended jobs remembered by the dedup window (dedup.lua)
+KEYS[12] debounce       hash  debounce key -> job id (debounce.lua)
+KEYS[13] group          zset  the job's group (the caller read it with job-group)
 
 ARGV[1] id
 ARGV[2] the job's group
@@ -27,8 +31,12 @@ Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND, {-4, 'active'} INVALID_STATE,
 -- @include meta
 -- @include group
 -- @include job-ops
+-- @include debounce
 
-local K = { jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5], prioritized = KEYS[10] }
+local K = {
+  jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5], prioritized = KEYS[10], dedup = KEYS[11],
+  debounce = KEYS[12],
+}
 local id, now = ARGV[1], tonumber(ARGV[3])
 local M = openMeta(KEYS[1], { groupField(ARGV[2]) })
 if not M.cfg then return { QUEUE_NOT_FOUND } end
@@ -36,6 +44,7 @@ local raw = redis.call('HGET', K.jobs, id)
 if not raw then return { JOB_NOT_FOUND } end
 local state = decodeJob(raw)
 if state.g ~= ARGV[2] then return { JOB_CHANGED_GROUP, state.g } end
+local B = newBatch(M, now)
 if state.st == 'delayed' then
   redis.call('ZREM', KEYS[6], delayedMember(id, state.g))
 elseif state.st then
@@ -43,10 +52,13 @@ elseif state.st then
 elseif redis.call('ZSCORE', K.active, leaseMember(leaseToken(M, id, state), id, state.g)) then
   return { INVALID_STATE, 'active' }
 else
-  local B = newBatch(M, now)
-  detachWaiting(K, B, KEYS[11], id, state)
-  flushBatch(K, B)
+  detachWaiting(K, B, KEYS[13], id, state)
 end
+if not state.st or state.st == 'delayed' then -- it had not finished: it ends here
+  releaseDebounce(K, id, state)
+  if state.i then noteEnded(B, id, 'removed', now) end
+end
+flushBatch(K, B)
 redis.call('HDEL', K.jobs, id)
 saveMeta(M)
 return { 1, dueReport(M, now) }

@@ -19,8 +19,9 @@ KEYS[10]   outcomes        zset  pending outcome callbacks by next attempt (outc
 KEYS[11]   outcome-records hash  job id -> outcome record
 KEYS[12]   prioritized     zset  idle group heads with a priority other than 0
 KEYS[13]   starts          zset  recent starts (the queue rate limit, reserve.lua)
-KEYS[14]   debounce        hash  debounce key -> job id
-KEYS[14+i] group           zset  the group zset of outcome i
+KEYS[14]   debounce        hash  debounce key -> job id (a leased job's goes, debounce.lua)
+KEYS[15]   dedup           zset  ids of ended jobs remembered by the dedup window (dedup.lua)
+KEYS[15+i] group           zset  the group zset of outcome i
 
 ARGV[1] now (epoch ms)
 ARGV[2] seed (random hex, for new lease tokens)
@@ -28,12 +29,13 @@ ARGV[3] m, the number of outcomes
 ARGV[4] n, how many jobs to reserve afterwards (0: none)
 ARGV[5] '1': reserve only if every outcome's lease was live (complete/fail of one lease: a
         stale holder must change nothing, not even lease jobs it would never receive)
-then 11 fields per outcome: kind ('complete'|'fail'), id, lease token, group, sequence,
+then 12 fields per outcome: kind ('complete'|'fail'), id, lease token, group, sequence,
   hint ('s' leased solo, 'm' in its group zset, '?' unknown: finish.lua),
   payload (complete: result JSON text or ''; fail: error text),
   flag (complete: '1' = result truncated; fail: '1' = may retry),
   retryAfterMs (fail: -1 = use the backoff), the endpoint's HTTP status (0: none),
-  callback ('1' the job has a callback URL of its own, '0' it has none)
+  callback ('1' the job has a callback URL of its own, '0' it has none),
+  named ('1' the producer named the job's id: its end is remembered, dedup.lua)
 
 Returns {1, {{id, state}...}, config JSON, {{id, state JSON, data, lease deadline, hint, token}...}, dueAt,
          {{id, outcome record JSON}...}}
@@ -55,10 +57,11 @@ local K = {
   jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5],
   completed = KEYS[6], failed = KEYS[7], pausedGroups = KEYS[8], revoked = KEYS[9],
   outcomes = KEYS[10], outcomeRecords = KEYS[11], prioritized = KEYS[12], starts = KEYS[13], debounce = KEYS[14],
+  dedup = KEYS[15],
 }
 local now, seed = tonumber(ARGV[1]), ARGV[2]
 local m, n, onlyIfLive = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5] == '1'
-local function arg(i, field) return ARGV[5 + (i - 1) * 11 + field] end
+local function arg(i, field) return ARGV[5 + (i - 1) * 12 + field] end
 
 local extra = tallyFields(now)
 for i = 1, m do extra[#extra + 1] = groupField(arg(i, 4)) end
@@ -72,8 +75,8 @@ if m > 0 then
   for i = 1, m do
     local id, group = arg(i, 2), arg(i, 4)
     leases[i] = {
-      id = id, group = group, groupKey = KEYS[14 + i], member = memberOf(tonumber(arg(i, 5)), id),
-      hint = arg(i, 6), token = arg(i, 3), status = tonumber(arg(i, 10)),
+      id = id, group = group, groupKey = KEYS[15 + i], member = memberOf(tonumber(arg(i, 5)), id),
+      hint = arg(i, 6), token = arg(i, 3), status = tonumber(arg(i, 10)), named = arg(i, 12) == '1',
     }
     members[i] = leaseMember(arg(i, 3), id, group)
   end

@@ -22,7 +22,8 @@ KEYS[12]    outcomes        zset    pending outcome callbacks by next attempt (o
 KEYS[13]    outcome-records hash    job id -> outcome record
 KEYS[14]    prioritized     zset    idle group heads with a priority other than 0
 KEYS[15]    starts          zset    recent starts (the queue rate limit)
-KEYS[15+i]  group           zset    the group zset of the i-th group named in ARGV
+KEYS[16]    dedup           zset    ids of ended jobs remembered by the dedup window (dedup.lua)
+KEYS[16+i]  group           zset    the group zset of the i-th group named in ARGV
 
 ARGV[1] now (epoch ms)
 ARGV[2] seed (random hex, for new lease tokens and jitter)
@@ -48,7 +49,7 @@ Errors  {-1} QUEUE_NOT_FOUND
 local K = {
   jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5], delayed = KEYS[6],
   completed = KEYS[7], failed = KEYS[8], repeatDue = KEYS[9], repeats = KEYS[10], cancelled = KEYS[11],
-  outcomes = KEYS[12], outcomeRecords = KEYS[13], prioritized = KEYS[14], starts = KEYS[15],
+  outcomes = KEYS[12], outcomeRecords = KEYS[13], prioritized = KEYS[14], starts = KEYS[15], dedup = KEYS[16],
 }
 local now, seed, limit = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
 -- Due repeats go back to the caller to commit, ready jobs to its drain; should neither happen
@@ -57,7 +58,7 @@ local RECHECK_MS = 60000
 
 local keyOf, extra = {}, tallyFields(now)
 for i = 4, #ARGV do
-  keyOf[ARGV[i]] = KEYS[12 + i]
+  keyOf[ARGV[i]] = KEYS[13 + i]
   extra[#extra + 1] = groupField(ARGV[i])
 end
 local M = openMeta(KEYS[1], extra)

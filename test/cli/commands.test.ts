@@ -65,7 +65,7 @@ describe('enqueue', () => {
     const first = await cli(['enqueue', queue, '--group', 'g', '--id', 'order-7', '--data', '"x"', '--json'], env);
     expect(json(first)).toEqual({ id: 'order-7', state: 'waiting' });
     const again = await cli(['enqueue', queue, '--group', 'g', '--id', 'order-7', '--data', '"y"'], env);
-    expect(again.stdout).toBe('order-7 waiting (duplicate: a job with this id exists)\n');
+    expect(again.stdout).toBe('order-7 waiting (duplicate: a job with this id was enqueued already)\n');
     expect(json(await cli(['enqueue', queue, '--group', 'g', '--id', 'order-7', '--json'], env))).toEqual({
       id: 'order-7', state: 'waiting', duplicate: true,
     });
@@ -77,6 +77,22 @@ describe('enqueue', () => {
     const job = await getJob(queue, 'later');
     expect(job).toMatchObject({ state: 'delayed', orderMs: 5, data: null, callbackUrl });
     expect(job.runAt).toBeGreaterThan(Date.now() + 500_000);
+  });
+
+  test('--priority and --debounce-* reach the Worker, which checks their values', async () => {
+    const queue = uniqueQueue('cli-enqueue-flow');
+    await pausedQueue(suite.worker, queue);
+    const flow = ['--priority=-5', '--debounce-key', 'reindex:42', '--debounce-ms', '1000', '--debounce-max-ms', '5000'];
+    const taken = await cli(['enqueue', queue, '--group', 'g', '--id', 'flow', ...flow, '--json'], env);
+    expect(taken).toMatchObject({ code: 0, stderr: '' });
+    expect(json(taken)).toMatchObject({ id: 'flow' });
+    expect(await getJob(queue, 'flow')).toMatchObject({ priority: -5 });
+
+    const before = await settledSnapshot(suite.redis, queue);
+    const tooLong = await cli(['enqueue', queue, '--group', 'g', '--debounce-key', 'k', '--debounce-ms', '86400001'], env);
+    expect(tooLong).toMatchObject({ code: 1, stdout: '' });
+    expect(tooLong.stderr).toMatch(/^groupq: VALIDATION_FAILED: debounce\.delayMs: /);
+    expect(await snapshotQueue(suite.redis, queue)).toEqual(before);
   });
 
   test('bad --data JSON is refused before any request: exit 2, nothing written', async () => {
@@ -281,6 +297,39 @@ describe('pause and resume', () => {
     expect(json(await cli(['resume', queue, '--group', 'user:1', '--json'], env))).toMatchObject({ group: 'user:1' });
     await waitForState(suite.worker, queue, 'held', 'completed');
     expect(endpoint.received.some((r) => r.job.queue === queue && r.job.id === 'held')).toBe(true);
+  });
+});
+
+describe('group-limits', () => {
+  test("sets a group's concurrency and rate limit, or no rate limit, then clears them", async () => {
+    const queue = uniqueQueue('cli-limits');
+    await pausedQueue(suite.worker, queue, { groupConcurrency: 2 });
+    await enqueue(suite.worker, queue, { group: 'user:1' });
+    const group = async () => expectJson(await suite.worker.api(`/v1/queues/${queue}/groups/user%3A1`), 200);
+
+    const set = await cli(['group-limits', queue, 'user:1', '--concurrency', '3', '--rate-max', '10', '--rate-period-ms', '1000'], env);
+    expect(set).toEqual({ code: 0, stdout: `group user:1 in ${queue}: concurrency 3, at most 10 starts per 1000 ms\n`, stderr: '' });
+    expect(await group()).toMatchObject({ limits: { concurrency: 3, rateLimit: { max: 10, periodMs: 1000 } }, concurrency: 3 });
+
+    const none = await cli(['group-limits', queue, 'user:1', '--no-rate-limit', '--json'], env);
+    expect(json(none)).toEqual({ group: 'user:1', limits: { rateLimit: null } });
+    expect(await group()).toMatchObject({ limits: { rateLimit: null }, concurrency: 2 });
+
+    expect(await cli(['group-limits', queue, 'user:1', '--clear'], env)).toEqual({
+      code: 0, stdout: `group user:1 in ${queue}: limits cleared (the queue's apply)\n`, stderr: '',
+    });
+    expect(json(await cli(['group-limits', queue, 'user:1', '--clear', '--json'], env))).toEqual({ group: 'user:1', limits: null });
+    expect(await group()).toMatchObject({ limits: null, concurrency: 2 });
+  });
+
+  test('limits the Worker refuses: exit 1 with the field, nothing written', async () => {
+    const queue = uniqueQueue('cli-limits-bad');
+    await pausedQueue(suite.worker, queue);
+    const before = await settledSnapshot(suite.redis, queue);
+    const result = await cli(['group-limits', queue, 'g', '--rate-max', '10', '--rate-period-ms', '999'], env);
+    expect(result).toMatchObject({ code: 1, stdout: '' });
+    expect(result.stderr).toMatch(/^groupq: VALIDATION_FAILED: rateLimit\.periodMs: /);
+    expect(await snapshotQueue(suite.redis, queue)).toEqual(before);
   });
 });
 

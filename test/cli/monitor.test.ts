@@ -66,7 +66,7 @@ describe('monitor --once', () => {
       queue,
       paused: false,
       counts: { waiting: 1, delayed: 0, active: 1, completed: 3, failed: 1, cancelled: 0, groups: 1 },
-      groups: [{ group: 'slow', waiting: 1, active: 1, state: 'active' }],
+      groups: [{ group: 'slow', waiting: 1, active: 1, state: 'active', concurrency: 1 }],
       throughput: { lastFiveMinutes: { completed: 3, failed: 1, retried: 1 } },
     });
     expect(Object.keys(snapshot).sort()).toEqual(['at', 'counts', 'groups', 'paused', 'queue', 'throughput']);
@@ -88,7 +88,7 @@ describe('monitor --once', () => {
     expect(rows.get('retried')?.[2]).toBe('1');
     expect(frame.stdout).toMatch(/\nFINISHED PER MINUTE, LAST HOUR \(busiest: [1-4]\)\n\|[ ▁▂▃▄▅▆▇█]{60}\|\n/);
     expect(frame.stdout).toContain('\nGROUPS (1 with jobs, active first)\n');
-    expect(rows.get('slow')).toEqual(['slow', 'active', '1', '1']);
+    expect(rows.get('slow')).toEqual(['slow', 'active', '1', '1/1']);
   });
 
   test('an unknown queue fails the first frame: exit 1', async () => {
@@ -141,7 +141,7 @@ describe('monitor, live', () => {
     expect(header.endsWith('…')).toBe(true);
     expect(stripAnsi(frames[0]!)).not.toContain('late');
     const last = stripAnsi(frames.at(-1)!);
-    expect(rowsByFirstCell(last).get('late')).toEqual(['late', expect.any(String), '1', '0']);
+    expect(rowsByFirstCell(last).get('late')).toEqual(['late', expect.any(String), '1', '0/1']);
     expect(text.endsWith(`${ESC}?25h`)).toBe(true);
 
     // Stopped means stopped: nothing is written afterwards.

@@ -26,6 +26,16 @@ describe('usage errors exit 2 before any request', () => {
     [['enqueue', 'orders', '--data', '{}'], /^groupq: missing --group <name>\n\(see "groupq enqueue --help"\)\n$/],
     [['enqueue', 'orders', '--group', 'g', '--delay', 'soon'], /^groupq: --delay must be a whole number, at least 0 \(got "soon"\)\n/],
     [['enqueue', 'orders', '--group', 'g', '--data', '{sku: 1}'], /^groupq: --data is not valid JSON: .+\n/],
+    [['enqueue', 'orders', '--group', 'g', '--priority', '1001'], /^groupq: --priority must be a whole number, -1000 to 1000 \(got "1001"\)\n/],
+    [['enqueue', 'orders', '--group', 'g', '--priority', '1.5'], /--priority must be a whole number/],
+    [['enqueue', 'orders', '--group', 'g', '--debounce-ms', '100'], /^groupq: --debounce-ms and --debounce-max-ms need --debounce-key <key>\n/],
+    [['enqueue', 'orders', '--group', 'g', '--debounce-key', 'k'], /^groupq: --debounce-key needs --debounce-ms <ms>\n/],
+    [['group-limits', 'orders', 'g'], /^groupq: give --concurrency, --rate-max with --rate-period-ms, --no-rate-limit, or --clear\n\(see "groupq group-limits --help"\)\n$/],
+    [['group-limits', 'orders'], /^groupq: missing <group>\n/],
+    [['group-limits', 'orders', 'g', '--concurrency', '0'], /^groupq: --concurrency must be a whole number, 1 to 1000 \(got "0"\)\n/],
+    [['group-limits', 'orders', 'g', '--rate-max', '5'], /^groupq: --rate-max and --rate-period-ms go together\n/],
+    [['group-limits', 'orders', 'g', '--rate-max', '5', '--rate-period-ms', '1000', '--no-rate-limit'], /^groupq: give --rate-max\/--rate-period-ms or --no-rate-limit, not both\n/],
+    [['group-limits', 'orders', 'g', '--clear', '--concurrency', '2'], /^groupq: --clear takes no other limit\n/],
     [['help', 'nope'], /^groupq: unknown command "nope"\n/],
   ])('groupq %j', async (argv, stderr) => {
     const result = await cli(argv, env);
@@ -72,7 +82,7 @@ describe('help and version', () => {
     for (const argv of [['--help'], ['-h'], ['help']]) {
       const result = await cli(argv, {});
       expect(result).toMatchObject({ code: 0, stderr: '' });
-      for (const command of ['queues', 'monitor <queue>', 'enqueue <queue>', 'jobs <queue>', 'retry <queue> <id...>', 'remove', 'promote', 'pause', 'resume']) {
+      for (const command of ['queues', 'monitor <queue>', 'enqueue <queue>', 'jobs <queue>', 'retry <queue> <id...>', 'remove', 'promote', 'pause', 'resume', 'group-limits <queue> <group>']) {
         expect(result.stdout).toContain(`  ${command}`);
       }
       expect(result.stdout).toContain('GROUPQ_URL and GROUPQ_TOKEN');
@@ -86,7 +96,7 @@ describe('help and version', () => {
     expect(viaFlag.code).toBe(0);
     expect(viaFlag.stdout).toMatch(/^groupq enqueue: add one job/);
     expect(viaFlag.stdout).toContain('Usage: groupq enqueue <queue> [flags]');
-    for (const flag of ['--group <name>', '--data <json>', '--id <id>', '--delay <ms>', '--order-ms <n>', '--url <url>', '--json']) {
+    for (const flag of ['--group <name>', '--data <json>', '--id <id>', '--delay <ms>', '--order-ms <n>', '--priority <n>', '--debounce-key <key>', '--url <url>', '--json']) {
       expect(viaFlag.stdout).toContain(flag);
     }
     expect((await cli(['monitor', '-h'], {})).stdout).toContain('--interval <ms>');

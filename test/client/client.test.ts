@@ -89,6 +89,25 @@ describe('groupq/client', () => {
     expect(await caught(q.group('nobody'))).toMatchObject({ code: 'GROUP_NOT_FOUND' });
   });
 
+  it("sets and clears a group's limits, shown by group() and groups()", async () => {
+    const q = client().queue(uniqueQueue('client-limits'));
+    await q.configure({ endpoint: 'https://example.com/hook', groupConcurrency: 2 });
+    await q.pause();
+    await q.add({ group: 'g', id: 'first', data: 1, priority: 5 });
+    expect(await q.group('g')).toMatchObject({ limits: null, active: 0, concurrency: 2 });
+    expect((await q.getJob('first')).priority).toBe(5);
+    const limits = { concurrency: 4, rateLimit: { max: 10, periodMs: 1000 } };
+    expect(await q.setGroupLimits('g', limits)).toEqual({ group: 'g', limits });
+    expect(await q.group('g')).toMatchObject({ limits, active: 0, concurrency: 4 });
+    expect((await q.groups()).groups).toMatchObject([{ group: 'g', waiting: 1, active: 0, concurrency: 4 }]);
+    expect(await q.setGroupLimits('g', { rateLimit: null })).toEqual({ group: 'g', limits: { rateLimit: null } });
+    expect(await q.group('g')).toMatchObject({ limits: { rateLimit: null }, concurrency: 2 });
+    await q.clearGroupLimits('g');
+    await q.clearGroupLimits('g');
+    expect(await q.group('g')).toMatchObject({ limits: null, concurrency: 2 });
+    expect(await caught(q.setGroupLimits('g', {}))).toMatchObject({ code: 'VALIDATION_FAILED', status: 400 });
+  });
+
   it('cancels a job, which is then listed and counted as cancelled', async () => {
     const q = client().queue(uniqueQueue('client-cancel'));
     await q.configure({ endpoint: 'https://example.com/hook' });

@@ -63,6 +63,16 @@ export async function enqueue(worker: RunningWorker, queue: string, job: JobInpu
   return JSON.parse(text) as { id: string; state: string };
 }
 
+/** Enqueues one job and returns the answer whatever its status (201 new, 200 duplicate or debounced). */
+export async function enqueueAnswer(
+  worker: RunningWorker,
+  queue: string,
+  job: JobInput,
+): Promise<{ status: number; body: { id: string; state: string; duplicate?: true; debounced?: true } }> {
+  const res = await worker.api(`/v1/queues/${queue}/jobs`, { method: 'POST', json: job });
+  return { status: res.status, body: await res.json() };
+}
+
 export async function enqueueBatch(worker: RunningWorker, queue: string, jobs: JobInput[]): Promise<{ id: string; state: string }[]> {
   const res = await worker.api(`/v1/queues/${queue}/jobs/batch`, { method: 'POST', json: { jobs } });
   const text = await res.text();

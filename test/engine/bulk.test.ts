@@ -72,7 +72,8 @@ describe('retryJobs', () => {
   });
 
   it('leaves a job that changed group after the read to the next read, which retries it in its new group', async () => {
-    const { engine, q } = await setupQueue({ keepFailed: 10, maxAttempts: 1 });
+    // No dedup window: x's id is free again once x is removed.
+    const { engine, q } = await setupQueue({ keepFailed: 10, maxAttempts: 1, dedupWindowMs: 0 });
     const ctx = { redis: createRedis({ url: stack().restUrl, token: stack().restToken }) };
     await engine.enqueueBatch(q, [{ id: 'x', group: 'old' }, { id: 'y', group: 'other' }]);
     await runAll(engine, q, 'fail');

@@ -66,6 +66,13 @@ describe('priority', () => {
     // Once high-1 ended, high-2 (-10) is its group's head: the group's turn comes last.
     expect(order).toEqual(['high-1', 'high-too', 'plain', 'low', 'high-2']);
   });
+
+  it('shows a group whose waiting head has a priority as ready', async () => {
+    const { engine, q } = await setupQueue();
+    await engine.enqueue(q, { group: 'g', id: 'j', priority: 7 });
+    expect((await engine.listGroups(q)).groups).toEqual([{ group: 'g', waiting: 1, active: 0, state: 'ready', concurrency: 1 }]);
+    expect((await engine.getGroup(q, 'g')).state).toBe('ready');
+  });
 });
 
 describe('rate limits', () => {

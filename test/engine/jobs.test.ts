@@ -103,7 +103,7 @@ describe('enqueue', () => {
     ['a negative orderMs', { group: 'g', orderMs: -1 }], ['a fractional orderMs', { group: 'g', orderMs: 1.5 }],
     ['a negative delayMs', { group: 'g', delayMs: -1 }], ['a delay over a year', { group: 'g', delayMs: 367 * 86_400_000 }],
     ['maxAttempts 0', { group: 'g', maxAttempts: 0 }], ['timeoutMs 99', { group: 'g', timeoutMs: 99 }],
-    ['an unknown backoff type', { group: 'g', backoff: { type: 'linear' } }], ['an unknown field', { group: 'g', priority: 1 }],
+    ['an unknown backoff type', { group: 'g', backoff: { type: 'linear' } }], ['an unknown field', { group: 'g', colour: 'red' }],
   ])('rejects %s with VALIDATION_FAILED and writes nothing', async (_label, input) => {
     const { engine, q } = await setupQueue();
     await rejectsWith(engine.enqueue(q, input), 'VALIDATION_FAILED');
@@ -212,7 +212,7 @@ describe('enqueueBatch', () => {
 describe('getJob', () => {
   it('shows each state with its fields', async () => {
     const { clock, engine, q } = await setupQueue({ keepCompleted: 10, keepFailed: 10 });
-    const base = { queue: q, attempts: 0, maxAttempts: 3, orderMs: T0, createdAt: T0 };
+    const base = { queue: q, attempts: 0, maxAttempts: 3, orderMs: T0, createdAt: T0, priority: 0 };
     await engine.enqueueBatch(q, [
       { id: 'c', group: 'a', data: 'c' }, { id: 'f', group: 'b', data: 'f' }, { id: 'act', group: 'c', data: 'act', maxAttempts: 5 },
       { id: 'w', group: 'c', data: 'w' }, { id: 'd', group: 'd', data: 'd', delayMs: 500 },

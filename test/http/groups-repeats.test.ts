@@ -1,6 +1,6 @@
 // HTTP API v1, group and repeat routes over HTTP against the Worker in workerd: list groups
-// (with their states), one group, pause/resume one group; PUT/GET/DELETE repeatable jobs, and
-// a run the cron makes from a repeat.
+// (with their states), one group, pause/resume one group, set and delete a group's limits;
+// PUT/GET/DELETE repeatable jobs, and a run the cron makes from a repeat.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Endpoint, startEndpoint } from '../helpers/endpoint';
 import {
@@ -26,7 +26,7 @@ afterAll(async () => {
 const api = (path: string, init?: RequestInit & { json?: unknown }) => suite.worker.api(path, init);
 
 describe('groups', () => {
-  it('GET groups lists {group, waiting, active, state}; a paused queue leaves group states alone', async () => {
+  it('GET groups lists {group, waiting, active, state, concurrency}; a paused queue leaves group states alone', async () => {
     const queue = uniqueQueue('groups');
     await pausedQueue(suite.worker, queue);
     await enqueue(suite.worker, queue, { group: 'a', data: 1 });
@@ -35,8 +35,8 @@ describe('groups', () => {
     const body = await expectJson(await api(`/v1/queues/${queue}/groups`), 200);
     expect(body.cursor).toBeNull();
     expect([...body.groups].sort((x: { group: string }, y: { group: string }) => (x.group < y.group ? -1 : 1))).toEqual([
-      { group: 'a', waiting: 2, active: 0, state: 'ready' },
-      { group: 'b', waiting: 1, active: 0, state: 'ready' },
+      { group: 'a', waiting: 2, active: 0, state: 'ready', concurrency: 1 },
+      { group: 'b', waiting: 1, active: 0, state: 'ready', concurrency: 1 },
     ]);
   });
 
@@ -67,6 +67,7 @@ describe('groups', () => {
     const busy = await expectJson(await api(`/v1/queues/${queue}/groups/busy`), 200);
     expect(busy.group).toBe('busy');
     expect(busy.state).toBe('active');
+    expect(busy).toMatchObject({ limits: null, active: 1, concurrency: 1 });
     expect(busy.jobs.map((j: { state: string }) => j.state)).toEqual(['active', 'waiting']);
 
     const failing = await startEndpoint(() => ({ status: 500 }));
@@ -85,22 +86,21 @@ describe('groups', () => {
         if (group.groups[0]?.state === 'held') break;
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
-      expect(group.groups).toEqual([{ group: 'sick', waiting: 1, active: 0, state: 'held' }]);
+      expect(group.groups).toEqual([{ group: 'sick', waiting: 1, active: 0, state: 'held', concurrency: 1 }]);
       expect(await expectJson(await api(`/v1/queues/${retrying}/jobs/r`), 200)).toMatchObject({ state: 'waiting', attempts: 1 });
     } finally {
       await failing.close();
     }
   });
 
-  it('GET one group answers {group, state, jobs} in run order; a group without jobs is 404', async () => {
+  it('GET one group answers {group, state, limits, active, concurrency, jobs}, jobs in run order; a group without jobs is 404', async () => {
     const queue = uniqueQueue('onegroup');
     await pausedQueue(suite.worker, queue);
     await enqueue(suite.worker, queue, { id: 'second', group: 'g', orderMs: 2000 });
     await enqueue(suite.worker, queue, { id: 'first', group: 'g', orderMs: 1000 });
     const body = await expectJson(await api(`/v1/queues/${queue}/groups/g`), 200);
-    expect(Object.keys(body).sort()).toEqual(['group', 'jobs', 'state']);
-    expect(body.group).toBe('g');
-    expect(body.state).toBe('ready');
+    expect(Object.keys(body).sort()).toEqual(['active', 'concurrency', 'group', 'jobs', 'limits', 'state']);
+    expect(body).toMatchObject({ group: 'g', state: 'ready', limits: null, active: 0, concurrency: 1 });
     expect(body.jobs.map((j: { id: string }) => j.id)).toEqual(['first', 'second']);
     expect(body.jobs[0]).toMatchObject({ id: 'first', queue, group: 'g', state: 'waiting', orderMs: 1000 });
 
@@ -126,7 +126,7 @@ describe('groups', () => {
       expect(paused.state).toBe('paused');
       expect(paused.jobs.map((j: { id: string; state: string }) => [j.id, j.state])).toEqual([[gJob, 'waiting']]);
       const listed = await expectJson(await api(`/v1/queues/${queue}/groups`), 200);
-      expect(listed.groups).toEqual([{ group: 'g', waiting: 1, active: 0, state: 'paused' }]);
+      expect(listed.groups).toEqual([{ group: 'g', waiting: 1, active: 0, state: 'paused', concurrency: 1 }]);
 
       const resumed = await expectJson(await api(`/v1/queues/${queue}/groups/g/resume`, { method: 'POST' }), 200);
       expect(resumed.group).toBe('g');
@@ -136,6 +136,57 @@ describe('groups', () => {
     } finally {
       await endpoint.close();
     }
+  });
+});
+
+describe('group limits', () => {
+  it('PUT answers 200 {group, limits} and replaces them; GET group and GET groups show them; DELETE answers 204', async () => {
+    const queue = uniqueQueue('glimits');
+    await pausedQueue(suite.worker, queue, { groupConcurrency: 2, groupRateLimit: { max: 5, periodMs: 1000 } });
+    await enqueue(suite.worker, queue, { group: 'g' });
+    const limitsOf = `/v1/queues/${queue}/groups/g/limits`;
+    const group = async () => expectJson(await api(`/v1/queues/${queue}/groups/g`), 200);
+    expect(await group()).toMatchObject({ limits: null, concurrency: 2 });
+
+    const both = { concurrency: 4, rateLimit: { max: 10, periodMs: 60_000 } };
+    expect(await expectJson(await api(limitsOf, { method: 'PUT', json: both }), 200)).toEqual({ group: 'g', limits: both });
+    expect(await group()).toMatchObject({ limits: both, active: 0, concurrency: 4 });
+    expect((await expectJson(await api(`/v1/queues/${queue}/groups`), 200)).groups).toEqual([
+      { group: 'g', waiting: 1, active: 0, state: 'ready', concurrency: 4 },
+    ]);
+
+    // A second PUT replaces the whole: the concurrency it leaves out is the queue's again.
+    expect(await expectJson(await api(limitsOf, { method: 'PUT', json: { rateLimit: null } }), 200)).toEqual({
+      group: 'g',
+      limits: { rateLimit: null },
+    });
+    expect(await group()).toMatchObject({ limits: { rateLimit: null }, concurrency: 2 });
+
+    expect((await api(limitsOf, { method: 'DELETE' })).status).toBe(204);
+    expect((await api(limitsOf, { method: 'DELETE' })).status).toBe(204);
+    expect(await group()).toMatchObject({ limits: null, concurrency: 2 });
+  });
+
+  it('limits are kept while the group has no jobs, and deleted with the queue', async () => {
+    const queue = uniqueQueue('glimitskept');
+    await pausedQueue(suite.worker, queue);
+    await expectJson(await api(`/v1/queues/${queue}/groups/later/limits`, { method: 'PUT', json: { concurrency: 3 } }), 200);
+    // A group without jobs but with limits is shown, idle.
+    expect(await expectJson(await api(`/v1/queues/${queue}/groups/later`), 200)).toEqual({
+      group: 'later', state: 'idle', limits: { concurrency: 3 }, active: 0, concurrency: 3, jobs: [],
+    });
+    await enqueue(suite.worker, queue, { group: 'later' });
+    expect(await expectJson(await api(`/v1/queues/${queue}/groups/later`), 200)).toMatchObject({ limits: { concurrency: 3 }, concurrency: 3 });
+
+    expect((await api(`/v1/queues/${queue}`, { method: 'DELETE' })).status).toBe(204);
+    await pausedQueue(suite.worker, queue);
+    await enqueue(suite.worker, queue, { group: 'later' });
+    expect(await expectJson(await api(`/v1/queues/${queue}/groups/later`), 200)).toMatchObject({ limits: null, concurrency: 1 });
+
+    // Without jobs and without limits, a group is gone.
+    await expectJson(await api(`/v1/queues/${queue}/groups/brief/limits`, { method: 'PUT', json: { concurrency: 2 } }), 200);
+    expect((await api(`/v1/queues/${queue}/groups/brief/limits`, { method: 'DELETE' })).status).toBe(204);
+    await expectError(await api(`/v1/queues/${queue}/groups/brief`), 404, 'GROUP_NOT_FOUND');
   });
 });
 

@@ -3,6 +3,7 @@
 // Jobs are held still for inspection by a paused queue, or by an endpoint answering 202 (the
 // job stays active); failed jobs come from an endpoint answering 500 with groupq-retry: false.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queueKeys } from '../../src/core/keys';
 import { type Endpoint, startEndpoint } from '../helpers/endpoint';
 import {
   enqueue,
@@ -141,8 +142,35 @@ describe('GET /v1/queues/{queue}/jobs/{id}', () => {
       attempts: 0,
       maxAttempts: 3,
       createdAt: expect.any(Number),
+      priority: 0,
     });
     expect(body.createdAt).toBeGreaterThanOrEqual(before - 1000);
+  });
+
+  it('shows the priority and debounce its record holds: debounce {key, deadline?}', async () => {
+    const queue = uniqueQueue('flowview');
+    await pausedQueue(suite.worker, queue);
+    // The record's flow fields (pr, db, dx; job.lua) written behind the API, so the view is
+    // checked on its own.
+    const withFields = async (id: string, fields: Record<string, unknown>) => {
+      await enqueue(suite.worker, queue, { id, group: 'g' });
+      const { jobs } = queueKeys(queue);
+      const raw = (await suite.redis.hget<string>(jobs, id))!;
+      const newline = raw.indexOf('\n');
+      const state = { ...JSON.parse(raw.slice(0, newline)), ...fields };
+      await suite.redis.hset(jobs, { [id]: JSON.stringify(state) + raw.slice(newline) });
+      return expectJson(await job(queue, id), 200);
+    };
+    expect(await withFields('capped', { pr: -7, db: 'reindex:42', dx: 1_732_000_000_000 })).toMatchObject({
+      priority: -7,
+      debounce: { key: 'reindex:42', deadline: 1_732_000_000_000 },
+    });
+    const uncapped = await withFields('uncapped', { pr: 3, db: 'k' });
+    expect(uncapped).toMatchObject({ priority: 3, debounce: { key: 'k' } });
+    expect(uncapped.debounce).toEqual({ key: 'k' });
+    // Listings show them too.
+    const { jobs } = await expectJson(await suite.worker.api(`/v1/queues/${queue}/jobs`), 200);
+    expect(jobs.map((j: { priority: number }) => j.priority)).toEqual([-7, 3]);
   });
 
   it('shows runAt of a delayed job, startedAt of an active one, finishedAt/result of a completed one', async () => {

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { startEndpoint } from '../helpers/endpoint';
 import { enqueue, expectError, expectJson, putQueue, snapshotQueue, uniqueQueue, useHttpSuite } from './support';
+import { queueKeys } from '../../src/core/keys';
 import { CONFIG_DEFAULTS } from '../helpers/config-defaults';
 
 const suite = useHttpSuite();
@@ -28,6 +29,11 @@ describe('PUT /v1/queues/{queue}', () => {
       orderingWindowMs: 2000,
       keepCompleted: 5,
       keepFailed: 6,
+      groupConcurrency: 3,
+      rateLimit: { max: 100, periodMs: 60_000 },
+      groupRateLimit: { max: 5, periodMs: 1000 },
+      dedupWindowMs: 0,
+      backpressure: 'group',
       maxPayloadBytes: 1024,
       allowedOrigins: ['https://app.example'],
     };
@@ -73,6 +79,17 @@ describe('GET /v1/queues/{queue} and GET /v1/queues', () => {
     expect(body.paused).toBe(true);
     // The delayed job is not in its group yet, so c does not count as a group.
     expect(body.counts).toEqual({ waiting: 3, delayed: 1, active: 0, completed: 0, failed: 0, cancelled: 0, groups: 2 });
+  });
+
+  it('a config stored before the flow-control fields existed shows them at their defaults', async () => {
+    const name = uniqueQueue('old-config');
+    await putQueue(suite.worker, name, { endpoint: NOWHERE, concurrency: 4 });
+    const meta = queueKeys(name).meta;
+    const stored = JSON.parse((await suite.redis.hget<string>(meta, 'config'))!);
+    for (const field of ['groupConcurrency', 'rateLimit', 'groupRateLimit', 'dedupWindowMs', 'backpressure']) delete stored[field];
+    await suite.redis.hset(meta, { config: JSON.stringify(stored) });
+    const shown = await expectJson(await suite.worker.api(`/v1/queues/${name}`), 200);
+    expect(shown.config).toEqual({ endpoint: NOWHERE, ...CONFIG_DEFAULTS, concurrency: 4 });
   });
 
   it('an unknown queue is 404 QUEUE_NOT_FOUND', async () => {

@@ -20,7 +20,8 @@ const HISTORY = Number(process.env.MODEL_HISTORY ?? 20);
 const CHECK_EVERY = 10;
 const GROUPS = ['a', 'b', 'c', 'd', 'grüppe 1', 'x:y/z'];
 const STATES: JobState[] = ['waiting', 'delayed', 'active', 'completed', 'failed'];
-const CONFIG = { concurrency: 3, timeoutMs: 2000, maxAttempts: 3, backoffMs: 1500, orderingWindowMs: 0 };
+// A dedup window short enough that runs see ids both remembered and forgotten again.
+const CONFIG = { concurrency: 3, timeoutMs: 2000, maxAttempts: 3, backoffMs: 1500, orderingWindowMs: 0, dedupWindowMs: 10_000 };
 
 /** mulberry32: a tiny seeded PRNG, so a seed replays the same operations. */
 function rng(seed: number) {
@@ -196,7 +197,7 @@ const engineInput = ({ backoffMs, ...job }: EnqueueInput) =>
 async function runEngine(e: Engine, q: string, op: Op, token: (handle: number) => string): Promise<Ran<string>> {
   const leases: string[] = [];
   const leased = (jobs: LeasedJob[]) =>
-    jobs.map(({ queue: _queue, lease: l, seq: _seq, solo: _solo, callback: _callback, ...job }) => (leases.push(l.token), { ...job, expiresAt: l.expiresAt }));
+    jobs.map(({ queue: _queue, lease: l, seq: _seq, solo: _solo, callback: _callback, named: _named, ...job }) => (leases.push(l.token), { ...job, expiresAt: l.expiresAt }));
   const run = async (): Promise<unknown> => {
     switch (op.op) {
       case 'enqueue':

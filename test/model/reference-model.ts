@@ -14,7 +14,7 @@ export type EndState = 'completed' | 'waiting' | 'failed' | 'LEASE_LOST';
 /** A job as getJob/listJobs show it, without `queue`. */
 export type JobView = Omit<Job, 'queue' | 'progress' | 'resultTruncated'>;
 /** A job as reserve hands it out; `lease` is the model's handle for the engine's token. */
-export type LeasedView = Omit<LeasedJob, 'queue' | 'lease' | 'seq' | 'solo' | 'callback'> & { expiresAt: number; lease: number };
+export type LeasedView = Omit<LeasedJob, 'queue' | 'lease' | 'seq' | 'solo' | 'callback' | 'named'> & { expiresAt: number; lease: number };
 
 const DAY_MS = 86_400_000;
 const LEASE_GRACE_MS = 5000;
@@ -31,7 +31,7 @@ const throwError = (code: string): never => {
 };
 
 /** The queue config; the backoff is fixed and without jitter so retry times are exact. */
-export type ModelConfig = Record<'concurrency' | 'timeoutMs' | 'maxAttempts' | 'backoffMs' | 'orderingWindowMs', number>;
+export type ModelConfig = Record<'concurrency' | 'timeoutMs' | 'maxAttempts' | 'backoffMs' | 'orderingWindowMs' | 'dedupWindowMs', number>;
 
 /** A job to enqueue; `backoffMs` is a per-job fixed backoff without jitter. */
 export type EnqueueInput = { id: string; group: string; data: unknown } & Partial<
@@ -73,17 +73,24 @@ export class ReferenceModel {
   private seq = 0;
   private leaseCount = 0;
   private readonly jobs = new Map<string, ModelJob>();
+  /** Ids of jobs that ended, known until `until` (the dedup window): every model job has an id. */
+  private readonly remembered = new Map<string, { until: number; state: 'completed' | 'failed' | 'removed' }>();
   private readonly groups = new Map<string, GroupFlags>();
 
   // prettier-ignore
   constructor(readonly config: ModelConfig, public now: number) {}
 
-  /** enqueue and enqueueBatch: an existing id is a duplicate and changes nothing (G4). */
-  enqueue(inputs: EnqueueInput[]): { id: string; state: JobState; duplicate?: true }[] {
+  /**
+   * enqueue and enqueueBatch: an existing id is a duplicate and changes nothing (G4), and so is
+   * the id of a job that ended within the dedup window, answering the state it ended in.
+   */
+  enqueue(inputs: EnqueueInput[]): { id: string; state: JobState | 'removed'; duplicate?: true }[] {
     return inputs.map(({ delayMs, ...input }) => {
       this.seq += 1;
       const existing = this.jobs.get(input.id);
       if (existing) return { id: input.id, state: existing.state, duplicate: true };
+      const ended = this.remembered.get(input.id);
+      if (ended && ended.until > this.now) return { id: input.id, state: ended.state, duplicate: true };
       const runAt = delayMs !== undefined ? this.now + delayMs : (input.runAt ?? 0);
       const state = runAt > this.now ? 'delayed' : 'waiting';
       this.flags(input.group);
@@ -129,6 +136,7 @@ export class ReferenceModel {
     // A completed job shows no error of an earlier attempt.
     Object.assign(job, { state: 'completed', attempts: job.attempts + 1, finishedAt: this.now, lease: undefined, error: undefined });
     if (o.result !== undefined) job.result = { value: o.result };
+    this.remember(job.id, 'completed');
     return 'completed';
   }
 
@@ -143,7 +151,12 @@ export class ReferenceModel {
       return 'waiting';
     }
     Object.assign(job, { state: 'failed', finishedAt: this.now });
+    this.remember(job.id, 'failed');
     return 'failed';
+  }
+
+  private remember(id: string, state: 'completed' | 'failed' | 'removed'): void {
+    if (this.config.dedupWindowMs > 0) this.remembered.set(id, { until: this.now + this.config.dedupWindowMs, state });
   }
 
   /** Oldest due group head first (G5), one per group (G1), within concurrency (G6). */
@@ -198,6 +211,7 @@ export class ReferenceModel {
   removeJob(id: string): void {
     const job = this.existing(id);
     if (job.state === 'active') throw new ModelError('INVALID_STATE');
+    if (job.state === 'waiting' || job.state === 'delayed') this.remember(id, 'removed'); // a finished one was remembered as it ended
     this.detach(job, () => this.jobs.delete(id));
   }
 
@@ -363,7 +377,7 @@ export class ReferenceModel {
   private view(job: ModelJob): JobView {
     const { id, group, data, state, orderMs, createdAt } = job;
     const attempts = state === 'active' ? job.attempts + 1 : job.attempts;
-    const view: JobView = { id, group, data, state, orderMs, attempts, maxAttempts: this.maxAttemptsOf(job), createdAt };
+    const view: JobView = { id, group, data, state, orderMs, attempts, maxAttempts: this.maxAttemptsOf(job), createdAt, priority: 0 };
     if (job.runAt !== undefined && (state === 'waiting' || state === 'delayed')) view.runAt = job.runAt;
     if (job.startedAt !== undefined && state !== 'waiting' && state !== 'delayed') view.startedAt = job.startedAt;
     if (state === 'completed' || state === 'failed') view.finishedAt = job.finishedAt;

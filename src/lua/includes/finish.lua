@@ -1,7 +1,7 @@
 -- Ending a job: complete, fail with retry, fail for good, cancel. Needs job.lua, meta.lua,
 -- group.lua and history.lua, a batch B (group.lua) and a table K of keys: jobs, held,
 -- completed, failed, outcomes, outcomeRecords (the last two written only when a job with a
--- callback URL ends).
+-- callback URL ends), dedup (written only when a job its producer named ends, dedup.lua).
 --
 -- A lease L being ended: { id, group, groupKey, member (in the group zset), hint, state, data,
 -- deadline, status?, expired? }. `hint` says whether the job is in its group zset: 's' no (a
@@ -10,7 +10,8 @@
 -- out of its group already and not counted there (delayed, or detached by the caller).
 -- `state`, `data` and `deadline` are read only when needed: completing a job that is not kept
 -- needs none of them. `status` is the endpoint's HTTP answer (0: none), `expired` marks a lease
--- that ran out; both go to the attempt history.
+-- that ran out; both go to the attempt history. `named` (optional): the producer named the
+-- job's id (its state's `i`), for a caller that does not read the state.
 
 -- @include outcome
 
@@ -50,6 +51,9 @@ local function retire(K, B, L, zkey, keep, now)
   if F then releaseTaken(K, B, L.group, F, L.member) end
   local url = L.state and (L.state.cb or B.M.cfg.callbackUrl)
   if url then recordOutcome(B, L, url, now) end
+  if L.named or (L.state and L.state.i) then
+    noteEnded(B, L.id, L.state and L.state.st or 'completed', now) -- only a completion comes without its state
+  end
   if keep > 0 then
     L.state.f = now
     B.fresh[#B.fresh + 1] = L.id

@@ -16,6 +16,7 @@
 
 -- @include outcome
 -- @include flow
+-- @include dedup
 
 -- B.reserving: the caller reserves right after (it drains what became ready); otherwise a head
 -- that is due now is a timer due now, so the scheduler drains it. B.ready holds the pending
@@ -46,8 +47,8 @@ end
 -- Writes what the batch gathered, one command per key, and keeps meta's `ready` count (heads
 -- in `ready` and `prioritized`). A head that may not start yet (a future orderMs, or inside the
 -- ordering window) is a timer: the queue must be drained when it comes due. K needs jobs,
--- ready, prioritized, when jobs were delayed delayed, and when a job with a callback URL ended
--- outcomes and outcomeRecords (outcome.lua).
+-- ready, prioritized, when jobs were delayed delayed, when a job with a callback URL ended
+-- outcomes and outcomeRecords (outcome.lua), and when a job with a given id ended dedup (dedup.lua).
 local function flushBatch(K, B)
   if #B.fresh > 0 then redis.call('HSET', K.jobs, unpack(B.fresh)) end
   if #B.delayed > 0 then redis.call('ZADD', K.delayed, unpack(B.delayed)) end
@@ -75,6 +76,8 @@ local function flushBatch(K, B)
   if #ranked > 0 then metaAdd(B.M, 'ready', redis.call('ZADD', K.prioritized, unpack(ranked))) end
   if #B.deleted > 0 then redis.call('HDEL', K.jobs, unpack(B.deleted)) end
   if B.outcomes then writeOutcomes(K, B) end -- jobs with a callback URL ended (finish.lua)
+  if B.ended then rememberEnded(K, B.M, B.ended, B.now) end -- jobs with a given id ended (finish.lua)
+  B.ended = nil
   for group, F in pairs(B.M.flow or {}) do saveFlow(B.M, group, F) end
   B.ready, B.offers, B.minOrder, B.fresh, B.delayed, B.deleted = {}, {}, {}, {}, {}, {}
 end

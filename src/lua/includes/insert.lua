@@ -7,16 +7,22 @@ local function stateOfExisting(K, M, id, raw)
   return redis.call('ZSCORE', K.active, leaseMember(leaseToken(M, id, state), id, state.g)) and 'active' or 'waiting'
 end
 
+-- When a job that has not started starts: now (waiting), or at runAt (delayed).
+local function setStart(state, runAt, now)
+  if runAt > now then
+    state.st, state.ra = 'delayed', runAt
+  else
+    state.st, state.ra = nil, nil
+  end
+end
+
 -- The state of a new job `id` (sequence `seq`): due now, or delayed until runAt.
 local function newJobState(now, group, seq, orderMs, runAt, options)
   local state = { g = group, s = seq, o = orderMs }
   if options then
     for k, v in pairs(options) do state[k] = v end
   end
-  if runAt > now then
-    state.st = 'delayed'
-    state.ra = runAt
-  end
+  setStart(state, runAt, now)
   return state
 end
 

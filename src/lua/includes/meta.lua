@@ -11,12 +11,14 @@
 --   many groups have flow state), prio ('1' once a job with a priority other than 0 joined a
 --   group), hold (the queue's dispatch waits until then: a full rate window, a 429 with
 --   backpressure "queue"), rs (starts since the queue rate limit's log was trimmed, reserve.lua),
+--   dedup and dedupTrimAt (the ids the dedup window remembers, and their next trim: dedup.lua),
 --   '<c|f|r>:<minute % 60>' (per-minute counters, see writeTally).
 -- A script names, up front, the group and counter fields it will touch (openMeta's `extra`);
 -- one it did not name is read on first use, correct but one command more.
 
 local BASE_FIELDS = {
   'config', 'secret', 'paused', 'pausedGroups', 'seq', 'active', 'ready', 'timer', 'outcomes', 'prio', 'hold', 'flows', 'rs',
+  'dedup', 'dedupTrimAt',
 }
 
 -- A timer overdue by this much was told to the due index and still not run: its index entry

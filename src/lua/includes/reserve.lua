@@ -3,6 +3,8 @@
 -- `ready` and `prioritized` hold the heads (offered jobs) of groups, and a leased job stays in
 -- its group zset.
 
+-- @include debounce
+
 local PAUSED_FOREVER = '+inf'
 local MAX_EXAMINED = 1000 -- due heads one call looks at, at most: paused ones are skipped
 -- The queue rate limit's start times are trimmed once per this many starts (between trims the
@@ -141,7 +143,7 @@ local function reserveJobs(K, M, n, now)
               local _, rate = groupLimitsOf(M, group)
               if rate then F.r[#F.r + 1] = now end
             end
-            if state.db then redis.call('HDEL', K.debounce, state.db) end -- started: no longer debounced
+            releaseDebounce(K, ids[i], state) -- started: its debounce key makes a new job
             out[#out + 1] = { ids[i], string.sub(raw, 1, nl - 1), string.sub(raw, dataAt), deadline, 'm', token }
             if not earliest or deadline < earliest then earliest = deadline end
           end

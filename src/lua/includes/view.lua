@@ -1,5 +1,5 @@
 -- Reading jobs and groups for the API. Needs errors.lua, job.lua and meta.lua; K needs jobs,
--- ready, active, held, pausedGroups.
+-- ready, prioritized, active, held, pausedGroups.
 
 -- The queue's meta and a job's record, or nil, nil and the error reply to return
 -- (QUEUE_NOT_FOUND, JOB_NOT_FOUND).
@@ -40,7 +40,9 @@ local function groupState(K, M, groupKey, group, now)
   if redis.call('SISMEMBER', K.pausedGroups, group) == 1 then return 'paused' end
   if redis.call('ZSCORE', K.held, group) then return 'held' end
   local head = redis.call('ZRANGE', groupKey, 0, 0, 'WITHSCORES')
-  if head[1] and redis.call('ZSCORE', K.ready, head[1]) then
+  local offered = head[1] and (redis.call('ZSCORE', K.ready, head[1])
+    or (metaGet(M, 'prio') and redis.call('ZSCORE', K.prioritized, string.format('%015d', head[2]) .. head[1])))
+  if offered then
     if tonumber(head[2]) + M.cfg.orderingWindowMs > now then return 'held' end
     return 'ready'
   end
