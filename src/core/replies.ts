@@ -24,7 +24,7 @@
 import { z } from 'zod';
 import type { ScriptName } from '../lua/scripts.generated';
 import type { GroupState } from './api-types';
-import { type GroupLimits, readStoredConfig } from './config';
+import { type GroupLimits, type StoredConfig, readStoredConfig } from './config';
 import { QueueError } from './errors';
 import { JOB_STATES } from './job-input';
 
@@ -53,7 +53,7 @@ const outcomesToSend = z.array(z.tuple([text, text]));
 /** An epoch-ms instant where -1 means none (dueAt, timers, next runs). */
 const instant = (at: number) => (at < 0 ? null : at);
 /** The stored config's JSON: validated once, when put-queue stored it; parsed, not checked, per call. */
-const storedConfig = readStoredConfig;
+const storedConfig = (json: string): StoredConfig => readStoredConfig(json);
 
 /** A group's runtime limits as meta stores them, '' for none (validated when they were set). */
 const groupLimits = (json: string) => (json === '' ? null : (JSON.parse(json) as GroupLimits));
