@@ -42,6 +42,7 @@ if ARGV[2] == '1' then
     -- A flow group parks at once: its offered jobs step back, its leases run to their end.
     local F = flowOf(K, B, groupKey, group)
     pullOffered(K, B, groupKey, group, F)
+    if type(F.h) == 'number' then F.ph = F.h end
     F.h = 'paused'
     if groupJobs(M, group) > 0 then redis.call('ZADD', K.held, '+inf', group) end
   else
@@ -55,9 +56,14 @@ else
   -- Parked (+inf), or a retry hold that ended while paused: offer the head again now.
   local hold = redis.call('ZSCORE', K.held, group)
   local F = isFlow(M, group) and flowOf(K, B, groupKey, group)
-  if (F and F.h == 'paused') or hold == 'inf' or (hold and tonumber(hold) <= now) then
+  if F and F.h == 'paused' then
+    -- A flow group goes back to the hold its pause came during, if that has not ended.
     redis.call('ZREM', K.held, group)
-    if F then F.h = nil end
+    local resumeAt = F.ph
+    F.h, F.ph = nil, nil
+    if resumeAt and resumeAt > now then holdFlow(K, B, group, F, resumeAt) else refillGroup(K, B, groupKey, group, F) end
+  elseif hold == 'inf' or (hold and tonumber(hold) <= now) then
+    redis.call('ZREM', K.held, group)
     releaseGroup(K, B, groupKey, group)
   end
 end

@@ -43,6 +43,20 @@ describe('groupConcurrency', () => {
     await engine.tick(q);
     expect(ids((await engine.reserve(q, 10)).jobs)).toEqual(['a', 'c']);
   });
+
+  it('a pause during a retry backoff does not shorten it', async () => {
+    const { clock, engine, q } = await setupQueue({ groupConcurrency: 2, backoff: { type: 'fixed', delayMs: 1000, jitter: false } });
+    await engine.enqueueBatch(q, ['a', 'b'].map((id) => ({ group: 'g', id })));
+    const [a] = (await engine.reserve(q, 1)).jobs;
+    await engine.settle(q, [{ kind: 'fail', id: 'a', lease: a!.lease.token, error: 'boom' }], 0);
+    await engine.pauseGroup(q, 'g');
+    clock.advance(500);
+    await engine.resumeGroup(q, 'g');
+    expect((await engine.reserve(q, 10)).jobs).toEqual([]);
+    clock.advance(500);
+    await engine.tick(q);
+    expect(ids((await engine.reserve(q, 10)).jobs)).toEqual(['a', 'b']);
+  });
 });
 
 describe('priority', () => {

@@ -12,7 +12,8 @@
 --      offer are the first members of the group zset not in t. '?' stands for a lease of
 --      unknown member (a solo lease met when the group became a flow group).
 --   o: how many of t are offered, not yet leased (reserve counts them down);
---   h: held until (epoch ms), or 'paused': nothing is offered meanwhile. The group is in `held`
+--   h: held until (epoch ms), or 'paused': nothing is offered meanwhile (ph: the hold a pause
+--      came during, kept for the resume, so a pause never shortens a backoff). The group is in `held`
 --      with the same time, so the tick releases it. A retried or throttled job keeps its place
 --      at the head by holding its group (nothing later may start before it);
 --   r: start times (epoch ms) of its deliveries inside its rate window, oldest first.
@@ -71,13 +72,13 @@ end
 
 -- Writes F back (deleting it once it holds nothing), and keeps meta 'flows'.
 local function saveFlow(M, group, F)
-  local empty = #F.t == 0 and F.o == 0 and not F.h and #F.r == 0
+  local empty = #F.t == 0 and F.o == 0 and not F.h and not F.ph and #F.r == 0
   if empty then
     metaSet(M, 'f:' .. group, false)
     if F.existed then metaAdd(M, 'flows', -1) end
     F.existed = false
   else
-    metaSet(M, 'f:' .. group, cjson.encode({ t = F.t, o = F.o, h = F.h, r = F.r }))
+    metaSet(M, 'f:' .. group, cjson.encode({ t = F.t, o = F.o, h = F.h, ph = F.ph, r = F.r }))
     if not F.existed then metaAdd(M, 'flows', 1) end
     F.existed = true
   end
