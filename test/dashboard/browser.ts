@@ -89,6 +89,26 @@ export async function signInAt(page: Page, origin: string, token: string): Promi
   await page.keyboard.press('Enter');
 }
 
+/** A desktop-sized page in a context of its own, its console and requests watched (see watch). */
+export async function openPage(browser: Browser, origins: string[], expectedConsole: RegExp[] = []) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const seen = watch(context, origins, expectedConsole);
+  return { context, seen, page: await context.newPage() };
+}
+
+/** signInAt, then waits for the signed-in session bar. */
+export async function signedIn(page: Page, origin: string, token: string): Promise<void> {
+  await signInAt(page, origin, token);
+  await page.locator('#session-bar').waitFor();
+}
+
+/** Opens a queue's view from the list of queues, the way a user gets there. */
+export async function openQueueAt(page: Page, origin: string, name: string): Promise<void> {
+  await page.goto(`${origin}/dashboard#/`);
+  await page.locator(`article[data-queue="${name}"] h2 a`).click();
+  await page.locator('#queue-view h1', { hasText: name }).waitFor();
+}
+
 /** Clicks Refresh and waits for the redraw it announces. */
 export async function refreshNow(page: Page): Promise<void> {
   await page.evaluate(`document.getElementById('status').textContent = ''`);

@@ -5,18 +5,17 @@
 // a job's attempt history (a 500, then a 200 on the retry); the outcome callback of a completed job
 // delivered to a real callback server; and Clean cancelled with its count.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { type Endpoint, type Reply, startEndpoint } from '../helpers/endpoint';
 import { ADMIN_TOKEN, type PrivateStack, type RunningWorker, startPrivateStack, startWorker } from '../helpers/worker';
 import { enqueue, expectJson, putQueue, waitForState } from '../http/support';
-import { type Watch, launchChromium, refreshNow, screenshot, signInAt, until, watch } from './browser';
+import { type Watch, launchChromium, openPage, openQueueAt, refreshNow, screenshot, signedIn, until } from './browser';
 
 let stack: PrivateStack;
 let worker: RunningWorker;
 let endpoint: Endpoint;
 let callbacks: Endpoint;
 let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 let seen: Watch;
 
@@ -58,11 +57,8 @@ beforeAll(async () => {
   await until(async () => (await worker.scheduled(), (await apiJson(`/v1/queues/${payments}/jobs/charge-1`)).state), (s) => s === 'completed', 'the retried charge to complete');
   await until(() => apiJson(`/v1/queues/${invoices}/jobs/invoice-1`), (j) => j.outcome?.state === 'delivered', 'the invoice outcome to be delivered');
 
-  context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  seen = watch(context, [worker.url]);
-  page = await context.newPage();
-  await signInAt(page, worker.url, ADMIN_TOKEN);
-  await page.locator('#session-bar').waitFor();
+  ({ seen, page } = await openPage(browser, [worker.url]));
+  await signedIn(page, worker.url, ADMIN_TOKEN);
 });
 
 afterAll(async () => {
@@ -77,12 +73,7 @@ async function apiJson(path: string): Promise<any> {
   return expectJson(await worker.api(path), 200);
 }
 
-/** From the list of queues, the way a user gets there. */
-async function openQueue(name: string): Promise<void> {
-  await page.goto(`${worker.url}/dashboard#/`);
-  await page.locator(`article[data-queue="${name}"] h2 a`).click();
-  await page.locator('#queue-view h1', { hasText: name }).waitFor();
-}
+const openQueue = (name: string) => openQueueAt(page, worker.url, name);
 
 const tab = (state: string) => page.locator(`[role="tab"][data-state="${state}"]`);
 const countOf = (state: string) => page.locator(`#queue-view [data-count="${state}"] dd`).innerText();

@@ -9,7 +9,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { type Endpoint, type Reply, startEndpoint } from '../helpers/endpoint';
 import { ADMIN_TOKEN, type PrivateStack, type RunningWorker, startPrivateStack, startWorker } from '../helpers/worker';
 import { enqueue, expectJson, putQueue, waitForState } from '../http/support';
-import { type Watch, launchChromium, refreshNow, screenshot, signInAt, until, watch } from './browser';
+import { type Watch, launchChromium, openPage, refreshNow, screenshot, signInAt, until } from './browser';
 
 let stack: PrivateStack;
 let worker: RunningWorker;
@@ -60,9 +60,7 @@ beforeAll(async () => {
   await waitForState(worker, shop, FAILING, 'failed');
   await until(() => apiJson(`/v1/queues/${shop}`), (q) => q.counts.completed === 3 && q.counts.active === 0, 'the three good jobs to complete');
 
-  context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  seen = watch(context, [worker.url], [EXPECTED_401]);
-  page = await context.newPage();
+  ({ context, seen, page } = await openPage(browser, [worker.url], [EXPECTED_401]));
 });
 
 afterAll(async () => {

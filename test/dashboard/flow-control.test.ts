@@ -5,17 +5,16 @@
 // limits set (a raised concurrency starts a waiting job at once) and cleared; a job's priority
 // and debounce key in the jobs table and in its own view.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { type Endpoint, startEndpoint } from '../helpers/endpoint';
 import { ADMIN_TOKEN, type PrivateStack, type RunningWorker, startPrivateStack, startWorker } from '../helpers/worker';
 import { enqueue, expectJson, pausedQueue, putQueue } from '../http/support';
-import { type Watch, launchChromium, signInAt, until, watch } from './browser';
+import { type Watch, launchChromium, openPage, openQueueAt, signedIn, until } from './browser';
 
 let stack: PrivateStack;
 let worker: RunningWorker;
 let endpoint: Endpoint;
 let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 let seen: Watch;
 
@@ -41,13 +40,10 @@ beforeAll(async () => {
   await enqueue(worker, inbox, { id: 'urgent', group: 'user:1', priority: 5, data: { kind: 'alert' } });
   await enqueue(worker, inbox, { id: 'digest', group: 'user:2', data: { n: 1 }, debounce: { key: 'digest:user:2', delayMs: 60_000, maxDelayMs: 120_000 } });
 
-  context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   // Chromium logs each 400 the API answers (the form shows it), and the 404 of a group the API
   // does not know (the view says so).
-  seen = watch(context, [worker.url], [/status of 400/, /status of 404/]);
-  page = await context.newPage();
-  await signInAt(page, worker.url, ADMIN_TOKEN);
-  await page.locator('#session-bar').waitFor();
+  ({ seen, page } = await openPage(browser, [worker.url], [/status of 400/, /status of 404/]));
+  await signedIn(page, worker.url, ADMIN_TOKEN);
 });
 
 afterAll(async () => {
@@ -61,11 +57,7 @@ async function apiJson(path: string): Promise<any> {
   return expectJson(await worker.api(path), 200);
 }
 
-async function openQueue(name: string): Promise<void> {
-  await page.goto(`${worker.url}/dashboard#/`);
-  await page.locator(`article[data-queue="${name}"] h2 a`).click();
-  await page.locator('#queue-view h1', { hasText: name }).waitFor();
-}
+const openQueue = (name: string) => openQueueAt(page, worker.url, name);
 
 /** Clicks a form's button and waits for what it announces (an earlier, same message cleared first). */
 async function press(button: string, announced: string): Promise<void> {

@@ -8,13 +8,12 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { type Endpoint, type Reply, startEndpoint } from '../helpers/endpoint';
 import { ADMIN_TOKEN, type PrivateStack, type RunningWorker, startPrivateStack, startWorker } from '../helpers/worker';
 import { enqueue, expectJson, putQueue, waitForState } from '../http/support';
-import { type Watch, launchChromium, refreshNow, screenshot, signInAt, until, watch } from './browser';
+import { type Watch, launchChromium, openPage, refreshNow, screenshot, signedIn, until, watch } from './browser';
 
 let stack: PrivateStack;
 let worker: RunningWorker;
 let endpoint: Endpoint;
 let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 let seen: Watch;
 
@@ -47,9 +46,7 @@ beforeAll(async () => {
   await expectJson(await worker.api(`/v1/queues/${orders}/jobs/export-9/progress`, { method: 'POST', json: { lease: slow!.job.lease.token, progress: { pct: 40 } } }), 200);
   await until(() => apiJson(`/v1/queues/${orders}`), (q) => q.counts.failed === FAILED, 'the failing jobs to fail');
 
-  context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  seen = watch(context, [worker.url]);
-  page = await context.newPage();
+  ({ seen, page } = await openPage(browser, [worker.url]));
   // Timers under the test's control: fastForward proves what a refresh (every 5 s) or an old
   // 5-second timeout does, without waiting for it.
   await page.clock.install();
@@ -69,10 +66,7 @@ async function apiJson(path: string): Promise<any> {
   return expectJson(await worker.api(path), 200);
 }
 
-async function signIn(p: Page): Promise<void> {
-  await signInAt(p, worker.url, ADMIN_TOKEN);
-  await p.locator('#session-bar').waitFor();
-}
+const signIn = (p: Page) => signedIn(p, worker.url, ADMIN_TOKEN);
 
 const tab = (p: Page, state: string) => p.locator(`[role="tab"][data-state="${state}"]`).click();
 const cell = (p: Page, id: string, label: string) => p.locator(`tr[data-job="${id}"] td[data-label="${label}"]`).innerText();
