@@ -2,8 +2,10 @@
 // it is stored.
 import { z } from 'zod';
 import { sha256Hex } from './ids';
+import { isSigningSecret } from './signing';
 
 export const DAY_MS = 86_400_000;
+export const YEAR_MS = 366 * DAY_MS;
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
 
 export const backoffSchema = z
@@ -26,6 +28,14 @@ export const rateLimitSchema = z
   .object({ max: int(1, 1_000_000), periodMs: int(1000, DAY_MS) })
   .strict();
 
+/**
+ * A group's rate limit: its recent start times live in the group's flow state and are scanned
+ * at each offer, so `max` is capped to keep that work (and the state's size) bounded.
+ */
+export const groupRateLimitSchema = z
+  .object({ max: int(1, 1000), periodMs: int(1000, DAY_MS) })
+  .strict();
+
 export type RateLimit = z.infer<typeof rateLimitSchema>;
 
 /**
@@ -35,7 +45,7 @@ export type RateLimit = z.infer<typeof rateLimitSchema>;
 export const groupLimitsSchema = z
   .object({
     concurrency: int(1, 1000).optional(),
-    rateLimit: rateLimitSchema.nullable().optional(),
+    rateLimit: groupRateLimitSchema.nullable().optional(),
   })
   .strict()
   .refine((limits) => limits.concurrency !== undefined || limits.rateLimit !== undefined, 'give concurrency and/or rateLimit');
@@ -49,12 +59,18 @@ export const BACKPRESSURE_MODES = ['job', 'group', 'queue'] as const;
  * The defaults of the flow-control fields, which configs stored before them lack: such a config
  * reads as if it had them (readStoredConfig), as the scripts treat an absent field.
  */
-const FLOW_DEFAULTS = {
+const ADDED_DEFAULTS = {
   groupConcurrency: 1,
   rateLimit: null,
   groupRateLimit: null,
   dedupWindowMs: 300_000,
   backpressure: 'job',
+  maxJobs: 1_000_000,
+  maxDelayMs: YEAR_MS,
+  maxThrottleMs: 3_600_000,
+  publishMaxDelayMs: 0,
+  publishCallbackOrigins: [],
+  publishRateLimit: { max: 120, periodMs: 60_000 },
 } as const;
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -119,24 +135,49 @@ export function queueConfigSchema(options: ConfigOptions = {}) {
       /** @default 1000 */
       keepFailed: int(0, 1_000_000).default(1000),
       /** Jobs of one group in flight at once; they start in (orderMs, sequence) order. @default 1 */
-      groupConcurrency: int(1, 1000).default(FLOW_DEFAULTS.groupConcurrency),
+      groupConcurrency: int(1, 1000).default(ADDED_DEFAULTS.groupConcurrency),
       /** Deliveries started queue-wide: at most `max` in any window of `periodMs`. @default null */
-      rateLimit: rateLimitSchema.nullable().default(FLOW_DEFAULTS.rateLimit),
+      rateLimit: rateLimitSchema.nullable().default(ADDED_DEFAULTS.rateLimit),
       /** The same, per group (a group's own limits override it). @default null */
-      groupRateLimit: rateLimitSchema.nullable().default(FLOW_DEFAULTS.groupRateLimit),
+      groupRateLimit: groupRateLimitSchema.nullable().default(ADDED_DEFAULTS.groupRateLimit),
       /** How long a job id stays known after its job ends. @default 300000 */
-      dedupWindowMs: int(0, 7 * DAY_MS).default(FLOW_DEFAULTS.dedupWindowMs),
+      dedupWindowMs: int(0, 7 * DAY_MS).default(ADDED_DEFAULTS.dedupWindowMs),
       /** What an endpoint's 429 holds until its Retry-After. @default "job" */
-      backpressure: z.enum(BACKPRESSURE_MODES).default(FLOW_DEFAULTS.backpressure),
+      backpressure: z.enum(BACKPRESSURE_MODES).default(ADDED_DEFAULTS.backpressure),
       /** Bound on each job's `data` as JSON bytes. @default 262144 */
       maxPayloadBytes: int(2, 1_048_576).default(262_144),
       /** Browser origins allowed to enqueue (CORS). @default [] */
       allowedOrigins: z.array(originSchema).max(100).default([]),
       /** Tokens that may only enqueue to this queue; stored as SHA-256 hashes. @default [] */
-      publishTokens: z.array(z.string().min(16).max(256)).max(100).default([]),
+      publishTokens: z.array(publishTokenSchema).max(100).default([]),
+      /** Waiting + delayed jobs the queue may hold; past it enqueue answers 429 QUEUE_FULL. @default 1000000 */
+      maxJobs: int(1, 100_000_000).default(ADDED_DEFAULTS.maxJobs),
+      /** The latest start any producer may ask for: delayMs, and runAt - now. @default 31622400000 (366 days) */
+      maxDelayMs: int(0, 10 * YEAR_MS).default(ADDED_DEFAULTS.maxDelayMs),
+      /** Total time a job may spend held by its endpoint's 429s; also bounds every hold. @default 3600000 */
+      maxThrottleMs: int(1000, 7 * DAY_MS).default(ADDED_DEFAULTS.maxThrottleMs),
+      /** The largest delayMs a publish token may send; 0: none at all. @default 0 */
+      publishMaxDelayMs: int(0, 10 * YEAR_MS).default(ADDED_DEFAULTS.publishMaxDelayMs),
+      /** Origins a publish token's callbackUrl may point at. @default [] */
+      publishCallbackOrigins: z.array(originSchema).max(100).default([]),
+      /** Enqueued jobs per client address (or per token) with a publish token; null: no limit. */
+      publishRateLimit: rateLimitSchema.nullable().default(ADDED_DEFAULTS.publishRateLimit),
+      /** This queue's own `whsec_` secret for deliveries and outcome callbacks (write-only). */
+      signingSecret: signingSecretSchema.optional(),
+      /** The next secret while rotating: both sign until it replaces signingSecret (write-only). */
+      signingSecretNext: signingSecretSchema.optional(),
     })
     .strict();
 }
+
+/** What a bearer token may look like (admin and publish tokens alike): anything else is refused unread. */
+export const TOKEN_PATTERN = /^[\x21-\x7E]{16,256}$/;
+const publishTokenSchema = z.string().regex(TOKEN_PATTERN, 'publish tokens are 16-256 visible ASCII characters');
+
+const signingSecretSchema = z
+  .string()
+  .max(512)
+  .refine(isSigningSecret, 'a signing secret is whsec_ followed by the base64 of at least 16 bytes');
 
 export type QueueConfigInput = z.input<ReturnType<typeof queueConfigSchema>>;
 type ParsedConfig = z.output<ReturnType<typeof queueConfigSchema>>;
@@ -144,8 +185,15 @@ type ParsedConfig = z.output<ReturnType<typeof queueConfigSchema>>;
 /** The config as stored in Redis: publish tokens only as hashes. */
 export type StoredConfig = Omit<ParsedConfig, 'publishTokens'> & { publishTokenHashes: string[] };
 
-/** The config as the API shows it: publish tokens are write-only, shown as a count. */
-export type QueueConfig = Omit<ParsedConfig, 'publishTokens'> & { publishTokens: number };
+/**
+ * The config as the API shows it: publish tokens are write-only, shown as a count; signing
+ * secrets too, shown as whether they are set.
+ */
+export type QueueConfig = Omit<ParsedConfig, 'publishTokens' | 'signingSecret' | 'signingSecretNext'> & {
+  publishTokens: number;
+  signingSecret: boolean;
+  signingSecretNext: boolean;
+};
 
 export async function toStoredConfig(config: ParsedConfig): Promise<StoredConfig> {
   const { publishTokens, ...rest } = config;
@@ -153,13 +201,18 @@ export async function toStoredConfig(config: ParsedConfig): Promise<StoredConfig
 }
 
 export function toPublicConfig(stored: StoredConfig): QueueConfig {
-  const { publishTokenHashes, ...rest } = stored;
-  return { ...rest, publishTokens: publishTokenHashes.length };
+  const { publishTokenHashes, signingSecret, signingSecretNext, ...rest } = stored;
+  return {
+    ...rest,
+    publishTokens: publishTokenHashes.length,
+    signingSecret: signingSecret !== undefined,
+    signingSecretNext: signingSecretNext !== undefined,
+  };
 }
 
 /** A stored config's JSON, with the defaults of the fields added since it was stored. */
 export function readStoredConfig(json: string): StoredConfig {
   const stored = JSON.parse(json) as Record<string, unknown>;
-  for (const [field, value] of Object.entries(FLOW_DEFAULTS)) if (!(field in stored)) stored[field] = value;
+  for (const [field, value] of Object.entries(ADDED_DEFAULTS)) if (!(field in stored)) stored[field] = value;
   return stored as StoredConfig;
 }

@@ -1,8 +1,6 @@
 // What producers send: zod schemas for jobs, job updates and repeatable jobs.
 import { z } from 'zod';
-import { type ConfigOptions, DAY_MS, backoffSchema, callbackUrlSchema } from './config';
-
-const YEAR_MS = 366 * DAY_MS;
+import { type ConfigOptions, DAY_MS, YEAR_MS, backoffSchema, callbackUrlSchema } from './config';
 
 export const queueNameSchema = z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'queue names are 1-64 of A-Z a-z 0-9 . _ -');
 

@@ -44,17 +44,20 @@ export const adminAuth = createMiddleware<AppEnv>(async function adminAuth(c, ne
   await next();
 });
 
+/** Who sent an enqueue: the admin, or a holder of one of the queue's publish tokens. */
+export type Producer = { kind: 'admin' } | { kind: 'publish'; tokenHash: string };
+
 /**
  * Enqueue routes: the admin token, or a publish token of this queue, checked against the
  * queue's own config (`config` is what the CORS check already read, if anything).
  */
-export async function checkPublisher(c: Context<AppEnv>, config: () => Promise<StoredConfig | null>) {
+export async function checkPublisher(c: Context<AppEnv>, config: () => Promise<StoredConfig | null>): Promise<Producer> {
   const token = bearerOf(c);
   if (token === null) throw missing();
-  if (constantTimeEqual(token, scopeOf(c).settings.adminToken)) return;
+  if (constantTimeEqual(token, scopeOf(c).settings.adminToken)) return { kind: 'admin' };
   const hash = await sha256Hex(token);
   // Hashes are compared, not tokens: equal hashes mean equal tokens, and a timing leak of a
   // SHA-256 prefix tells nothing about the token.
-  if ((await config())?.publishTokenHashes.includes(hash)) return;
-  await rejectToken(c, hash);
+  if ((await config())?.publishTokenHashes.includes(hash)) return { kind: 'publish', tokenHash: hash };
+  return rejectToken(c, hash);
 }

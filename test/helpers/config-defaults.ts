@@ -16,4 +16,12 @@ export const CONFIG_DEFAULTS = {
   maxPayloadBytes: 262_144,
   allowedOrigins: [],
   publishTokens: 0,
+  maxJobs: 1_000_000,
+  maxDelayMs: 31_622_400_000,
+  maxThrottleMs: 3_600_000,
+  publishMaxDelayMs: 0,
+  publishCallbackOrigins: [],
+  publishRateLimit: { max: 120, periodMs: 60_000 },
+  signingSecret: false,
+  signingSecretNext: false,
 };
