@@ -164,8 +164,9 @@ function checkBindings({ envSchema, vars, secrets, sources, devValues }) {
     const message = issues.get(name) ?? (unset ? undefined : deployProblem(name, String(value), devValues));
     if (message && unset) checks.push({ status: 'missing', text: `secret ${name}`, fix });
     else if (message) checks.push({ status: 'invalid', text: `secret ${name} (from ${where}): ${message}`, fix });
-    else if (unset && name === 'GROUPQ_PUBLIC_URL') {
-      checks.push({ status: 'note', text: `secret ${name}: not set; until it is, cron deliveries may carry relative callback URLs`, fix: `after the first deploy: ${fix}` });
+    else if (unset && name === 'GROUPQ_PUBLIC_URL' && vars.GROUPQ_ALLOW_HTTP_LOOPBACK !== 'true') {
+      // The Worker refuses to start without it (settingsOf): callback URLs never come from a request's Host.
+      checks.push({ status: 'missing', text: `secret ${name}: the Worker refuses to start without it`, fix });
     } else if (unset) checks.push({ status: 'ok', text: `secret ${name}: not set (optional)` });
     else checks.push({ status: 'ok', text: `secret ${name} (from ${where})` });
     if (name in vars) checks.push({ status: 'note', text: `${name} is in [vars], in plain text in wrangler.toml`, fix: `remove it there and ${fix}` });

@@ -1,8 +1,10 @@
 // The example endpoint bundled with `npm run dev`: a small HTTP server that receives groupq's
 // pushes the way a real receiver should. It verifies the Standard Webhooks signature
 // (HMAC-SHA256 over "<webhook-id>.<webhook-timestamp>.<raw body>" with the whsec_ secret, and the
-// next secret while rotating), rejects a bad signature or a timestamp more than 5 minutes off
-// with 401, logs each job on one line and answers 200 with a small JSON result, which completes
+// next secret while rotating), rejects a bad signature, a timestamp more than 5 minutes off or a
+// message that is not a delivery (its webhook-id does not start with msg_: an outcome callback's
+// starts with out_) with 401, and a delivery whose webhook-id it accepted before (a replay) with
+// 409, logs each job on one line and answers 200 with a small JSON result, which completes
 // the job. Run alone: `node scripts/example-endpoint.mjs` (EXAMPLE_ENDPOINT_PORT, default 8788;
 // GROUPQ_SIGNING_SECRET and GROUPQ_SIGNING_SECRET_NEXT, default the dev secret).
 import { createHmac, timingSafeEqual } from 'node:crypto';
@@ -89,6 +91,19 @@ export async function startExampleEndpoint({ port = 0, host = '127.0.0.1', secre
     return key;
   });
   if (keys.length === 0) throw new Error('example endpoint: a signing secret is required');
+  /** Delivery ids accepted, each until its timestamp is out of the tolerance (epoch ms). One process: see the README's "Replays". */
+  const accepted = new Map();
+  /** @param {string} id @param {number} timestampSec @returns {boolean} whether `id` was seen (else it is remembered) */
+  const seen = (id, timestampSec) => {
+    const now = Date.now();
+    for (const [known, until] of accepted) {
+      if (until >= now) break;
+      accepted.delete(known);
+    }
+    if ((accepted.get(id) ?? -1) >= now) return true;
+    accepted.set(id, (timestampSec + TOLERANCE_SEC) * 1000);
+    return false;
+  };
 
   const server = http.createServer(async function handleDelivery(req, res) {
     /** @param {number} status @param {unknown} payload */
@@ -121,6 +136,16 @@ export async function startExampleEndpoint({ port = 0, host = '127.0.0.1', secre
       log(`rejected a delivery (401): ${problem}`);
       // 401 is a failed attempt for groupq: the job is retried, then failed, never lost silently.
       return send(401, { error: `invalid signature: ${problem}` });
+    }
+    const id = /** @type {string} */ (header('webhook-id'));
+    if (!id.startsWith('msg_')) {
+      log(`rejected a request (401): webhook-id ${id} is not a delivery's (msg_...)`);
+      return send(401, { error: 'not a groupq delivery: its webhook-id does not start with msg_' });
+    }
+    // Each attempt has a webhook-id of its own: one seen before is a replay of a captured request.
+    if (seen(id, Number(header('webhook-timestamp')))) {
+      log(`rejected a replayed delivery (409): ${id}`);
+      return send(409, { error: `webhook-id ${id} was seen before: a replayed delivery` });
     }
     /** @type {{ id?: unknown, queue?: unknown, group?: unknown, attempt?: unknown, data?: unknown }} */
     let job;

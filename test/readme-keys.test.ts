@@ -2,7 +2,7 @@
 // (bee-queue's and GroupMQ's key docs drifted from their code; this test stops that here).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { KEY_CATALOGUE, PUBLISH_TOKENS_KEY, DUE_KEY, REGISTRY_KEY, groupKey, queueKeys } from '../src/core/keys';
+import { KEY_CATALOGUE, DUE_KEY, REGISTRY_KEY, groupKey, queueKeys, rateKey } from '../src/core/keys';
 
 function readmeKeyTable(): { key: string; type: string; holds: string }[] {
   const readme = readFileSync('README.md', 'utf8');
@@ -25,9 +25,9 @@ describe('README key catalogue', () => {
     const built = [
       REGISTRY_KEY,
       DUE_KEY,
-      PUBLISH_TOKENS_KEY,
       ...Object.values(queueKeys('q')).filter((k) => k !== 'gq:{q}:'),
       groupKey('q', '<group>'),
+      rateKey('q', '<client>'),
     ];
     const catalogued = KEY_CATALOGUE.map((entry) => entry.key);
     expect(built.sort()).toEqual(catalogued.sort());

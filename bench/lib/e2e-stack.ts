@@ -27,7 +27,7 @@ export interface Arrival {
 
 export interface LoopbackEndpoint {
   url: string;
-  /** First arrival per job id (webhook-id). */
+  /** First arrival per job id (groupq-job-id; an outcome callback's webhook-id, out_<job id>). */
   arrivals: Map<string, Arrival>;
   /** Pushes of an id that had already arrived. */
   duplicates: number;
@@ -54,7 +54,7 @@ async function startEndpoint(): Promise<LoopbackEndpoint> {
   };
   const server = http.createServer((req, res) => {
     const at = performance.now();
-    const id = String(req.headers['webhook-id'] ?? '');
+    const id = String(req.headers['groupq-job-id'] ?? req.headers['webhook-id'] ?? '');
     if (endpoint.arrivals.has(id)) endpoint.duplicates++;
     else endpoint.arrivals.set(id, { at, attempt: Number(req.headers['groupq-attempt'] ?? 0) });
     endpoint.order.push(id);

@@ -3,7 +3,7 @@
 // (README, How jobs get delivered), so none of them adds a command to it.
 import { Invocation } from '../../src/core/invocation';
 import { DueTimes, runDueQueues } from '../../src/core/runner';
-import { createSigner } from '../../src/core/signing';
+import { createSigners } from '../../src/core/signing';
 import type { BenchStack } from './stack';
 import type { FetchCounter } from './fetch-counter';
 import { type CommandCounts, commandStats, perUnit, resetStats, round, totalCalls } from './redis-stats';
@@ -46,7 +46,7 @@ export async function runIdle(stack: BenchStack, ticks: number, fetches: FetchCo
     for (let i = 0; i < ticks; i++) {
       // One cron pass with nothing to wait for afterwards (its stay window ends now).
       const invocation = new Invocation(Date.now() + 1000, 1000);
-      const delivery = { signer: createSigner(['whsec_MDEyMzQ1Njc4OWFiY2RlZg==']), publicUrl: 'http://127.0.0.1', now: Date.now };
+      const delivery = { signers: createSigners(['whsec_MDEyMzQ1Njc4OWFiY2RlZg==']), publicUrl: 'http://127.0.0.1', now: Date.now };
       const results = await runDueQueues({ engine, invocation, delivery }, new DueTimes(), Date.now());
       if (Object.keys(results).length > 0) throw new Error(`idle: the pass found work: ${JSON.stringify(results)}`);
     }

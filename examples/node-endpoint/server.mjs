@@ -60,7 +60,7 @@ const server = http.createServer(async (req, res) => {
     const response = await handle(request);
     res.writeHead(response.status, Object.fromEntries(response.headers));
     res.end(Buffer.from(await response.arrayBuffer()));
-    console.log(`${response.status} job ${request.headers.get('webhook-id')} attempt ${request.headers.get('groupq-attempt')}`);
+    console.log(`${response.status} job ${request.headers.get('groupq-job-id')} attempt ${request.headers.get('groupq-attempt')}`);
   } catch (error) {
     console.error(error);
     if (!res.headersSent) res.writeHead(500);

@@ -1,5 +1,5 @@
 // The one-shot commands: list queues and jobs, show a job, enqueue, retry, remove, promote,
-// retry every failed job, clean finished jobs, cancel, pause and resume, set or clear a group's
+// retry every failed job, clean finished jobs, cancel, pause and resume, repair, set or clear a group's
 // limits. Each makes its calls through GroupqClient and prints a table or a line for people, or
 // one JSON document with --json. The monitor lives in monitor.ts.
 import type { CleanOptions, EnqueueResult, GroupLimits, GroupqClient, Job, JobInput } from '../client';
@@ -201,6 +201,13 @@ const cancel: CommandRun = (ctx) => {
   return eachId(ctx, (id) => queue.cancel(id), (id) => `cancelled ${id}`);
 };
 
+const repair: CommandRun = async ({ client, out, args }) => {
+  const result = await client.queue(args[0]!).repair();
+  if (out.json) out.document(result);
+  else out.line(`re-indexed ${result.reindexed} jobs, offered ${result.offered} groups again`);
+  return EXIT_OK;
+};
+
 function pauseOrResume(pause: boolean): CommandRun {
   return async ({ client, out, args, flags }) => {
     const queue = client.queue(args[0]!);
@@ -274,5 +281,6 @@ export const RUNS: Record<string, CommandRun> = {
   cancel,
   pause: pauseOrResume(true),
   resume: pauseOrResume(false),
+  repair,
   'group-limits': groupLimits,
 };

@@ -157,6 +157,15 @@ export const COMMANDS: readonly CommandSpec[] = [
     examples: ['groupq cancel orders job-1 job-2'],
   },
   {
+    name: 'repair',
+    args: '<queue>',
+    min: 1,
+    max: 1,
+    summary: 'bring back jobs a failed script left in no index (README, Repair)',
+    flags: {},
+    examples: ['groupq repair orders'],
+  },
+  {
     name: 'pause',
     args: '<queue>',
     min: 1,

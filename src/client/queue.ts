@@ -99,6 +99,11 @@ export class QueueClient<T = unknown> {
     return this.request({ method: 'POST', path: `${this.base}/resume`, idempotent: true });
   }
 
+  /** Brings back jobs stranded in no index (README, Repair); safe to run again. */
+  repair(): Promise<{ reindexed: number; offered: number }> {
+    return this.request({ method: 'POST', path: `${this.base}/repair`, idempotent: true });
+  }
+
   /** Enqueues one job. Retried on network errors and 503 only when it has an `id` (G4). */
   add(job: JobInput<T>): Promise<EnqueueResult> {
     return this.request({ method: 'POST', path: `${this.base}/jobs`, body: job, idempotent: job.id !== undefined });

@@ -2,6 +2,7 @@
 // it is stored.
 import { z } from 'zod';
 import { sha256Hex } from './ids';
+import { type AddressKind, addressKind } from './private-address';
 import { isSigningSecret } from './signing';
 
 export const DAY_MS = 86_400_000;
@@ -102,9 +103,23 @@ export function pushUrlSchema(options: ConfigOptions, what: string) {
   });
 }
 
-/** A job's or a queue's `callbackUrl` (README, Outcome callbacks). */
+/**
+ * A job's or a queue's `callbackUrl` (README, Outcome callbacks). Producers name it, so an IP
+ * literal of an internal range is refused (private-address.ts); loopback only in local development.
+ */
 export function callbackUrlSchema(options: ConfigOptions) {
-  return pushUrlSchema(options, 'callbackUrl').max(2048, 'callbackUrl is at most 2048 characters');
+  return pushUrlSchema(options, 'callbackUrl')
+    .max(2048, 'callbackUrl is at most 2048 characters')
+    .superRefine((value, ctx) => {
+      let kind: AddressKind;
+      try {
+        kind = addressKind(new URL(value).hostname);
+      } catch {
+        return; // not a URL: pushUrlSchema said so
+      }
+      if (kind === 'public' || (kind === 'loopback' && options.allowHttpLoopback)) return;
+      ctx.addIssue({ code: 'custom', message: `callbackUrl must not point at a ${kind === 'loopback' ? 'loopback' : 'private, link-local or other internal'} address` });
+    });
 }
 
 const originSchema = z.string().refine((value) => {

@@ -1,11 +1,11 @@
 // One push of a leased job to its queue's endpoint, and what the answer means (README,
 // Delivery): 2xx completes with the body as result, 202 leaves the lease to the
 // endpoint's callbacks, anything else (or no answer within timeoutMs) is a failed attempt.
-import { DAY_MS } from './config';
-import type { Delivery } from './delivery-body';
+import { DAY_MS, type StoredConfig } from './config';
+import { type Delivery, deliveryWebhookId } from './delivery-body';
 import type { LeasedJob, Outcome } from './leases';
 import { parseRetryAfter } from './retry-after';
-import type { Signer } from './signing';
+import type { Signer, Signers } from './signing';
 
 export const USER_AGENT = 'groupq/0.1.0';
 /** A result larger than this is kept as its first 64 KiB of text, marked truncated. */
@@ -14,10 +14,18 @@ const MAX_RESULT_BYTES = 65_536;
 const ERROR_BODY_CHARS = 500;
 
 export interface DeliveryOptions {
-  signer: Signer;
+  /** Each queue's signer: its own secrets, else the deployment's. */
+  signers: Signers;
   /** Origin the endpoint calls back (heartbeat, complete, fail, progress). */
   publicUrl: string;
   now: () => number;
+}
+
+/** Where a queue's jobs are pushed and what signs them: the parts of its config a push reads. */
+export type PushTarget = Pick<StoredConfig, 'endpoint' | 'signingSecret' | 'signingSecretNext'>;
+
+export function pushTarget({ endpoint, signingSecret, signingSecretNext }: PushTarget): PushTarget {
+  return { endpoint, signingSecret, signingSecretNext };
 }
 
 /** The callback URLs of one job, under the Worker's public URL. */
@@ -102,7 +110,7 @@ function retryAfterMs(header: string | null, now: number): number | undefined {
  * Pushes one job and turns the answer into an outcome; null means the endpoint took the job
  * asynchronously (202) and will finish it through the callbacks.
  */
-export async function deliver(job: LeasedJob, endpoint: string, options: DeliveryOptions): Promise<Outcome | null> {
+export async function deliver(job: LeasedJob, target: PushTarget, options: DeliveryOptions): Promise<Outcome | null> {
   const lease = { id: job.id, lease: job.lease.token };
   const controller = new AbortController();
   let timedOut = false;
@@ -114,13 +122,15 @@ export async function deliver(job: LeasedJob, endpoint: string, options: Deliver
   try {
     const body = deliveryBody(job, options.publicUrl);
     const headers = {
-      ...(await signedHeaders(options.signer, job.id, body, options.now())),
+      ...(await signedHeaders(options.signers.of(target), deliveryWebhookId(), body, options.now())),
       'groupq-queue': job.queue,
+      // webhook-id is new on every attempt; the job id (visible ASCII) stays the idempotency key.
+      'groupq-job-id': job.id,
       'groupq-group': encodeURIComponent(job.group),
       'groupq-attempt': String(job.attempt),
       'groupq-lease-expires-at': String(job.lease.expiresAt),
     };
-    const response = await fetch(endpoint, { method: 'POST', headers, body, signal: controller.signal, redirect: 'manual' });
+    const response = await fetch(target.endpoint, { method: 'POST', headers, body, signal: controller.signal, redirect: 'manual' });
     if (response.status === 202) {
       await response.body?.cancel().catch(() => {});
       return null;

@@ -3,12 +3,12 @@
 // (complete-and-reserve-next: a busy group flows without a separate reserve). Outcomes that end
 // while a settle is in flight are acked together by the next one. Capacity (G6) and one lease
 // per group (G1) are enforced by the scripts, so concurrent drains never over-deliver.
-import { type DeliveryOptions, deliver } from './delivery';
+import { type DeliveryOptions, type PushTarget, deliver, pushTarget } from './delivery';
 import type { Engine } from './engine';
 import { QueueError } from './errors';
 import type { Invocation } from './invocation';
 import { type LeasedJob, type Outcome, type Settled, placeOf } from './leases';
-import { type OutcomeToSend, sendOutcome } from './outcomes';
+import { NOT_SENT, type OutcomeToSend, lastStartAt, sendOutcome } from './outcomes';
 
 export interface DrainReport {
   /** Pushes made. */
@@ -28,7 +28,8 @@ export interface Dispatcher {
 /** Jobs already leased by the call that started the drain (an enqueue, a callback), in slots it claimed. */
 export interface Leased {
   jobs: LeasedJob[];
-  endpoint: string;
+  /** Their queue's endpoint and signing secrets. */
+  target: PushTarget;
   /** As many were leased as asked for: more may be ready. */
   more: boolean;
   /** Outcome callbacks the same call recorded, leased to this invocation to send. */
@@ -36,24 +37,27 @@ export interface Leased {
 }
 
 /**
- * Sends outcome callbacks this invocation holds leases for, each in a push slot (they never
- * wait for a job, nor a job for them beyond a slot), then settles them in one call. Never
- * throws: an attempt that is not settled comes round again through the tick when its lease ends.
+ * Sends outcome callbacks this invocation holds leases for, each in a push slot (at most
+ * MAX_OUTCOME_FETCHES of the invocation's: deliveries always keep the others), then settles them
+ * in one call. An attempt that got no slot while its lease could still cover it is settled as
+ * not sent, and does not count. Never throws: an attempt that is not settled comes round again
+ * through the tick when its lease ends.
  */
 export async function sendOutcomes(d: Dispatcher, queue: string, outcomes: readonly OutcomeToSend[]): Promise<void> {
   if (outcomes.length === 0) return;
-  const sent = await Promise.all(
+  const attempts = await Promise.all(
     outcomes.map(async (outcome) => {
-      if (!(await d.invocation.takeSlot())) return [];
+      // The settle below is paid for whatever happens: takeOutcomeSlot keeps 2 subrequests.
+      if (!(await d.invocation.takeOutcomeSlot(lastStartAt(outcome)))) return { outcome, error: NOT_SENT };
       try {
-        return [{ outcome, error: await sendOutcome(outcome, d.delivery) }];
+        return { outcome, error: await sendOutcome(outcome, d.delivery) };
       } finally {
-        d.invocation.pushEnded();
+        d.invocation.outcomeEnded();
       }
     }),
   );
   try {
-    await d.engine.settleOutcomes(queue, sent.flat());
+    await d.engine.settleOutcomes(queue, attempts);
   } catch (error) {
     console.error(`groupq: settling outcome callbacks of queue ${queue} failed`, error);
   }
@@ -89,10 +93,10 @@ export async function drain(d: Dispatcher, queue: string, leased?: Leased): Prom
   let ackOnly = false; // Redis failed us: ack what comes back, lease nothing more
   const sending = [sendOutcomes(d, queue, leased?.outcomes ?? [])]; // outcome callbacks, in the background
   // Each job's slot was claimed before it was leased (Invocation.claim).
-  const push = (job: LeasedJob, endpoint: string) => {
+  const push = (job: LeasedJob, target: PushTarget) => {
     mine++;
     report.delivered++;
-    void deliver(job, endpoint, d.delivery).then((outcome) => {
+    void deliver(job, target, d.delivery).then((outcome) => {
       mine--;
       // 202: the endpoint holds the lease; its slot is free for the next job.
       if (outcome) outcomes.push({ ...outcome, place: placeOf(job) });
@@ -101,7 +105,7 @@ export async function drain(d: Dispatcher, queue: string, leased?: Leased): Prom
     });
   };
 
-  for (const job of leased?.jobs ?? []) push(job, leased!.endpoint);
+  for (const job of leased?.jobs ?? []) push(job, leased!.target);
   for (;;) {
     const reserve = !ackOnly && (mayHaveMore || outcomes.length > 0) ? invocation.claim() : 0;
     if (outcomes.length > 0 || reserve > 0) {
@@ -117,7 +121,8 @@ export async function drain(d: Dispatcher, queue: string, leased?: Leased): Prom
       sending.push(sendOutcomes(d, queue, settled.outcomes));
       report.retrying += settled.results.filter((r) => r.state === 'waiting').length;
       mayHaveMore = settled.jobs.length === reserve && reserve > 0;
-      for (const job of settled.jobs) push(job, settled.config.endpoint);
+      const target = pushTarget(settled.config);
+      for (const job of settled.jobs) push(job, target);
       continue;
     }
     // Nothing to ack and nothing to reserve: done once our pushes are back, unless jobs may be

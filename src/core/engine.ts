@@ -11,6 +11,7 @@ import * as outcomes from './outcomes';
 import * as producer from './producer';
 import * as queues from './queues';
 import * as reads from './reads';
+import * as repair from './repair';
 import * as repeats from './repeats';
 import * as scheduler from './scheduler';
 import * as waitJob from './wait-job';
@@ -51,7 +52,6 @@ export function createEngine({ redis, now = Date.now, keyLocking = true, ...opti
     enqueueAndReserve: bind(ctx, producer.enqueueAndReserve),
     enqueueBatchAndReserve: bind(ctx, producer.enqueueBatchAndReserve),
     getStoredConfig: bind(ctx, queues.getStoredConfig),
-    queueOfPublishToken: bind(ctx, queues.queueOfPublishToken),
 
     reserve: bind(ctx, leases.reserve),
     settle: bind(ctx, leases.settle),
@@ -84,6 +84,7 @@ export function createEngine({ redis, now = Date.now, keyLocking = true, ...opti
     retryJobs: bind(ctx, bulk.retryJobs),
     cleanJobs: bind(ctx, bulk.cleanJobs),
     cancelJob: bind(ctx, jobOps.cancelJob),
+    repairQueue: bind(ctx, repair.repairQueue),
   };
 }
 

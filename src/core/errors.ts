@@ -5,6 +5,8 @@ export const ERROR_STATUS = {
   BAD_JSON: 400,
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
+  /** A publish token sent a job field its queue does not allow it (details.fields names them). */
+  FIELD_NOT_ALLOWED: 403,
   QUEUE_NOT_FOUND: 404,
   JOB_NOT_FOUND: 404,
   GROUP_NOT_FOUND: 404,
@@ -19,6 +21,10 @@ export const ERROR_STATUS = {
   JOB_CANCELLED: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
+  /** The enqueue would pass the queue's maxJobs (waiting + delayed). */
+  QUEUE_FULL: 429,
+  /** A publish token's client is past the queue's publishRateLimit. */
+  RATE_LIMITED: 429,
   INTERNAL: 500,
   REDIS_UNAVAILABLE: 503,
 } as const;
@@ -28,6 +34,9 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
 export class QueueError extends Error {
   override readonly name = 'QueueError';
   readonly status: number;
+
+  /** How long to wait before trying again: sent as the answer's Retry-After (whole seconds). */
+  retryAfterMs?: number;
 
   constructor(
     readonly code: ErrorCode,
@@ -60,6 +69,12 @@ export const LuaStatus = {
   /** {status, group}: the job named by id is in another group than the caller read (job-ops.ts retries). */
   JOB_CHANGED_GROUP: -10,
   JOB_CANCELLED: -11,
+  /** {status, maxJobs} */
+  QUEUE_FULL: -12,
+  /** {status, ms until the client's window ends, max, periodMs} */
+  RATE_LIMITED: -13,
+  /** {status, item (1-based), maxDelayMs}: producer.ts names the field (delayMs, runAt, debounce) */
+  DELAY_TOO_LONG: -14,
 } as const;
 
 export type LuaStatusName = keyof typeof LuaStatus;
@@ -77,6 +92,9 @@ const LUA_ERRORS: Record<LuaStatusName, [ErrorCode, string]> = {
   TOO_MANY_REPEATS: ['VALIDATION_FAILED', 'the queue holds the most repeatable jobs it may'],
   JOB_CHANGED_GROUP: ['INTERNAL', 'job changed group'],
   JOB_CANCELLED: ['JOB_CANCELLED', 'the job was cancelled: this lease is no longer held'],
+  QUEUE_FULL: ['QUEUE_FULL', "the queue holds its maxJobs waiting and delayed jobs: try again later"],
+  RATE_LIMITED: ['RATE_LIMITED', "too many jobs from this client: past the queue's publishRateLimit"],
+  DELAY_TOO_LONG: ['VALIDATION_FAILED', "the job would start later than the queue's maxDelayMs allows"],
 };
 
 const NAME_OF = new Map(Object.entries(LuaStatus).map(([name, status]) => [status as number, name as LuaStatusName]));
@@ -92,6 +110,17 @@ export class ScriptRefusal extends QueueError {
   }
 }
 
+/**
+ * What a full queue's Retry-After asks: no one knows when jobs will end, and a producer retrying
+ * sooner only spends requests.
+ */
+const QUEUE_FULL_RETRY_MS = 30_000;
+
+function withRetryAfter(error: QueueError, ms: number): QueueError {
+  error.retryAfterMs = ms;
+  return error;
+}
+
 /** The error of a script's reply `{status, ...}` whose status is negative. */
 export function luaError(reply: readonly unknown[]): QueueError {
   const status = Number(reply[0]);
@@ -99,6 +128,11 @@ export function luaError(reply: readonly unknown[]): QueueError {
   if (name === undefined) return new QueueError('INTERNAL', `unexpected script status ${status}`);
   if (name === 'PAYLOAD_TOO_LARGE') return new ScriptRefusal(name, { index: Number(reply[1]) - 1, maxPayloadBytes: Number(reply[2]) });
   if (name === 'TOO_MANY_REPEATS') return new ScriptRefusal(name, { maxRepeats: Number(reply[1]) });
+  if (name === 'QUEUE_FULL') return withRetryAfter(new ScriptRefusal(name, { maxJobs: Number(reply[1]) }), QUEUE_FULL_RETRY_MS);
+  if (name === 'RATE_LIMITED') {
+    return withRetryAfter(new ScriptRefusal(name, { max: Number(reply[2]), periodMs: Number(reply[3]) }), Math.max(1000, Number(reply[1])));
+  }
+  if (name === 'DELAY_TOO_LONG') return new ScriptRefusal(name, { index: Number(reply[1]) - 1, maxDelayMs: Number(reply[2]) });
   if (name === 'INVALID_STATE' && typeof reply[1] === 'string') {
     return new ScriptRefusal(name, { state: reply[1] }, `the job is ${reply[1]}, which does not allow this`);
   }

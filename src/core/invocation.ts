@@ -1,14 +1,19 @@
 // One Worker invocation's budgets, shared by everything it runs: a deadline after which no new
 // job is reserved, a count of subrequests (each Redis call and each push is one), and at most
-// six pushes open at once (Workers' limit on simultaneous connections).
+// six pushes open at once (Workers' limit on simultaneous connections), of which outcome
+// callbacks hold at most two.
 import type { ScriptRunner } from './scripts';
 
 /** Pushes open at once per invocation. */
 export const MAX_OPEN_FETCHES = 6;
+/** Of those, outcome callbacks may hold at most this many: slow callback URLs never starve deliveries. */
+export const MAX_OUTCOME_FETCHES = 2;
 
 export class Invocation {
   /** Pushes open now (or claimed for a reservation in flight), across every drain of this invocation. */
   open = 0;
+  /** Of `open`, the slots outcome callbacks hold. */
+  outcomesOpen = 0;
   private waiters: (() => void)[] = [];
 
   constructor(
@@ -50,16 +55,30 @@ export class Invocation {
   }
 
   /**
-   * Takes a push slot for a send that leases no job (an outcome callback), waiting for one to
-   * be free; false when the subrequest budget cannot pay for the send and its settle. Give it
-   * back with `pushEnded`.
+   * Takes a push slot for an outcome callback (a send that leases no job), waiting until one is
+   * free and fewer than MAX_OUTCOME_FETCHES are outcomes'; false when none came by `until`
+   * (epoch ms), or when the subrequest budget cannot pay for the send and its settle. Give it
+   * back with `outcomeEnded`.
    */
-  async takeSlot(): Promise<boolean> {
-    while (this.freeSlots === 0) await this.changed();
-    if (this.subrequestsLeft <= 2) return false;
+  async takeOutcomeSlot(until: number): Promise<boolean> {
+    while (this.freeSlots === 0 || this.outcomesOpen >= MAX_OUTCOME_FETCHES) {
+      const waitMs = until - this.now();
+      if (waitMs < 0) return false;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([this.changed(), new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs + 1)))]);
+      clearTimeout(timer);
+    }
+    if (this.now() > until || this.subrequestsLeft <= 2) return false;
     this.open++;
+    this.outcomesOpen++;
     this.subrequestsLeft--;
     return true;
+  }
+
+  /** An outcome callback's send ended: its slot is free. */
+  outcomeEnded(): void {
+    this.outcomesOpen--;
+    this.pushEnded();
   }
 
   /** A push ended: its slot is free for the next job. */

@@ -2,10 +2,13 @@
 import { z } from 'zod';
 import { type ConfigOptions, DAY_MS, YEAR_MS, backoffSchema, callbackUrlSchema } from './config';
 
-export const queueNameSchema = z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'queue names are 1-64 of A-Z a-z 0-9 . _ -');
-
 /** URLs resolve these as path segments (`jobs/../complete`): no route could reach such a name. */
 const notDotSegment = (name: string) => name !== '.' && name !== '..';
+
+export const queueNameSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9._-]{1,64}$/, 'queue names are 1-64 of A-Z a-z 0-9 . _ -')
+  .refine(notDotSegment, 'a queue name cannot be "." or ".."');
 
 /** Visible ASCII only: ids travel in headers and URLs. */
 export const jobIdSchema = z
@@ -15,12 +18,18 @@ export const jobIdSchema = z
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001F\u007F-\u009F]/;
+/** Format characters (bidi controls, zero-width ones): they make one group look like another on screen. */
+const FORMAT = /\p{Cf}/u;
 export const groupNameSchema = z
   .string()
   .refine((g) => [...g].length >= 1 && [...g].length <= 256, 'groups are 1-256 characters')
   .refine((g) => !CONTROL.test(g), 'groups may not contain control characters')
+  .refine((g) => !FORMAT.test(g), 'groups may not contain format characters (bidi controls, zero-width characters)')
   .refine((g) => g.isWellFormed(), 'groups must be valid UTF-8')
   .refine(notDotSegment, 'a group cannot be "." or ".."');
+
+/** The runs of repeatable jobs are `repeat:<key>:<runAt>` (commit-repeat.lua): no producer may send such an id. */
+export const REPEAT_ID_PREFIX = 'repeat:';
 
 /** Epoch ms up to 10^14 - 1 (year 5138): Redis' cjson keeps 14 significant digits exactly. */
 export const epochMsSchema = z.number().int().min(0).max(99_999_999_999_999);
@@ -40,7 +49,7 @@ export function jobInputSchemaFor(options: ConfigOptions) {
     .object({
       group: groupNameSchema,
       data: z.json().default(null),
-      id: jobIdSchema.optional(),
+      id: jobIdSchema.refine((id) => !id.startsWith(REPEAT_ID_PREFIX), 'ids starting with repeat: belong to the scheduler').optional(),
       /** Order inside the group. @default the enqueue time */
       orderMs: epochMsSchema.optional(),
       delayMs: z.number().int().min(0).max(YEAR_MS).optional(),

@@ -12,9 +12,6 @@ export const REGISTRY_KEY = 'gq:queues';
  */
 export const DUE_KEY = 'gq:due';
 
-/** SHA-256 of each publish token -> its queue: tells a token of another queue (403) from an unknown one (401). */
-export const PUBLISH_TOKENS_KEY = 'gq:publish-tokens';
-
 export interface QueueKeys {
   prefix: string;
   meta: string;
@@ -71,6 +68,14 @@ export function queueKeys(queue: string): QueueKeys {
   };
 }
 
+/**
+ * The publish rate limit's count of one client (an address, or a token's hash where none is
+ * known): a string that expires with its window (src/lua/includes/quota.lua).
+ */
+export function rateKey(queue: string, client: string): string {
+  return `${queueKeys(queue).prefix}rate:${client}`;
+}
+
 /** A group's zset. Scripts never build it: callers pass it in KEYS (Upstash key locking). */
 export function groupKey(queue: string, group: string): string {
   return `${queueKeys(queue).prefix}g:${group}`;
@@ -85,8 +90,7 @@ export interface KeyDescription {
 export const KEY_CATALOGUE: readonly KeyDescription[] = [
   { key: 'gq:queues', type: 'set', holds: 'names of all queues (GET /v1/queues)' },
   { key: 'gq:due', type: 'zset', holds: 'queues with a timer, by when each next needs a tick (the cron reads only this)' },
-  { key: 'gq:publish-tokens', type: 'hash', holds: 'SHA-256 of a publish token -> its queue (to answer 403, not 401)' },
-  { key: 'gq:{q}:meta', type: 'hash', holds: "config JSON and counters: paused, pausedGroups, seq, active, ready, timer, outcomes ('1' while outcome callbacks may be pending), each group's jobs (`g:<group>`), limits (`l:<group>`) and flow state (`f:<group>`), flows, prio, hold, rs, dedup (ids in `dedup`) and dedupTrimAt, per-minute outcomes (`<c, f or r>:<minute % 60>` -> epoch minute * 1e8 + count)" },
+  { key: 'gq:{q}:meta', type: 'hash', holds: "config JSON and counters: paused, pausedGroups, seq, active, ready, timer, outcomes ('1' while outcome callbacks may be pending), each group's jobs (`g:<group>`), limits (`l:<group>`) and flow state (`f:<group>`), flows, prio, hold, rs, dedup (ids in `dedup`) and dedupTrimAt, live (jobs not ended: waiting, delayed, active), per-minute outcomes (`m:<c, f or r>:<minute % 60>` -> epoch minute * 1e8 + count)" },
   { key: 'gq:{q}:jobs', type: 'hash', holds: 'job id -> record: state JSON, newline, data JSON' },
   { key: 'gq:{q}:g:<group>', type: 'zset', holds: "a group's waiting and leased jobs by orderMs (not a solo lease); member = 15-digit sequence + id" },
   { key: 'gq:{q}:ready', type: 'zset', holds: 'head member of each idle group by orderMs' },
@@ -106,5 +110,6 @@ export const KEY_CATALOGUE: readonly KeyDescription[] = [
   { key: 'gq:{q}:starts', type: 'zset', holds: 'lease members of the deliveries started lately, by start time (the queue rate limit)' },
   { key: 'gq:{q}:dedup', type: 'zset', holds: 'ids of ended jobs (given by their producer) remembered for dedupWindowMs, by expiry * 4 + how the job ended' },
   { key: 'gq:{q}:debounce', type: 'hash', holds: 'debounce key -> id of the waiting or delayed job it collapses into' },
+  { key: 'gq:{q}:rate:<client>', type: 'string', holds: "jobs a publish token's client (its address, else the token's SHA-256) enqueued in the current publishRateLimit window; expires with the window" },
   { key: 'gq:{q}:outcome-records', type: 'hash', holds: 'job id -> its pending outcome callback: URL, body fields, attempts, last error' },
 ];

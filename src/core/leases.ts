@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { scripts } from '../lua/scripts.generated';
 import { DAY_MS, type StoredConfig } from './config';
 import { type EngineContext, parse, parseParam } from './context';
+import { pushTarget } from './delivery';
 import { QueueError, ScriptRefusal } from './errors';
 import { randomSeed } from './ids';
 import { noteDue } from './due-index';
@@ -172,7 +173,7 @@ async function endLease(ctx: EngineContext, queue: string, outcome: Outcome, res
   });
   const state = settled.results[0]!.state;
   if (state === 'LEASE_LOST' || state === 'JOB_CANCELLED') throw new ScriptRefusal(state);
-  return { state, next: settled.jobs, endpoint: settled.config.endpoint, outcomes: settled.outcomes };
+  return { state, next: settled.jobs, target: pushTarget(settled.config), outcomes: settled.outcomes };
 }
 
 /** Completes a leased job; with `reserveNext` > 0 it also leases the next ready jobs. */

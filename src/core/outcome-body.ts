@@ -6,9 +6,15 @@ import { z } from 'zod';
 /** How a job ended: the `groupq-outcome` header and the body's `state`. */
 export const OUTCOME_STATES = ['completed', 'failed', 'cancelled'] as const;
 
-/** The `webhook-id` of a job's outcome callback: the same on every attempt (the key to dedupe on). */
+/** Every outcome callback's `webhook-id` starts with this (a delivery's with `msg_`). */
+export const OUTCOME_ID_PREFIX = 'out_';
+
+/**
+ * The `webhook-id` of a job's outcome callback: the prefix and the job id, the same on every
+ * attempt (the key to dedupe on). The prefix says the kind: no delivery id starts with it.
+ */
 export function outcomeWebhookId(jobId: string): string {
-  return `${jobId}.outcome`;
+  return `${OUTCOME_ID_PREFIX}${jobId}`;
 }
 
 /** Unknown fields are dropped rather than refused, so a receiver keeps working when groupq adds some. */

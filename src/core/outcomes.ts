@@ -1,16 +1,25 @@
 // Outcome callbacks (README, Outcome callbacks): the scripts that end a job record its outcome
 // and lease it to their caller (src/lua/includes/outcome.lua); this module sends one attempt,
-// signed like a delivery, and settles attempts: delivered, or failed and retried by the
-// schedule in settle-outcomes.lua.
+// signed like a delivery (the queue's secrets come with each leased outcome), and settles
+// attempts: delivered, failed and retried by the schedule in settle-outcomes.lua, or not sent
+// (given back uncounted).
 import { scripts } from '../lua/scripts.generated';
 import type { EngineContext } from './context';
 import { type DeliveryOptions, readBody, signedHeaders } from './delivery';
 import { noteDue } from './due-index';
 import { type OutcomeCallback, outcomeWebhookId } from './outcome-body';
 import { callScript } from './scripts';
+import type { QueueSecrets } from './signing';
 
 /** An attempt is aborted after this; its lease (outcome.lua, OUTCOME_LEASE_MS) lasts 5 s longer. */
 export const OUTCOME_TIMEOUT_MS = 10_000;
+/**
+ * An attempt is started only while its lease has this much left: time for the request (aborted
+ * at OUTCOME_TIMEOUT_MS) and then its settle, before the tick may lease the outcome to another.
+ */
+const SEND_BEFORE_LEASE_END_MS = OUTCOME_TIMEOUT_MS + 2_000;
+/** The error settle-outcomes.lua reads as "not sent": the attempt is given back, uncounted. */
+export const NOT_SENT = '-';
 /** How much of a refusing callback's answer the record's last error quotes. */
 const ERROR_BODY_CHARS = 200;
 
@@ -25,6 +34,8 @@ interface OutcomeRecord {
   a: number;
   f: number;
   n: number;
+  /** The end of this attempt's lease. */
+  t: number;
 }
 
 /** One attempt at an outcome callback, leased to whoever holds this. */
@@ -32,11 +43,23 @@ export interface OutcomeToSend {
   queue: string;
   id: string;
   record: OutcomeRecord;
+  /** The queue's own signing secrets (none: the deployment's). */
+  secrets: QueueSecrets;
 }
 
-/** The {id, record JSON} pairs a script hands over. */
-export function toOutcomesToSend(queue: string, tuples: readonly (readonly [string, string])[] = []): OutcomeToSend[] {
-  return tuples.map(([id, json]) => ({ queue, id, record: JSON.parse(json) as OutcomeRecord }));
+/** The {id, record JSON, signingSecret, signingSecretNext} tuples a script hands over ('' for none). */
+export function toOutcomesToSend(queue: string, tuples: readonly (readonly [string, string, string, string])[] = []): OutcomeToSend[] {
+  return tuples.map(([id, json, secret, next]) => ({
+    queue,
+    id,
+    record: JSON.parse(json) as OutcomeRecord,
+    secrets: { signingSecret: secret || undefined, signingSecretNext: next || undefined },
+  }));
+}
+
+/** The last moment an attempt may start: its request and settle then end before its lease does. */
+export function lastStartAt(outcome: OutcomeToSend): number {
+  return outcome.record.t - SEND_BEFORE_LEASE_END_MS;
 }
 
 /** The callback's body; a result is spliced in as stored, never re-encoded. */
@@ -50,12 +73,12 @@ export function outcomeBody({ queue, id, record }: OutcomeToSend): string {
 }
 
 /** One attempt: '' when the callback URL answered 2xx, else what went wrong. */
-export async function sendOutcome(outcome: OutcomeToSend, options: Pick<DeliveryOptions, 'signer' | 'now'>): Promise<string> {
+export async function sendOutcome(outcome: OutcomeToSend, options: Pick<DeliveryOptions, 'signers' | 'now'>): Promise<string> {
   const body = outcomeBody(outcome);
   const signal = AbortSignal.timeout(OUTCOME_TIMEOUT_MS);
   try {
     const headers = {
-      ...(await signedHeaders(options.signer, outcomeWebhookId(outcome.id), body, options.now())),
+      ...(await signedHeaders(options.signers.of(outcome.secrets), outcomeWebhookId(outcome.id), body, options.now())),
       'groupq-queue': outcome.queue,
       'groupq-outcome': outcome.record.s,
     };
@@ -78,7 +101,10 @@ export async function sendOutcome(outcome: OutcomeToSend, options: Pick<Delivery
   }
 }
 
-/** How attempts went, each fenced by the record's attempt and finishedAt (settle-outcomes.lua). */
+/**
+ * How attempts went, each fenced by the record's attempt and finishedAt (settle-outcomes.lua):
+ * '' delivered, NOT_SENT never sent (no push slot in time), else the error.
+ */
 export async function settleOutcomes(
   ctx: EngineContext,
   queue: string,

@@ -1,15 +1,19 @@
-// Enqueue: validation in TypeScript (a bad batch writes nothing), then one script per batch.
+// Enqueue: validation in TypeScript (a bad batch writes nothing), then one script per batch. A
+// publish token's jobs also pass its policy first (publish-policy.ts); the script checks the
+// quotas and its rate limit before it writes (src/lua/includes/quota.lua).
 import type { z } from 'zod';
 import { scripts } from '../lua/scripts.generated';
 import type { EnqueueResult } from './api-types';
 import type { ConfigOptions, StoredConfig } from './config';
 import { type EngineContext, parse } from './context';
+import { QueueError, isRefusal } from './errors';
 import { batchInputSchemaFor, jobInputSchemaFor } from './job-input';
 import { noteDue } from './due-index';
 import { checkQueueName } from './queues';
 import { randomId } from './ids';
 import { type LeasedJob, toLeasedJob } from './leases';
 import { callScript } from './scripts';
+import { PUBLISH_ID_PREFIX, checkPublished } from './publish-policy';
 
 export type { EnqueueResult } from './api-types';
 
@@ -49,6 +53,27 @@ function debouncedStart({ delayMs, maxDelayMs = delayMs }: NonNullable<ParsedJob
 /** enqueue.lua's flag per job: new, duplicate (a known id), debounced (collapsed into another job). */
 const ANSWER_FLAGS = [{}, { duplicate: true }, { debounced: true }] as const;
 
+/**
+ * A publish token's enqueue: the queue's config as the route read it (what the token may send),
+ * and the client whose publishRateLimit it spends (`ip:<address>`, or `token:<SHA-256>` where
+ * no address is known).
+ */
+export interface Publisher {
+  config: StoredConfig;
+  client: string;
+}
+
+/** Where job i sits in the body, for error paths: '' for a lone job, 'jobs.<i>.' in a batch. */
+type PathOf = (i: number) => string;
+const lonePath: PathOf = () => '';
+const batchPath: PathOf = (i) => `jobs.${i}.`;
+
+/** The field that set job `job`'s start, for a start past maxDelayMs (the script's DELAY_TOO_LONG). */
+function startField(job: ParsedJob): string {
+  if (job.debounce) return 'debounce.delayMs';
+  return job.runAt !== undefined ? 'runAt' : 'delayMs';
+}
+
 export interface Enqueued {
   results: EnqueueResult[];
   /** Jobs leased by the same call (when asked to reserve), for the caller to deliver. */
@@ -59,18 +84,30 @@ export interface Enqueued {
 async function enqueueParsed(
   ctx: EngineContext,
   queue: string,
-  jobs: ParsedJob[],
+  sent: ParsedJob[],
   reserve: number,
-  rawData: readonly (string | undefined)[] = [],
+  rawData: readonly (string | undefined)[],
+  pathOf: PathOf,
+  publisher?: Publisher,
 ): Promise<Enqueued> {
+  if (publisher) checkPublished(sent, sent.map((_, i) => pathOf(i)), publisher.config);
+  // A publish token's ids live apart: its `x` is the job `pub:x`.
+  const jobs = publisher ? sent.map((job) => (job.id === undefined ? job : { ...job, id: PUBLISH_ID_PREFIX + job.id })) : sent;
   const now = ctx.now();
-  const args: (string | number)[] = [now, Math.min(Math.max(0, reserve), 1000), jobs.length];
+  const args: (string | number)[] = [now, Math.min(Math.max(0, reserve), 1000), jobs.length, publisher ? '1' : ''];
   for (const [i, job] of jobs.entries()) {
     const orderMs = job.orderMs ?? now;
     const runAt = job.debounce ? debouncedStart(job.debounce, now) : (job.runAt ?? (job.delayMs !== undefined ? now + job.delayMs : 0));
     args.push(job.id ?? randomId(), job.group, orderMs, runAt, rawData[i] ?? JSON.stringify(job.data), recordOptions(job, now, orderMs));
   }
-  const { results, config, leased, dueAt } = await callScript(ctx, scripts.enqueue, { queue, groups: jobs.map((job) => job.group) }, args);
+  const target = { queue, groups: jobs.map((job) => job.group), client: publisher?.client };
+  const { results, config, leased, dueAt } = await callScript(ctx, scripts.enqueue, target, args).catch((error: unknown) => {
+    if (!isRefusal(error, 'DELAY_TOO_LONG')) throw error;
+    const { index, maxDelayMs } = (error as QueueError).details as { index: number; maxDelayMs: number };
+    const path = pathOf(index) + startField(jobs[index]!);
+    const message = `the job would start more than the queue's maxDelayMs (${maxDelayMs}) from now`;
+    throw new QueueError('VALIDATION_FAILED', `${path}: ${message}`, [{ path, message }]);
+  });
   // Before anything is pushed: a lease's deadline in the due index is what retries it if this
   // invocation dies mid-delivery (G3).
   await noteDue(ctx, queue, dueAt);
@@ -100,9 +137,16 @@ export async function enqueueBatch(ctx: EngineContext, queue: string, jobs: unkn
  * in). `rawData`, the exact JSON text `input.data` was parsed from, is stored instead of a
  * re-encoding, so big integers and number formats reach the endpoint as sent.
  */
-export function enqueueAndReserve(ctx: EngineContext, queue: string, input: unknown, reserve: number, rawData?: string): Promise<Enqueued> {
+export function enqueueAndReserve(
+  ctx: EngineContext,
+  queue: string,
+  input: unknown,
+  reserve: number,
+  rawData?: string,
+  publisher?: Publisher,
+): Promise<Enqueued> {
   checkQueueName(queue);
-  return enqueueParsed(ctx, queue, [parse(schemasFor(ctx.options).job, input)], reserve, [rawData]);
+  return enqueueParsed(ctx, queue, [parse(schemasFor(ctx.options).job, input)], reserve, [rawData], lonePath, publisher);
 }
 
 /** enqueueBatch of a body `{"jobs":[...]}`, then up to `reserve` ready jobs leased in the same round trip. */
@@ -111,8 +155,9 @@ export function enqueueBatchAndReserve(
   queue: string,
   batch: unknown,
   reserve: number,
-  rawData?: readonly (string | undefined)[],
+  rawData: readonly (string | undefined)[] = [],
+  publisher?: Publisher,
 ): Promise<Enqueued> {
   checkQueueName(queue);
-  return enqueueParsed(ctx, queue, parse(schemasFor(ctx.options).batch, batch).jobs, reserve, rawData);
+  return enqueueParsed(ctx, queue, parse(schemasFor(ctx.options).batch, batch).jobs, reserve, rawData, batchPath, publisher);
 }

@@ -36,22 +36,13 @@ export async function putQueue(ctx: EngineContext, name: string, input: unknown)
     reply = await put();
   }
   await noteDue(ctx, name, reply.dueAt);
-  await indexPublishTokens(ctx, name, reply.previous?.publishTokenHashes ?? [], stored.publishTokenHashes);
   return getQueue(ctx, name);
 }
 
-function indexPublishTokens(ctx: EngineContext, name: string, drop: string[], add: string[]) {
-  const stale = drop.filter((hash) => !add.includes(hash));
-  if (stale.length === 0 && add.length === 0) return;
-  return callScript(ctx, scripts.publishTokens, {}, ['set', name, stale.length, ...stale, ...add]);
-}
-
-/** The queue a publish token (by its SHA-256) was issued for, if any. */
-export async function queueOfPublishToken(ctx: EngineContext, tokenHash: string): Promise<string | null> {
-  return callScript(ctx, scripts.publishTokens, {}, ['lookup', tokenHash]);
-}
-
-/** The stored config (publish token hashes included): what auth and CORS checks read. */
+/**
+ * The stored config (publish token hashes included): what auth and CORS checks read, through
+ * the Worker's per-isolate cache (src/core/config-cache.ts).
+ */
 export async function getStoredConfig(ctx: EngineContext, name: string): Promise<StoredConfig> {
   return callScript(ctx, scripts.queueConfig, { queue: checkQueueName(name) }, []);
 }
@@ -87,16 +78,7 @@ export async function listQueues(ctx: EngineContext): Promise<QueueSummary[]> {
 /** Removes every key of the queue, in bounded script steps. */
 export async function deleteQueue(ctx: EngineContext, name: string): Promise<void> {
   checkQueueName(name);
-  const tokens = await getStoredConfig(ctx, name).then(
-    (config) => config.publishTokenHashes,
-    (error: unknown) => {
-      // Gone already, or a deletion under way: its tokens were unindexed then.
-      if (error instanceof QueueError && error.code === 'QUEUE_NOT_FOUND') return [];
-      throw error;
-    },
-  );
   await callScript(ctx, scripts.registry, {}, ['remove', name]);
-  await indexPublishTokens(ctx, name, tokens, []);
   // Each step removes the groups the previous one named (their keys declared) and names more.
   let cursor = '0';
   let groups: string[] = [];

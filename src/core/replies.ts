@@ -47,8 +47,11 @@ export type JobView = z.output<typeof jobView>;
 const leasedJob = z.tuple([text, text, text, int, z.enum(['s', 'm']), text]);
 export type LeasedTuple = z.output<typeof leasedJob>;
 
-/** outcome.lua's recorded outcome callbacks, leased to the caller to send: {job id, record JSON}. */
-const outcomesToSend = z.array(z.tuple([text, text]));
+/**
+ * outcome.lua's recorded outcome callbacks, leased to the caller to send: {job id, record JSON,
+ * the queue's signingSecret, its signingSecretNext} ('' for none).
+ */
+const outcomesToSend = z.array(z.tuple([text, text, text, text]));
 
 /** An epoch-ms instant where -1 means none (dueAt, timers, next runs). */
 const instant = (at: number) => (at < 0 ? null : at);
@@ -133,11 +136,6 @@ export const replies = {
   'pause-queue': reply(z.tuple([ok, bit, int]), ([, paused, dueAt]) => ({ paused: paused === 1, dueAt: instant(dueAt) })),
   progress: done,
   'promote-job': jobChange,
-  /** lookup: the token's queue, or null. */
-  'publish-tokens': byMode({
-    set: done,
-    lookup: reply(z.tuple([ok, text]), ([, queue]) => (queue === '' ? null : queue)),
-  }),
   /** previous: the config replaced, null when the queue was created. */
   'put-queue': reply(z.tuple([ok, bit, text, int]), ([, created, previous, dueAt]) => ({
     created: created === 1,
@@ -161,6 +159,14 @@ export const replies = {
     list: reply(z.tuple([ok, z.array(text)]), ([, names]) => names),
     count: reply(z.tuple([ok, int]), ([, count]) => count),
   }),
+  /** groups: declare these and call again with the same cursor (nothing was done). */
+  repair: reply(z.tuple([ok, text, z.array(text), int, int, int]), ([, cursor, groups, reindexed, offered, dueAt]) => ({
+    cursor,
+    groups,
+    reindexed,
+    offered,
+    dueAt: instant(dueAt),
+  })),
   'remove-job': reply(z.tuple([ok, int]), ([, dueAt]) => ({ dueAt: instant(dueAt) })),
   'retry-job': jobChange,
   'retry-jobs': reply(z.tuple([ok, int, int, int]), ([, retried, left, dueAt]) => ({ retried, left, dueAt: instant(dueAt) })),

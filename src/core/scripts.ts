@@ -6,7 +6,7 @@
 import type { Redis } from '@upstash/redis';
 import type { LuaScript, ScriptName } from '../lua/scripts.generated';
 import { QueueError, luaError } from './errors';
-import { PUBLISH_TOKENS_KEY, type QueueKeys, REGISTRY_KEY, groupKey, queueKeys } from './keys';
+import { type QueueKeys, REGISTRY_KEY, groupKey, queueKeys, rateKey } from './keys';
 import { type ArgsOf, type ReplyOf, decodeReply } from './replies';
 
 /** What the engine needs of a Redis client: scripts, the due index's commands, and the HGET a waiting read polls with. */
@@ -76,6 +76,8 @@ export interface ScriptTarget {
   group?: string;
   /** One group per item, for a script with a per-item `group` key. */
   groups?: readonly string[];
+  /** Whose publish rate limit a script's `rate` key counts (enqueue; unused for the admin). */
+  client?: string;
 }
 
 const QUEUE_KEY_FIELDS: Record<string, keyof QueueKeys> = {
@@ -101,15 +103,19 @@ const QUEUE_KEY_FIELDS: Record<string, keyof QueueKeys> = {
   debounce: 'debounce',
 };
 
-const GLOBAL_KEYS: Record<string, string> = { 'gq:queues': REGISTRY_KEY, 'gq:publish-tokens': PUBLISH_TOKENS_KEY };
+const GLOBAL_KEYS: Record<string, string> = { 'gq:queues': REGISTRY_KEY };
 
 /** The KEYS array of `script` for `target`, in the order the script's header lists them. */
-export function keysFor(script: LuaScript, { queue, group, groups = [] }: ScriptTarget): string[] {
+export function keysFor(script: LuaScript, { queue, group, groups = [], client = '' }: ScriptTarget): string[] {
   const k = queue === undefined ? null : queueKeys(queue);
   const keys: string[] = [];
   for (const name of script.keys) {
     if (name === 'group') {
       if (group !== undefined) keys.push(groupKey(queue!, group));
+      continue;
+    }
+    if (name === 'rate') {
+      keys.push(rateKey(queue!, client));
       continue;
     }
     const global = GLOBAL_KEYS[name];

@@ -8,9 +8,10 @@
 //   repeat's next run) lowers the queue's DueTimes, so the follow-up ticks when it is due.
 // Work after the response goes through `waitUntil`, the one thing core takes of the runtime.
 import type { BulkResult } from './api-types';
+import { pushTarget } from './delivery';
 import { type Dispatcher, type Leased, sendOutcomes } from './dispatcher';
 import type { Engine } from './engine';
-import type { EnqueueResult, Enqueued } from './producer';
+import type { EnqueueResult, Enqueued, Publisher } from './producer';
 import { type DueTimes, followUp } from './runner';
 
 export interface ServiceDeps {
@@ -28,7 +29,7 @@ export interface ServiceDeps {
  */
 const AS_IS = [
   'countQueues', 'listQueues', 'getQueue', 'putQueue', 'deleteQueue', 'pauseQueue', 'getStoredConfig',
-  'queueOfPublishToken', 'getJob', 'waitForJob', 'listJobs', 'removeJob', 'heartbeat', 'progress', 'listGroups', 'getGroup',
+  'getJob', 'waitForJob', 'listJobs', 'removeJob', 'heartbeat', 'progress', 'listGroups', 'getGroup',
   'pauseGroup', 'listRepeats', 'deleteRepeat', 'getMetrics',
 ] as const satisfies readonly (keyof Engine)[];
 
@@ -82,7 +83,7 @@ export function createService({ dispatcher, due, waitUntil }: ServiceDeps) {
     const enqueued = await leasing(
       queue,
       write,
-      ({ leased, config }) => ({ jobs: leased, endpoint: config.endpoint }),
+      ({ leased, config }) => ({ jobs: leased, target: pushTarget(config) }),
       // A delayed job is a timer this isolate has not seen: tick soon to learn when.
       ({ results }) => (results.some((r) => r.state === 'delayed') ? invocation.now() : null),
     );
@@ -94,7 +95,7 @@ export function createService({ dispatcher, due, waitUntil }: ServiceDeps) {
     const { state } = await leasing(
       queue,
       end,
-      ({ next, endpoint, outcomes }) => ({ jobs: next, endpoint, outcomes }),
+      ({ next, target, outcomes }) => ({ jobs: next, target, outcomes }),
       // A retry holds the group until a time the tick knows: learn it soon.
       (ended) => (ended.state === 'waiting' ? invocation.now() : null),
     );
@@ -120,17 +121,22 @@ export function createService({ dispatcher, due, waitUntil }: ServiceDeps) {
   return {
     ...asIs,
 
-    /** Adds one job (`rawData`: its `data` exactly as sent); an existing id is a duplicate. */
-    enqueue: async (queue: string, input: unknown, rawData?: string): Promise<EnqueueResult> =>
-      (await enqueueWith(queue, (reserve) => engine.enqueueAndReserve(queue, input, reserve, rawData)))[0]!,
+    /**
+     * Adds one job (`rawData`: its `data` exactly as sent; `publisher`: sent with a publish
+     * token, see producer.ts); an existing id is a duplicate.
+     */
+    enqueue: async (queue: string, input: unknown, rawData?: string, publisher?: Publisher): Promise<EnqueueResult> =>
+      (await enqueueWith(queue, (reserve) => engine.enqueueAndReserve(queue, input, reserve, rawData, publisher)))[0]!,
     /** Adds a batch `{"jobs":[...]}` atomically (`rawData`: each job's `data` exactly as sent). */
-    enqueueBatch: (queue: string, batch: unknown, rawData?: readonly (string | undefined)[]): Promise<EnqueueResult[]> =>
-      enqueueWith(queue, (reserve) => engine.enqueueBatchAndReserve(queue, batch, reserve, rawData)),
+    enqueueBatch: (queue: string, batch: unknown, rawData?: readonly (string | undefined)[], publisher?: Publisher): Promise<EnqueueResult[]> =>
+      enqueueWith(queue, (reserve) => engine.enqueueBatchAndReserve(queue, batch, reserve, rawData, publisher)),
 
     complete: (queue: string, input: LeaseInput<'complete'>) => endLease(queue, (next) => engine.complete(queue, input, next)),
     fail: (queue: string, input: LeaseInput<'fail'>) => endLease(queue, (next) => engine.fail(queue, input, next)),
 
     resumeQueue: (queue: string) => thenDrain(queue, engine.resumeQueue(queue)),
+    /** Jobs brought back may be ready now. */
+    repairQueue: (queue: string) => thenDrain(queue, engine.repairQueue(queue)),
     resumeGroup: (queue: string, group: string) => thenDrain(queue, engine.resumeGroup(queue, group)),
     /** A raised concurrency (or a lifted rate limit) lets the group start more jobs now. */
     setGroupLimits: (queue: string, group: string, limits: unknown) => thenDrain(queue, engine.setGroupLimits(queue, group, limits)),

@@ -2,15 +2,18 @@
 // it is then. While a request waits it costs Redis one plain command a second, an HGET of the
 // job's record (whose state field says whether the job finished); the job is read in full once,
 // when the wait ends. A job gone from the hash (removed, or completed with keepCompleted 0) ends
-// the wait too, and that read answers JOB_NOT_FOUND.
+// the wait too, and that read answers JOB_NOT_FOUND. Redis failing meanwhile is 503
+// REDIS_UNAVAILABLE with a Retry-After, as for any other read, so that clients retry.
 import { z } from 'zod';
 import { FINISHED_STATES } from './api-types';
 import { type EngineContext, parse, parseParam } from './context';
+import { QueueError } from './errors';
 import { jobIdSchema } from './job-input';
 import { type Job, recordOf } from './job-view';
 import { queueKeys } from './keys';
 import { checkQueueName } from './queues';
 import { getJob } from './reads';
+import { asQueueError } from './scripts';
 
 /** The longest a request may wait: Workers keep a request alive longer, but clients and proxies may not. */
 export const MAX_WAIT_MS = 25_000;
@@ -32,8 +35,20 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 /** One HGET: whether the job has finished, or left the hash. */
 async function hasEnded(ctx: EngineContext, queue: string, id: string): Promise<boolean> {
-  const raw = await ctx.redis.hget<string>(queueKeys(queue).jobs, id);
+  let raw: string | null;
+  try {
+    raw = await ctx.redis.hget<string>(queueKeys(queue).jobs, id);
+  } catch (error) {
+    // A plain command, not a script: callScript's mapping of Redis errors is not on its way.
+    throw asQueueError(error);
+  }
   return raw === null || FINISHED_STATES.has(recordOf(raw).st ?? '');
+}
+
+/** Redis unavailable while a client waited: it may ask again in a moment. */
+function retryable(error: unknown): never {
+  if (error instanceof QueueError && error.code === 'REDIS_UNAVAILABLE') error.retryAfterMs ??= WAIT_POLL_MS;
+  throw error;
 }
 
 /** The job; with `?waitMs=N`, once it has finished or N ms have passed (real time, not ctx.now). */
@@ -42,8 +57,12 @@ export async function waitForJob(ctx: EngineContext, queue: string, id: string, 
   parseParam(jobIdSchema, id, 'id');
   const { waitMs = 0 } = parse(getJobQuerySchema, query);
   const deadline = Date.now() + waitMs;
-  while (Date.now() < deadline && !(await hasEnded(ctx, queue, id))) {
-    await sleep(Math.min(WAIT_POLL_MS, deadline - Date.now()));
+  try {
+    while (Date.now() < deadline && !(await hasEnded(ctx, queue, id))) {
+      await sleep(Math.min(WAIT_POLL_MS, deadline - Date.now()));
+    }
+    return await getJob(ctx, queue, id);
+  } catch (error) {
+    return retryable(error);
   }
-  return getJob(ctx, queue, id);
 }

@@ -71,9 +71,7 @@ async function signIn(event: SubmitEvent): Promise<void> {
     await candidate.queues();
   } catch (error) {
     signInError.textContent = isAuthFailure(error)
-      ? (error as { status: number }).status === 403
-        ? 'That is a publish token: the dashboard needs the admin token (GROUPQ_ADMIN_TOKEN).'
-        : 'Wrong token: the API answered 401. Use the Worker\'s admin token (GROUPQ_ADMIN_TOKEN).'
+      ? 'Wrong token: the API answered 401. Use the Worker\'s admin token (GROUPQ_ADMIN_TOKEN).'
       : describeError(error);
     tokenInput.select();
     return;

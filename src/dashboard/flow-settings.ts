@@ -72,11 +72,15 @@ export class FlowSettings {
   /** The queue's config as the last refresh read it. */
   show(config: QueueConfig): void {
     const tokens = config.publishTokens;
-    this.fields.disabled = tokens > 0;
+    // Signing secrets are write-only too (shown as set or not): a save would remove them.
+    const secrets = config.signingSecret || config.signingSecretNext;
+    this.fields.disabled = tokens > 0 || secrets;
     this.note.textContent =
-      tokens === 0
-        ? ''
-        : `This queue has ${tokens} publish token${tokens === 1 ? '' : 's'}. The API shows them only as a count and a save replaces the whole config, so saving here would remove them: change these settings with PUT /v1/queues/{queue}, giving the tokens again.`;
+      tokens > 0
+        ? `This queue has ${tokens} publish token${tokens === 1 ? '' : 's'}. The API shows them only as a count and a save replaces the whole config, so saving here would remove them: change these settings with PUT /v1/queues/{queue}, giving the tokens again.`
+        : secrets
+          ? 'This queue has its own signing secret. The API never shows it and a save replaces the whole config, so saving here would remove it: change these settings with PUT /v1/queues/{queue}, giving the secret again.'
+          : '';
     if (this.edited) return;
     this.groupConcurrency.defaultValue = String(config.groupConcurrency);
     this.dedupWindowMs.defaultValue = String(config.dedupWindowMs);
@@ -119,8 +123,9 @@ export class FlowSettings {
     try {
       const flow = this.read();
       // The newest config: what another tab or the API changed meanwhile is kept.
-      const { publishTokens, ...config } = (await queue.get()).config;
+      const { publishTokens, signingSecret, signingSecretNext, ...config } = (await queue.get()).config;
       if (publishTokens > 0) throw new Error(`Not saved: queue ${queue.name} has publish tokens, which a save here would remove.`);
+      if (signingSecret || signingSecretNext) throw new Error(`Not saved: queue ${queue.name} has its own signing secret, which a save here would remove.`);
       const saved = await queue.configure({ ...config, ...flow });
       this.edited = false;
       this.show(saved.config);

@@ -1,7 +1,10 @@
 // Lease callbacks, authorized by the lease token in the body alone: heartbeat, complete, fail,
 // progress. A wrong or stale lease is 409 LEASE_LOST and changes nothing. complete and fail
 // lease the next ready jobs in the same script call; the service delivers them after the response.
+// Anyone can call these routes, so what needs no Redis to refuse is refused before it: a body
+// over CALLBACK_MAX_BODY_BYTES (413), and a lease token that no lease could have (409).
 import { type Context, Hono } from 'hono';
+import type { z } from 'zod';
 import {
   MAX_RESULT_BYTES,
   completeInputSchema,
@@ -9,29 +12,45 @@ import {
   heartbeatInputSchema,
   progressInputSchema,
 } from '../core/callback-input';
-import { parse } from '../core/context';
-import { QueueError } from '../core/errors';
+import { parse, parseParam } from '../core/context';
+import { QueueError, ScriptRefusal } from '../core/errors';
+import { jobIdSchema } from '../core/job-input';
+import { checkQueueName } from '../core/queues';
 import { readJson } from './body';
 import { type AppEnv, scopeOf } from './scope';
 
+/** The queue and job of the route, checked (400) before anything else. */
 function target(c: Context<AppEnv>) {
-  return { queue: c.req.param('queue')!, id: c.req.param('id')! };
+  const queue = checkQueueName(c.req.param('queue')!);
+  return { queue, id: parseParam(jobIdSchema, c.req.param('id')!, 'id') };
+}
+
+/** The largest callback body: a complete's result (MAX_RESULT_BYTES of JSON) and room for the rest. */
+export const CALLBACK_MAX_BODY_BYTES = 80 * 1024;
+/** Every lease token groupq hands out: 16 hex digits (src/lua/includes/job.lua, tokenFor). */
+const LEASE_TOKEN = /^[0-9a-f]{16}$/;
+
+/** The callback's body, parsed with `schema`; a lease token of the wrong form is LEASE_LOST, unread. */
+async function readCallback<S extends z.ZodType<{ lease: string }>>(c: Context<AppEnv>, schema: S): Promise<z.output<S>> {
+  const input = parse(schema, await readJson(c, CALLBACK_MAX_BODY_BYTES));
+  if (!LEASE_TOKEN.test(input.lease)) throw new ScriptRefusal('LEASE_LOST');
+  return input;
 }
 
 export const callbackRoutes = new Hono<AppEnv>()
   .post('/:queue/jobs/:id/heartbeat', async (c) => {
     const { queue, id } = target(c);
-    const input = parse(heartbeatInputSchema, await readJson(c));
+    const input = await readCallback(c, heartbeatInputSchema);
     return c.json(await scopeOf(c).service.heartbeat(queue, { id, ...input }));
   })
   .post('/:queue/jobs/:id/progress', async (c) => {
     const { queue, id } = target(c);
-    const input = parse(progressInputSchema, await readJson(c));
+    const input = await readCallback(c, progressInputSchema);
     return c.json(await scopeOf(c).service.progress(queue, { id, ...input }));
   })
   .post('/:queue/jobs/:id/complete', async (c) => {
     const { queue, id } = target(c);
-    const input = parse(completeInputSchema, await readJson(c));
+    const input = await readCallback(c, completeInputSchema);
     if (input.result !== undefined && new TextEncoder().encode(JSON.stringify(input.result)).byteLength > MAX_RESULT_BYTES) {
       throw new QueueError('PAYLOAD_TOO_LARGE', `results are at most ${MAX_RESULT_BYTES} bytes of JSON`, { maxResultBytes: MAX_RESULT_BYTES });
     }
@@ -39,6 +58,6 @@ export const callbackRoutes = new Hono<AppEnv>()
   })
   .post('/:queue/jobs/:id/fail', async (c) => {
     const { queue, id } = target(c);
-    const input = parse(failInputSchema, await readJson(c));
+    const input = await readCallback(c, failInputSchema);
     return c.json(await scopeOf(c).service.fail(queue, { id, ...input }));
   });

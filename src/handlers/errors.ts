@@ -7,6 +7,8 @@ import { QueueError } from '../core/errors';
 export function errorResponse(c: Context, error: QueueError): Response {
   const body: { code: string; message: string; details?: unknown } = { code: error.code, message: error.message };
   if (error.details !== undefined) body.details = error.details;
+  // Whole seconds, rounded up: waiting what it says is always long enough (RFC 9110 delta-seconds).
+  if (error.retryAfterMs !== undefined) c.header('retry-after', String(Math.max(1, Math.ceil(error.retryAfterMs / 1000))));
   return c.json({ error: body }, error.status as 400);
 }
 

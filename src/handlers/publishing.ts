@@ -1,10 +1,14 @@
 // The enqueue routes, the only ones open to publish tokens and to browsers (CORS limited to the
 // queue's allowedOrigins). Each enqueue also leases ready jobs in the same script call; the
-// service hands them to a drain that runs after the response.
+// service hands them to a drain that runs after the response. A publish token's jobs pass its
+// queue's publish policy and rate limit (src/core/publish-policy.ts, quota.lua), and its answers
+// say nothing of jobs it did not make: a duplicate carries no state.
 import { type Context, Hono } from 'hono';
+import type { EnqueueResult } from '../core/api-types';
 import type { StoredConfig } from '../core/config';
 import { QueueError } from '../core/errors';
-import { checkPublisher } from './auth';
+import type { Publisher } from '../core/producer';
+import { type Producer, checkPublisher } from './auth';
 import { readJsonWithText } from './body';
 import { rawBatchData, rawJobData } from './raw-json';
 import { type AppEnv, scopeOf } from './scope';
@@ -30,13 +34,35 @@ async function allowOrigin(c: Context<AppEnv>, config: () => Promise<StoredConfi
   return true;
 }
 
+/** An address as Cloudflare gives it (IPv4 or IPv6); anything else is not one. */
+const ADDRESS = /^[0-9A-Fa-f:.]{2,45}$/;
+
+/**
+ * Whose publishRateLimit a publish token's enqueue spends: the client's address
+ * (CF-Connecting-IP, set by Cloudflare; workerd sets it in local development too), else, for a
+ * request that carries none, the token.
+ */
+function clientOf(c: Context<AppEnv>, tokenHash: string): string {
+  const address = c.req.header('cf-connecting-ip');
+  return address !== undefined && ADDRESS.test(address) ? `ip:${address}` : `token:${tokenHash}`;
+}
+
 /** CORS, then auth (the admin token or a publish token of this queue), then the body. */
-async function admit(c: Context<AppEnv>): Promise<{ queue: string; text: string; value: unknown }> {
+async function admit(
+  c: Context<AppEnv>,
+): Promise<{ queue: string; text: string; value: unknown; publisher: Publisher | undefined }> {
   const queue = c.req.param('queue')!;
   const config = configReader(c, queue);
   await allowOrigin(c, config);
-  await checkPublisher(c, config);
-  return { queue, ...(await readJsonWithText(c)) };
+  const producer: Producer = await checkPublisher(c, config);
+  // A publish token matched the config it was checked against: that config says what it may send.
+  const publisher = producer.kind === 'publish' ? { config: (await config())!, client: clientOf(c, producer.tokenHash) } : undefined;
+  return { queue, publisher, ...(await readJsonWithText(c)) };
+}
+
+/** A publish token learns nothing of a job it may not have made: a duplicate answers its id only. */
+function answerOf(result: EnqueueResult, publisher: Publisher | undefined) {
+  return publisher && result.duplicate ? { id: result.id, duplicate: true } : result;
 }
 
 async function preflight(c: Context<AppEnv>) {
@@ -52,11 +78,12 @@ export const publishingRoutes = new Hono<AppEnv>()
   .options('/:queue/jobs', preflight)
   .options('/:queue/jobs/batch', preflight)
   .post('/:queue/jobs/batch', async (c) => {
-    const { queue, text, value } = await admit(c);
-    return c.json({ jobs: await scopeOf(c).service.enqueueBatch(queue, value, rawBatchData(text)) }, 201);
+    const { queue, text, value, publisher } = await admit(c);
+    const results = await scopeOf(c).service.enqueueBatch(queue, value, rawBatchData(text), publisher);
+    return c.json({ jobs: results.map((result) => answerOf(result, publisher)) }, 201);
   })
   .post('/:queue/jobs', async (c) => {
-    const { queue, text, value } = await admit(c);
-    const result = await scopeOf(c).service.enqueue(queue, value, rawJobData(text));
-    return c.json(result, result.duplicate || result.debounced ? 200 : 201);
+    const { queue, text, value, publisher } = await admit(c);
+    const result = await scopeOf(c).service.enqueue(queue, value, rawJobData(text), publisher);
+    return c.json(answerOf(result, publisher), result.duplicate || result.debounced ? 200 : 201);
   });

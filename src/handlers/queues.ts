@@ -1,4 +1,4 @@
-// Admin routes for queues: create/replace, read, list, delete, pause and resume.
+// Admin routes for queues: create/replace, read, list, delete, pause and resume, repair.
 import { Hono } from 'hono';
 import { adminAuth } from './auth';
 import { readJson } from './body';
@@ -17,4 +17,6 @@ export const queueRoutes = new Hono<AppEnv>()
     return c.body(null, 204);
   })
   .post('/:queue/pause', adminAuth, async (c) => c.json(await scopeOf(c).service.pauseQueue(c.req.param('queue'))))
-  .post('/:queue/resume', adminAuth, async (c) => c.json(await scopeOf(c).service.resumeQueue(c.req.param('queue'))));
+  .post('/:queue/resume', adminAuth, async (c) => c.json(await scopeOf(c).service.resumeQueue(c.req.param('queue'))))
+  // Brings back jobs stranded by scripts that failed half way (README, Repair).
+  .post('/:queue/repair', adminAuth, async (c) => c.json(await scopeOf(c).service.repairQueue(c.req.param('queue'))));

@@ -1,15 +1,18 @@
 // What each invocation works with. Per isolate (reused across requests): the parsed settings,
-// the Redis client, the signer and what this isolate has learned of each queue's next timer.
+// the Redis client, the signers (each queue's keys imported once) and what this isolate has learned of each queue's next timer.
 // Per invocation: an engine whose Redis calls count against the invocation's budgets, and a
-// dispatcher for the drains it starts; a request gets them as the service its routes call.
+// dispatcher for the drains it starts; a request gets them as the service its routes call, its
+// config reads served from the isolate's ConfigCache.
 import type { Context } from 'hono';
+import { ConfigCache } from '../core/config-cache';
 import type { Dispatcher } from '../core/dispatcher';
 import { createEngine } from '../core/engine';
 import { Invocation } from '../core/invocation';
+import { ScriptRefusal } from '../core/errors';
 import { createRedis } from '../core/redis';
 import { DueTimes } from '../core/runner';
 import { type Service, createService } from '../core/service';
-import { type Signer, createSigner } from '../core/signing';
+import { type Signers, createSigners } from '../core/signing';
 import { type Settings, settingsOf } from './settings';
 
 /** A drain started by a request may run this long: waitUntil lasts ~30 s after the response. */
@@ -18,9 +21,11 @@ export const REQUEST_DRAIN_MS = 25_000;
 interface Isolate {
   settings: Settings;
   redis: ReturnType<typeof createRedis>;
-  signer: Signer;
+  signers: Signers;
   due: DueTimes;
-  /** The origin requests came in on: callback URLs for cron deliveries without GROUPQ_PUBLIC_URL. */
+  /** Queues' configs as read a moment ago: what auth and CORS checks read. */
+  configs: ConfigCache;
+  /** The origin requests came in on: callback URLs for cron deliveries without GROUPQ_PUBLIC_URL (local development only). */
   lastOrigin: string | null;
 }
 
@@ -33,8 +38,9 @@ function isolateOf(env: Env): Isolate {
     isolate = {
       settings,
       redis: createRedis(settings.redis),
-      signer: createSigner(settings.signingSecrets),
+      signers: createSigners(settings.signingSecrets),
       due: new DueTimes(),
+      configs: new ConfigCache(),
       lastOrigin: null,
     };
     isolates.set(env, isolate);
@@ -46,10 +52,12 @@ function isolateOf(env: Env): Isolate {
 export function openInvocation(
   env: Env,
   { deadline, origin }: { deadline: number; origin: string | null },
-): { settings: Settings; dispatcher: Dispatcher; due: DueTimes } {
+): { settings: Settings; dispatcher: Dispatcher; due: DueTimes; configs: ConfigCache } {
   const isolate = isolateOf(env);
   const { settings } = isolate;
   if (origin) isolate.lastOrigin = origin;
+  // Without GROUPQ_PUBLIC_URL only local development gets here (settingsOf refuses a deployed
+  // Worker): a request's Host then names the Worker.
   const publicUrl = settings.publicUrl ?? origin ?? isolate.lastOrigin;
   if (publicUrl === null) console.warn('groupq: set GROUPQ_PUBLIC_URL: deliveries carry relative callback URLs');
   const invocation = new Invocation(deadline, settings.maxSubrequests);
@@ -61,7 +69,8 @@ export function openInvocation(
   return {
     settings,
     due: isolate.due,
-    dispatcher: { engine, invocation, delivery: { signer: isolate.signer, publicUrl: publicUrl ?? '', now: Date.now } },
+    configs: isolate.configs,
+    dispatcher: { engine, invocation, delivery: { signers: isolate.signers, publicUrl: publicUrl ?? '', now: Date.now } },
   };
 }
 
@@ -78,10 +87,36 @@ export function scopeOf(c: Context<AppEnv>): Scope {
   let scope = c.get('scope') as Scope | undefined;
   if (!scope) {
     const origin = new URL(c.req.url).origin;
-    const { settings, dispatcher, due } = openInvocation(c.env, { deadline: Date.now() + REQUEST_DRAIN_MS, origin });
+    const { settings, dispatcher, due, configs } = openInvocation(c.env, { deadline: Date.now() + REQUEST_DRAIN_MS, origin });
     const waitUntil = (work: Promise<unknown>) => c.executionCtx.waitUntil(work);
-    scope = { settings, service: createService({ dispatcher, due, waitUntil }) };
+    scope = { settings, service: withConfigCache(createService({ dispatcher, due, waitUntil }), configs) };
     c.set('scope', scope);
   }
   return scope;
+}
+
+/**
+ * The service, its config reads served from the isolate's cache (a missing queue too), and its
+ * config writes forgetting the cached config once they end, so they take effect at once here.
+ */
+function withConfigCache(service: Service, configs: ConfigCache): Service {
+  const changing =
+    <A extends unknown[], R>(op: (queue: string, ...rest: A) => Promise<R>) =>
+    async (queue: string, ...rest: A): Promise<R> => {
+      try {
+        return await op(queue, ...rest);
+      } finally {
+        configs.forget(queue);
+      }
+    };
+  return {
+    ...service,
+    async getStoredConfig(queue: string) {
+      const config = await configs.get(queue, () => service.getStoredConfig(queue));
+      if (config === null) throw new ScriptRefusal('QUEUE_NOT_FOUND');
+      return config;
+    },
+    putQueue: changing(service.putQueue),
+    deleteQueue: changing(service.deleteQueue),
+  };
 }

@@ -26,7 +26,10 @@ export interface Settings {
   adminToken: string;
   /** The current secret first; the next one (rotation) after it. */
   signingSecrets: string[];
-  /** Origin of the callback URLs; without it, the origin the request came in on. */
+  /**
+   * Origin of the callback URLs. Only local development (allowHttpLoopback) may go without it,
+   * taking the origin the request came in on: a deployed Worker never trusts a request's Host.
+   */
   publicUrl: string | null;
   allowHttpLoopback: boolean;
   /** How long a cron invocation keeps honouring due times after its tick. */
@@ -39,16 +42,30 @@ export interface Settings {
 
 const parsed = new WeakMap<object, Settings>();
 
-/** Parses the bindings (once per isolate); a misconfigured Worker fails loudly, naming the binding. */
+/** Bindings a Worker cannot start with: every request answers 500 with it, and the cron throws it. */
+export class BindingsError extends Error {
+  override readonly name = 'BindingsError';
+}
+
+/**
+ * Parses the bindings (once per isolate); a misconfigured Worker fails loudly, naming the
+ * binding (BindingsError).
+ */
 export function settingsOf(env: Env): Settings {
   const cached = parsed.get(env);
   if (cached) return cached;
   const result = envSchema.safeParse(env);
   if (!result.success) {
     const problems = result.error.issues.map((issue) => `${issue.path.join('.')} (${issue.message})`).join(', ');
-    throw new Error(`groupq: invalid or missing bindings: ${problems}`);
+    throw new BindingsError(`groupq: invalid or missing bindings: ${problems}`);
   }
   const e = result.data;
+  if (!e.GROUPQ_PUBLIC_URL && e.GROUPQ_ALLOW_HTTP_LOOPBACK !== 'true') {
+    // Callback URLs built from a request's Host would send endpoints wherever a caller says.
+    throw new BindingsError(
+      "groupq: invalid or missing bindings: GROUPQ_PUBLIC_URL (set it to the Worker's https URL; only local development, GROUPQ_ALLOW_HTTP_LOOPBACK=true, may go without it)",
+    );
+  }
   const settings: Settings = {
     redis: { url: e.UPSTASH_REDIS_REST_URL, token: e.UPSTASH_REDIS_REST_TOKEN },
     adminToken: e.GROUPQ_ADMIN_TOKEN,

@@ -30,6 +30,7 @@ Errors  {-1} QUEUE_NOT_FOUND, {-7} REPEAT_NOT_FOUND
 -- @include meta
 -- @include group
 -- @include insert
+-- @include quota
 
 local K = { jobs = KEYS[2], ready = KEYS[3], delayed = KEYS[4], active = KEYS[5], held = KEYS[8], prioritized = KEYS[9] }
 local repeatsKey, dueKey, groupKey = KEYS[6], KEYS[7], KEYS[10]
@@ -55,6 +56,7 @@ else
   local job = newJobState(now, spec.group, seq, runAt, 0, now ~= runAt and { c = now } or nil)
   B.fresh[1], B.fresh[2] = id, encodeJob(job, spec.data)
   state = placeJob(K, B, groupKey, id, job)
+  countJobs(M, 1) -- a run counts against maxJobs but is never refused: the scheduler is no stranger
   flushBatch(K, B)
   spec.count = spec.count + 1
 end

@@ -20,11 +20,17 @@ KEYS[8]    prioritized    zset  idle group heads with a priority other than 0
 KEYS[9]    starts         zset  recent starts (the queue rate limit, reserve.lua)
 KEYS[10]   debounce       hash  debounce key -> the job it collapses into (debounce.lua)
 KEYS[11]   dedup          zset  ids of ended jobs remembered by the dedup window (dedup.lua)
-KEYS[11+i] group          zset  the group zset of job i
+KEYS[12]   completed      zset  kept completed ids  } read only to count the jobs of a queue
+KEYS[13]   failed         zset  kept failed ids     } created before meta kept `live`, once
+KEYS[14]   cancelled      zset  kept cancelled ids  } (quota.lua)
+KEYS[15]   rate           string  the publish rate limit's count for the client (ARGV[4] '1' only)
+KEYS[15+i] group          zset  the group zset of job i
 
 ARGV[1]  now (epoch ms)
 ARGV[2]  r, how many ready jobs to reserve after adding (0: none)
-ARGV[3]  n, the number of jobs; then 6 fields per job:
+ARGV[3]  n, the number of jobs
+ARGV[4]  '1': a publish token sent the jobs (publishRateLimit applies), '' the admin; then 6
+         fields per job:
          id, group, orderMs (epoch ms), runAt (epoch ms, 0 = now), data (JSON text),
          options (JSON object of per-job state fields, e.g. {"ma":5}, or ''): among them `i` 1
          when the producer named the id, `db` a debounce key and `dx` its latest start (the
@@ -35,7 +41,12 @@ Returns {1, {{id, state, flag}...}, config JSON, {{id, state JSON, data, lease d
   remembers, the state its job ended in (completed|failed|removed|cancelled); 2 debounced, id
   being the job it collapsed into; leased jobs as settle returns them, none when r is 0; dueAt:
   lower the queue's due-index entry to this, -1 = nothing to do
-Errors  {-1} QUEUE_NOT_FOUND; {-5, i, limit} PAYLOAD_TOO_LARGE for job i (nothing written)
+Errors  (all before the first write: a refusal writes nothing)
+  {-1} QUEUE_NOT_FOUND; {-5, i, limit} PAYLOAD_TOO_LARGE for job i; {-14, i, maxDelayMs}
+  DELAY_TOO_LONG for job i; {-13, ms left, max, periodMs} RATE_LIMITED; {-12, maxJobs} QUEUE_FULL
+  (the new jobs would pass it; duplicates and collapses add none)
+Costs of the quotas: nothing for the admin (the count lives in meta); a publish token's call 2
+  commands more (GET and SET or INCRBY of `rate`); once per queue created before `live`, 4.
 ]]
 -- @include errors
 -- @include job
@@ -45,9 +56,10 @@ Errors  {-1} QUEUE_NOT_FOUND; {-5, i, limit} PAYLOAD_TOO_LARGE for job i (nothin
 -- @include job-ops
 -- @include dedup
 -- @include reserve
+-- @include quota
 
-local now, r, n = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local F = 3 -- ARGV fields of job i start after F + (i - 1) * 6
+local now, r, n, published = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4] == '1'
+local F = 4 -- ARGV fields of job i start after F + (i - 1) * 6
 local function arg(i, field) return ARGV[F + (i - 1) * 6 + field] end
 
 local groupFields = {}
@@ -55,15 +67,24 @@ for i = 1, n do groupFields[i] = groupField(arg(i, 2)) end
 local M = openMeta(KEYS[1], groupFields)
 if not M.cfg then return { QUEUE_NOT_FOUND } end
 local cfg = M.cfg
+local maxDelay = maxDelayOf(cfg)
 for i = 1, n do
   if #arg(i, 5) > cfg.maxPayloadBytes then return { PAYLOAD_TOO_LARGE, i, cfg.maxPayloadBytes } end
+  if tonumber(arg(i, 4)) - now > maxDelay then return { DELAY_TOO_LONG, i, maxDelay } end
+end
+local rate = nil -- what takeRate spends once every check passed
+if published then
+  local refused
+  refused, rate = checkRate(KEYS[15], cfg, n)
+  if refused then return refused end
 end
 
 local K = {
   jobs = KEYS[2], ready = KEYS[3], delayed = KEYS[4], active = KEYS[5], held = KEYS[6],
   pausedGroups = KEYS[7], prioritized = KEYS[8], starts = KEYS[9], debounce = KEYS[10], dedup = KEYS[11],
+  completed = KEYS[12], failed = KEYS[13], cancelled = KEYS[14],
 }
-local G = 11 -- job i's group key is KEYS[G + i]
+local G = 15 -- job i's group key is KEYS[G + i]
 local firstSeq = metaNum(M, 'seq') + 1
 local states = {}
 for i = 1, n do
@@ -141,14 +162,20 @@ if n == 1 and not states[1].db then
   local id, state, data = arg(1, 1), states[1], arg(1, 5)
   local ended = rememberedEnds(K, M, { id }, states, now)[1]
   if ended then
+    takeRate(rate) -- every job a publish token sends counts, a duplicate too
     local kept = redis.call('HGET', K.jobs, id) -- retried by hand since it ended: its state now
     return { 1, { { id, kept and stateOfExisting(K, M, id, kept) or ended, 1 } }, M.v.config, {}, -1 }
   end
+  -- Full: refused, unless the id is known (HSETNX then answers it as a duplicate, writing nothing).
+  local full = queueFull(K, M, cfg, 1)
+  if full and redis.call('HEXISTS', K.jobs, id) == 0 then return full end
+  takeRate(rate)
   local record = encodeJob(state, data)
   if redis.call('HSETNX', K.jobs, id, record) == 0 then
     return { 1, { { id, stateOfExisting(K, M, id, redis.call('HGET', K.jobs, id)), 1 } }, M.v.config, {}, -1 }
   end
   metaSet(M, 'seq', int(firstSeq))
+  countJobs(M, 1)
   -- Solo: nothing else could be reserved before it (nothing ready, no paused group to skip),
   -- there is room, and its group has no job: it is leased at once.
   local solo = reserving and not state.st and groupJobs(M, state.g) == 0 and metaNum(M, 'ready') == 0
@@ -197,6 +224,10 @@ else
       out[i] = { job, 0 }
     end
   end
+  local full = queueFull(K, M, cfg, #made)
+  if full then return full end
+  takeRate(rate)
+  countJobs(M, #made)
   local keys = {}
   for _, job in ipairs(made) do
     setStart(job.state, job.runAt, now)

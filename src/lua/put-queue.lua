@@ -22,6 +22,8 @@ if M.v.deleting then return { QUEUE_DELETING } end
 local previous = M.v.config or ''
 metaSet(M, 'config', ARGV[2])
 if not M.v.secret then metaSet(M, 'secret', ARGV[3]) end
+-- A new queue holds no job: its count (quota.lua) starts known, never computed from its keys.
+if previous == '' and not M.v.live then metaSet(M, 'live', '0') end
 noteTimer(M, now)
 saveMeta(M)
 return { 1, previous == '' and 1 or 0, previous, dueReport(M, now) }

@@ -32,6 +32,7 @@ Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND, {-4, 'active'} INVALID_STATE,
 -- @include group
 -- @include job-ops
 -- @include debounce
+-- @include quota
 
 local K = {
   jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5], prioritized = KEYS[10], dedup = KEYS[11],
@@ -57,6 +58,7 @@ end
 if not state.st or state.st == 'delayed' then -- it had not finished: it ends here
   releaseDebounce(K, id, state)
   if state.i then noteEnded(B, id, 'removed', now) end
+  countJobs(M, -1)
 end
 flushBatch(K, B)
 redis.call('HDEL', K.jobs, id)

@@ -25,6 +25,7 @@ Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND, {-4, state} INVALID_STATE (not
 -- @include group
 -- @include job-ops
 -- @include view
+-- @include quota
 
 local K = { jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[6], prioritized = KEYS[7] }
 local id, now = ARGV[1], tonumber(ARGV[4])
@@ -39,6 +40,7 @@ state.a, state.e, state.f, state.sa, state.n = 0, nil, nil, nil, string.sub(ARGV
 state.oc = nil -- the outcome of the run that ended no longer describes the job
 local B = newBatch(M, now)
 local record = attachWaiting(K, B, KEYS[8], id, state, data)
+countJobs(M, 1) -- ended, it lives again
 flushBatch(K, B)
 saveMeta(M)
 return { 1, jobView(K, M, id, record, true), dueReport(M, now) }

@@ -26,6 +26,7 @@ Errors  {-1} QUEUE_NOT_FOUND
 -- @include meta
 -- @include group
 -- @include job-ops
+-- @include quota
 
 local now, seed = tonumber(ARGV[1]), ARGV[2]
 local n = (#ARGV - 2) / 2
@@ -57,6 +58,7 @@ for i = 1, n do
   end
 end
 if #leaving > 0 then redis.call('ZREM', KEYS[4], unpack(leaving)) end
+countJobs(M, retried) -- ended, they live again
 flushBatch(K, B)
 saveMeta(M)
 return { 1, retried, redis.call('ZCARD', KEYS[4]), dueReport(M, now) }

@@ -2,9 +2,10 @@
 --[[ settle-outcomes: ends attempts to send outcome callbacks (outcome.lua), each fenced by its
 attempt number and the job's finishedAt: a sender whose lease ran out (the tick leased the
 outcome again) changes nothing. Delivered: the record goes. Failed: the next attempt waits
-by the schedule below, or, after the last one, the record goes as abandoned. A record that goes
-leaves its summary on the job's record while groupq still keeps the job (the job view's
-`outcome`).
+by the schedule below, or, after the last one, the record goes as abandoned. Not sent (its
+sender got no push slot in time): the attempt is given back uncounted, due again at once; an
+attempt counts when it is sent, never for waiting. A record that goes leaves its summary on
+the job's record while groupq still keeps the job (the job view's `outcome`).
 
 KEYS[1] meta             hash  config and counters (meta.lua)
 KEYS[2] jobs             hash  id -> job record
@@ -13,7 +14,8 @@ KEYS[4] outcome-records  hash  job id -> outcome record
 
 ARGV[1] now (epoch ms)
 ARGV[2] m, the number of attempts; then 4 fields per attempt:
-        job id, attempt (the record's `n`), finishedAt (its `f`), error ('' = delivered)
+        job id, attempt (the record's `n`), finishedAt (its `f`),
+        error ('' = delivered, '-' = not sent, src/core/outcomes.ts NOT_SENT)
 
 Returns {1, dueAt}
 Errors  {-1} QUEUE_NOT_FOUND
@@ -46,8 +48,14 @@ end
 local retried, gone, summaries, shown = {}, {}, {}, {}
 for i = 1, m do
   local record = records[i] and cjson.decode(records[i])
-  if record and record.n == tonumber(arg(i, 2)) and record.f == tonumber(arg(i, 3)) then
-    local err = arg(i, 4)
+  local err = arg(i, 4)
+  local fenced = record and record.n == tonumber(arg(i, 2)) and record.f == tonumber(arg(i, 3))
+  if fenced and err == '-' then
+    -- Never sent: the claim is undone (its n was this lease's), the next tick takes it again.
+    record.n, record.t = record.n - 1, now
+    retried[#retried + 1] = { ids[i], cjson.encode(record), record.t }
+    noteTimer(M, record.t)
+  elseif fenced then
     local summary = { st = 'delivered', n = record.n, d = now }
     if err ~= '' then
       record.le = err

@@ -69,7 +69,7 @@ local M = openMeta(KEYS[1], extra)
 if not M.cfg then return { QUEUE_NOT_FOUND } end
 local cfg = M.cfg
 
-local results, sent = {}, {}
+local results, sent, ended = {}, {}, 0
 if m > 0 then
   local leases, members = {}, {}
   for i = 1, m do
@@ -83,7 +83,7 @@ if m > 0 then
   -- Removing a lease's member is its fencing check. One completion of a job that is not kept
   -- and has no callback URL needs nothing more; otherwise the deadlines (start times) and
   -- records are read first.
-  local live, ended = {}, 0
+  local live = {}
   local function recordNeeded(i)
     return arg(i, 1) == 'fail' or cfg.keepCompleted > 0 or cfg.callbackUrl ~= nil or arg(i, 11) == '1'
   end
@@ -103,7 +103,8 @@ if m > 0 then
       end
     end
     ended = #gone
-    if ended > 0 then redis.call('ZREM', K.active, unpack(gone)) end
+    -- The records are read (and decoded) before the first write: one that cannot be read stops
+    -- the call with nothing changed.
     if #needed > 0 then
       local ids = {}
       for j, i in ipairs(needed) do ids[j] = leases[i].id end
@@ -112,6 +113,7 @@ if m > 0 then
         lease.state, lease.data = decodeJob(raw)
       end
     end
+    if ended > 0 then redis.call('ZREM', K.active, unpack(gone)) end
   end
   metaAdd(M, 'active', -ended)
   if onlyIfLive and ended < m then n = 0 end
@@ -138,7 +140,8 @@ end
 
 local jobs = {}
 if n > 0 and not M.v.paused then jobs = reserveJobs(K, M, n, now) end
-if n == 0 and not M.v.paused and metaNum(M, 'ready') > 0 and metaNum(M, 'active') < cfg.concurrency then
+-- (Only when a lease ended here: a refused settle, every lease lost, writes nothing.)
+if n == 0 and (m == 0 or ended > 0) and not M.v.paused and metaNum(M, 'ready') > 0 and metaNum(M, 'active') < cfg.concurrency then
   -- Jobs are ready, there is room, and the caller takes none (a drain out of its invocation's
   -- budget): the scheduler must come for them.
   noteTimer(M, math.max(now, metaNum(M, 'hold')))

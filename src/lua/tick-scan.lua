@@ -62,7 +62,10 @@ local function look(key, at)
   end
 end
 for _, key in ipairs({ KEYS[2], KEYS[3], KEYS[4], KEYS[7] }) do
-  look(key, tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]))
+  local first = tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2])
+  look(key, first)
+  -- No lease at all: meta's count of them is 0 (one a failed script leaked goes here, free).
+  if key == KEYS[4] and not first and metaNum(M, 'active') ~= 0 then metaSet(M, 'active', false) end
 end
 look(KEYS[10], nextOutcomeAt({ outcomes = KEYS[10] }, M))
 local trim = redis.call('ZCARD', KEYS[8]) > cfg.keepCompleted or redis.call('ZCARD', KEYS[9]) > cfg.keepFailed

@@ -3,8 +3,9 @@
 items belong to. Promotes due delayed jobs, releases groups whose retry backoff ended, expires
 leases past their deadline (a failed attempt: retry or fail), trims retention, lists repeats
 that are due (the caller computes their next time and commits each with commit-repeat), and
-leases pending outcome callbacks that are due (the caller sends them), and sets the queue's
-`timer` to when it next needs a tick. Items of groups not declared (they came due since the
+leases pending outcome callbacks that are due (the caller sends them), sets meta's count of
+leases to the size of `active` (a count a failed script left wrong lasts one pass), and sets the
+queue's `timer` to when it next needs a tick. Items of groups not declared (they came due since the
 scan) are left for the next pass.
 
 KEYS[1]     meta            hash    config and counters (meta.lua)
@@ -87,14 +88,19 @@ end
 
 local B, T = newBatch(M, now), newTally()
 B.reserving = true -- the caller drains when this tick reports readyDue
+-- Each phase reads its records before its first write, so a record that cannot be read stops
+-- the script before it changed anything; a member whose record is gone is dropped.
 local promoted = declared(due(K.delayed), function(m) return select(2, splitMember(m)) end)
 if #promoted > 0 then
-  redis.call('ZREM', K.delayed, unpack(promoted))
   local ids = {}
   for i, m in ipairs(promoted) do ids[i] = splitMember(m) end
-  for i, raw in ipairs(redis.call('HMGET', K.jobs, unpack(ids))) do
-    local state, data = decodeJob(raw)
-    attachWaiting(K, B, keyOf[state.g], ids[i], state, data)
+  local raws = redis.call('HMGET', K.jobs, unpack(ids))
+  redis.call('ZREM', K.delayed, unpack(promoted))
+  for i, raw in ipairs(raws) do
+    if raw then
+      local state, data = decodeJob(raw)
+      attachWaiting(K, B, keyOf[state.g], ids[i], state, data)
+    end
   end
 end
 
@@ -106,20 +112,27 @@ end
 
 local expired, deadlines = declared(due(K.active), function(m) return select(2, splitLease(m)) end)
 if #expired > 0 then
-  redis.call('ZREM', K.active, unpack(expired))
-  metaAdd(M, 'active', -#expired)
   local ids = {}
   for i, m in ipairs(expired) do ids[i] = splitLease(m) end
-  for i, raw in ipairs(redis.call('HMGET', K.jobs, unpack(ids))) do
-    local state, data = decodeJob(raw)
-    local lease = {
-      id = ids[i], group = state.g, groupKey = keyOf[state.g], member = memberOf(state.s, ids[i]),
-      hint = '?', state = state, data = data, deadline = deadlines[i], expired = true,
-    }
-    local err = 'lease expired: no answer within ' .. leaseMsOf(state, cfg) .. ' ms'
-    countOutcome(T, failJob(K, B, cfg, lease, err, true, -1, seed, now)) -- retried, or failed at the last attempt
+  local raws = redis.call('HMGET', K.jobs, unpack(ids))
+  redis.call('ZREM', K.active, unpack(expired))
+  for i, raw in ipairs(raws) do
+    if raw then
+      local state, data = decodeJob(raw)
+      local lease = {
+        id = ids[i], group = state.g, groupKey = keyOf[state.g], member = memberOf(state.s, ids[i]),
+        hint = '?', state = state, data = data, deadline = deadlines[i], expired = true,
+      }
+      local err = 'lease expired: no answer within ' .. leaseMsOf(state, cfg) .. ' ms'
+      countOutcome(T, failJob(K, B, cfg, lease, err, true, -1, seed, now)) -- retried, or failed at the last attempt
+    end
   end
 end
+-- meta's `active` is the number of leases (reserve's room): set it to what `active` holds, so a
+-- slot leaked by a script that failed half way (before issue 16, group "0".."59") or any other
+-- drift lasts one pass at most. One ZCARD per tick that runs; the idle scan pays nothing.
+local leases = redis.call('ZCARD', K.active)
+if metaNum(M, 'active') ~= leases then metaSet(M, 'active', int(leases)) end
 flushBatch(K, B)
 writeTally(M, T, now)
 

@@ -21,13 +21,19 @@ export class RetryAfterError extends Error {
   }
 }
 
-/** Why a delivery was refused; the handler answers 401 for all of them. */
+/**
+ * Why a delivery was refused: `wrong_kind` is a genuine message of the other kind (an outcome
+ * callback sent to a delivery endpoint, or the reverse), `replayed` a delivery whose webhook-id
+ * was seen before. The handlers answer 409 for `replayed`, 401 for the others.
+ */
 export type VerificationFailure =
   | 'missing_headers'
   | 'bad_timestamp'
   | 'timestamp_out_of_tolerance'
   | 'bad_signature'
-  | 'bad_body';
+  | 'wrong_kind'
+  | 'bad_body'
+  | 'replayed';
 
 /** A request that is not a genuine, fresh groupq delivery. The message says why. */
 export class DeliveryVerificationError extends Error {

@@ -1,5 +1,5 @@
 // createHandler: a whole endpoint from one job function. It verifies the delivery (401 if not
-// genuine), parses the job's data (400, no retries, if it does not fit), runs the function, and
+// genuine, 409 if a replay), parses the job's data (400, no retries, if it does not fit), runs the function, and
 // answers with its result (200) or error (500). A job that runs asynchronously (`async: true`, or
 // one about to outlive the dispatcher's wait) gets 202 instead and finishes in the background:
 // heartbeats keep its lease, then the complete or fail callback reports how it ended. A function
@@ -9,9 +9,9 @@ import { type FetchLike, leaseCalls } from './callbacks';
 import { DeliveryVerificationError, MaxDurationError } from './errors';
 import { type JobContext, Lease } from './lease';
 import { type Settled, outcomeOf, parseErrorText, responseOf, settle, textResponse } from './outcomes';
-import { type VerifyOptions, createVerifier } from './verify';
+import { type DeliveryVerifyOptions, createVerifier } from './verify';
 
-export interface HandlerOptions<T> extends VerifyOptions {
+export interface HandlerOptions<T> extends DeliveryVerifyOptions {
   /** Answer 202 at once and finish through the callbacks. @default false (auto: see README) */
   async?: boolean;
   /** Keeps background work alive after the response (a Worker's `ctx.waitUntil`). */
@@ -92,8 +92,9 @@ export function createHandler<T = unknown, R = unknown>(
       delivery = await verify(request);
     } catch (error) {
       // 401 is an ordinary failed attempt: a delivery signed with a secret not yet configured here
-      // goes through once the secret is.
-      if (error instanceof DeliveryVerificationError) return textResponse(401, error.message);
+      // goes through once the secret is. A replay is no attempt of groupq's (each attempt has a
+      // webhook-id of its own): 409 tells it apart in logs.
+      if (error instanceof DeliveryVerificationError) return textResponse(error.reason === 'replayed' ? 409 : 401, error.message);
       throw error;
     }
     let job: Delivery<T>;

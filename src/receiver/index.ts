@@ -4,6 +4,7 @@
 export { createHandler, type HandlerOptions, type JobFunction } from './handler';
 export {
   createOutcomeVerifier,
+  type DeliveryVerifyOptions,
   createVerifier,
   type OutcomeVerifier,
   verifyDelivery,
@@ -12,6 +13,7 @@ export {
   type VerifyOptions,
 } from './verify';
 export { createOutcomeHandler, type OutcomeFunction } from './outcome-handler';
+export { type SeenHook } from './replays';
 export { type JobContext } from './lease';
 export { CallbackError, type FetchLike } from './callbacks';
 export {

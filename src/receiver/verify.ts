@@ -1,12 +1,15 @@
 // Checks that a request is a genuine, fresh groupq request (Standard Webhooks): an HMAC-SHA256
 // signature over "<webhook-id>.<webhook-timestamp>.<raw body>" keyed by the `whsec_` secret, a
-// timestamp within the tolerance, then the body parsed against its shared schema: a delivery,
-// or an outcome callback. One verifier for both; Web Crypto only, so it runs on Workers,
-// Node 20, Deno and Bun alike.
+// timestamp within the tolerance, the kind the signed webhook-id names (`msg_` a delivery,
+// `out_` an outcome callback: neither is accepted as the other), then the body parsed against
+// its shared schema; a delivery last of all must carry a webhook-id not seen before (a
+// replay). One verifier for both kinds; Web Crypto only, so it runs on Workers, Node 20, Deno
+// and Bun alike.
 import type { z } from 'zod';
-import { type Delivery, deliveryBodySchema } from '../core/delivery-body';
-import { type OutcomeCallback, outcomeBodySchema, outcomeWebhookId } from '../core/outcome-body';
+import { DELIVERY_ID_PREFIX, type Delivery, deliveryBodySchema } from '../core/delivery-body';
+import { OUTCOME_ID_PREFIX, type OutcomeCallback, outcomeBodySchema, outcomeWebhookId } from '../core/outcome-body';
 import { DeliveryVerificationError } from './errors';
+import { type SeenHook, rememberDelivery } from './replays';
 
 export interface VerifyOptions {
   /** The queue's signing secret, `whsec_<base64>` (GROUPQ_SIGNING_SECRET). */
@@ -19,25 +22,43 @@ export interface VerifyOptions {
   now?: () => number;
 }
 
+/** How deliveries are checked: as any request, and against replays. */
+export interface DeliveryVerifyOptions extends VerifyOptions {
+  /**
+   * Says whether a delivery's `webhook-id` was seen before, and records it: a seen one is refused
+   * as a replay (reason `replayed`). Plug in a shared store when several processes or instances
+   * take deliveries. @default in memory, for this process, each id for the tolerance window
+   */
+  seen?: SeenHook;
+}
+
 /** Reads and checks a delivery (the same checks as verifyDelivery, keys imported once). */
 export type Verifier = <T = unknown>(request: Request) => Promise<Delivery<T>>;
 
 /** Reads and checks an outcome callback (the same checks as verifyOutcome, keys imported once). */
 export type OutcomeVerifier = (request: Request) => Promise<OutcomeCallback>;
 
-/** What a verified request must carry: its body's schema, named for messages, and its webhook-id. */
+/**
+ * What a verified request must carry: its webhook-id's prefix (the kind), its body's schema,
+ * named for messages, and whether its body's id fits the webhook-id.
+ */
 interface Expected<B> {
   what: string;
+  prefix: string;
   schema: z.ZodType<B>;
-  webhookIdOf(body: B): string;
+  fits(body: B, webhookId: string): boolean;
 }
 
-const DELIVERY: Expected<Delivery> = { what: 'delivery', schema: deliveryBodySchema, webhookIdOf: (body) => body.id };
+/** A delivery's webhook-id is new on every attempt: nothing in its body repeats it. */
+const DELIVERY: Expected<Delivery> = { what: 'delivery', prefix: DELIVERY_ID_PREFIX, schema: deliveryBodySchema, fits: () => true };
 const OUTCOME: Expected<OutcomeCallback> = {
   what: 'outcome callback',
+  prefix: OUTCOME_ID_PREFIX,
   schema: outcomeBodySchema,
-  webhookIdOf: (body) => outcomeWebhookId(body.id),
+  fits: (body, webhookId) => outcomeWebhookId(body.id) === webhookId,
 };
+/** The kinds by prefix, to name what a request of the wrong kind is. */
+const KINDS = [DELIVERY, OUTCOME];
 
 const SECRET_PREFIX = 'whsec_';
 const DEFAULT_TOLERANCE_SEC = 300;
@@ -95,9 +116,13 @@ function secretsOf(options: VerifyOptions): string[] {
 /**
  * A check of requests carrying `expected`'s body, for the given secrets. The secrets are checked
  * here (a TypeError for a malformed one) and their HMAC keys imported once, for every request it
- * then verifies.
+ * then verifies. `seen`: the replay check, last of all (deliveries only).
  */
-function createChecker<B>(options: VerifyOptions, expected: Expected<B>): (request: Request) => Promise<B> {
+function createChecker<B>(
+  options: VerifyOptions,
+  expected: Expected<B>,
+  seen?: (webhookId: string, timestampSec: number) => Promise<boolean>,
+): (request: Request) => Promise<B> {
   const secrets = secretsOf(options);
   const raw = secrets.map(secretBytes);
   const keys = Promise.all(
@@ -151,6 +176,16 @@ function createChecker<B>(options: VerifyOptions, expected: Expected<B>): (reque
       );
     }
 
+    if (!id!.startsWith(expected.prefix)) {
+      const other = KINDS.find((kind) => id!.startsWith(kind.prefix));
+      throw new DeliveryVerificationError(
+        'wrong_kind',
+        other
+          ? `this is a groupq ${other.what} (webhook-id ${other.prefix}...), not a groupq ${expected.what}`
+          : `webhook-id does not start with ${expected.prefix}: not a groupq ${expected.what}`,
+      );
+    }
+
     let json: unknown;
     try {
       json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body));
@@ -163,16 +198,25 @@ function createChecker<B>(options: VerifyOptions, expected: Expected<B>): (reque
       const where = issue.path.length > 0 ? issue.path.join('.') : 'body';
       throw new DeliveryVerificationError('bad_body', `the ${expected.what} body is not a groupq ${expected.what}: ${where}: ${issue.message}`);
     }
-    if (expected.webhookIdOf(parsed.data) !== id) {
+    if (!expected.fits(parsed.data, id!)) {
       throw new DeliveryVerificationError('bad_body', 'webhook-id does not match the id in the body');
+    }
+    if (seen && (await seen(id!, Number(timestamp)))) {
+      throw new DeliveryVerificationError('replayed', `webhook-id ${id} was seen before: a replayed ${expected.what}`);
     }
     return parsed.data;
   };
 }
 
 /** A delivery verifier for the given secrets (checked at once; keys imported once). */
-export function createVerifier(options: VerifyOptions): Verifier {
-  const check = createChecker(options, DELIVERY);
+export function createVerifier(options: DeliveryVerifyOptions): Verifier {
+  const { seen } = options;
+  if (seen !== undefined && typeof seen !== 'function') throw new TypeError('seen must be a function (webhookId) => boolean');
+  const toleranceSec = options.toleranceSec ?? DEFAULT_TOLERANCE_SEC;
+  const now = options.now ?? Date.now;
+  const check = createChecker(options, DELIVERY, async (id, timestampSec) =>
+    seen ? (await seen(id)) === true : rememberDelivery(id, (timestampSec + toleranceSec) * 1000, now()),
+  );
   return async <T>(request: Request) => (await check(request)) as Delivery<T>;
 }
 
@@ -183,19 +227,21 @@ export function createOutcomeVerifier(options: VerifyOptions): OutcomeVerifier {
 
 /**
  * Reads a delivery request and checks it: the three webhook headers, a timestamp within
- * `toleranceSec` of now (either way), a v1 signature made with `secret` or `nextSecret`, and the
- * body's shape. Returns the parsed delivery; throws DeliveryVerificationError saying why not.
- * Consumes the request's body.
+ * `toleranceSec` of now (either way), a v1 signature made with `secret` or `nextSecret`, a
+ * webhook-id of a delivery (`msg_`), the body's shape, and a webhook-id not `seen` before.
+ * Returns the parsed delivery; throws DeliveryVerificationError saying why not. Consumes the
+ * request's body.
  */
-export async function verifyDelivery<T = unknown>(request: Request, options: VerifyOptions): Promise<Delivery<T>> {
+export async function verifyDelivery<T = unknown>(request: Request, options: DeliveryVerifyOptions): Promise<Delivery<T>> {
   return createVerifier(options)<T>(request);
 }
 
 /**
  * Reads an outcome callback (README, Outcome callbacks) and checks it as verifyDelivery checks a
- * delivery: headers, timestamp, signature, then the body, whose id must be the one webhook-id
- * names (`<job id>.outcome`). Returns the parsed outcome; throws DeliveryVerificationError
- * saying why not. Consumes the request's body.
+ * delivery: headers, timestamp, signature, a webhook-id of an outcome (`out_`), then the body,
+ * whose id must be the one webhook-id names (`out_<job id>`). Its webhook-id is the same on every
+ * attempt, so it is no replay check: dedupe on it. Returns the parsed outcome; throws
+ * DeliveryVerificationError saying why not. Consumes the request's body.
  */
 export async function verifyOutcome(request: Request, options: VerifyOptions): Promise<OutcomeCallback> {
   return createOutcomeVerifier(options)(request);

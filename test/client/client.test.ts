@@ -174,6 +174,6 @@ describe('groupq/client', () => {
     await client().queue(name).pause();
     const publisher = new GroupqClient({ url: suite.worker.url, token: 'pub_0123456789abcdef' }).queue(name);
     expect((await publisher.add({ group: 'g', data: 1 })).state).toBe('waiting');
-    expect(await caught(publisher.get())).toMatchObject({ code: 'FORBIDDEN', status: 403 });
+    expect(await caught(publisher.get())).toMatchObject({ code: 'UNAUTHORIZED', status: 401 });
   });
 });

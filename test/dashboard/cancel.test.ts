@@ -172,7 +172,7 @@ describe("a job's records", () => {
     expect(await callback.locator('[data-field="Attempts"] dd').innerText()).toBe('1');
     expect(await callback.locator('[data-field="Delivered"] dd').innerText()).toMatch(/ago\)$|\(now\)$/);
     // What the callback server got is what the view says was delivered.
-    const outcomes = callbacks.received.filter((r) => r.headers['webhook-id'] === 'invoice-1.outcome');
+    const outcomes = callbacks.received.filter((r) => r.headers['webhook-id'] === 'out_invoice-1');
     expect(outcomes.map((r) => r.headers['groupq-outcome'])).toEqual(['completed']);
   });
 });

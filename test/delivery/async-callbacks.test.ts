@@ -83,7 +83,7 @@ describe('asynchronous deliveries (202) and the lease callbacks', () => {
     const view = await jobInState(env.worker, queue, job.id, 'completed', { pump: env.worker });
     const again = endpoint.received.slice(before).filter((r) => r.job.id === job.id);
     expect(again.map((r) => r.job.attempt)).toEqual([2]);
-    expect(again[0]!.headers['webhook-id']).toBe(job.id);
+    expect(again[0]!.headers['groupq-job-id']).toBe(job.id);
     expect(again[0]!.job.lease.token).not.toBe(job.lease.token);
     expect(view).toMatchObject({ attempts: 2, result: 'sync' });
   });

@@ -73,6 +73,6 @@ describe('a drain killed mid-delivery', () => {
     ]);
     // The redelivery came only once the lease was over.
     expect(endpoint.received[1]!.at).toBeGreaterThanOrEqual(held.leaseExpiresAt!);
-    expect(endpoint.received[1]!.headers['webhook-id']).toBe('a');
+    expect(endpoint.received[1]!.headers['groupq-job-id']).toBe('a');
   });
 });

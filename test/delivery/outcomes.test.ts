@@ -39,7 +39,7 @@ describe('outcome callbacks', () => {
     const [received] = await callback.waitFor(1);
     expect(received!.headers).toMatchObject({
       'content-type': 'application/json',
-      'webhook-id': `${id}.outcome`,
+      'webhook-id': `out_${id}`,
       'groupq-outcome': 'completed',
       'groupq-queue': q,
     });
@@ -107,7 +107,7 @@ describe('outcome callbacks', () => {
       { pump: env.worker, intervalMs: 200, what: 'the second attempt' },
     );
     expect(delivered.outcome).toMatchObject({ state: 'delivered', attempts: 2 });
-    expect(seen).toEqual([`${id}.outcome completed`]);
+    expect(seen).toEqual([`out_${id} completed`]);
     // The second attempt waited for its time (5 s after the first ended).
     expect(callback.received[1]!.at).toBeGreaterThanOrEqual(pending.outcome!.nextAttemptAt!);
   });

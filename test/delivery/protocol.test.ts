@@ -1,7 +1,8 @@
 // The delivery protocol as an endpoint sees it (README, Delivery): the request's
 // method and headers, the Standard Webhooks signature (one secret, and two during a rotation),
 // the percent-encoded group header, the exact body fields, data forwarded as enqueued, and the
-// idempotency key that stays the same across retries while the attempt number counts up.
+// idempotency key (groupq-job-id) that stays the same across retries while the attempt number
+// counts up and each attempt gets a webhook-id of its own.
 import { Buffer } from 'node:buffer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Endpoint, type Received, expectedSignature, startEndpoint } from '../helpers/endpoint';
@@ -37,13 +38,14 @@ describe('delivery protocol', () => {
 
     expect(r!.headers['content-type']).toBe('application/json');
     expect(r!.headers['user-agent']).toMatch(/^groupq\/\d+\.\d+\.\d+/);
-    expect(r!.headers['webhook-id']).toBe(id);
+    expect(r!.headers['webhook-id']).toMatch(/^msg_[0-9a-f]{32}$/);
+    expect(r!.headers['groupq-job-id']).toBe(id);
     const ts = Number(r!.headers['webhook-timestamp']);
     expect(String(ts)).toBe(r!.headers['webhook-timestamp']);
     // Unix seconds (not ms) close to now: receivers reject anything 5 minutes off.
     expect(Math.abs(ts - Date.now() / 1000)).toBeLessThan(60);
     expect(r!.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
-    expect(r!.headers['webhook-signature']).toBe(expectedSignature(SIGNING_SECRET, id, String(ts), r!.rawBody));
+    expect(r!.headers['webhook-signature']).toBe(expectedSignature(SIGNING_SECRET, String(r!.headers['webhook-id']), String(ts), r!.rawBody));
     expect(r!.headers['groupq-queue']).toBe(queue);
     expect(r!.headers['groupq-group']).toBe(encodeURIComponent(group));
     expect(r!.headers['groupq-group']).toBe('team%2Fa%20b%20%C3%BC');
@@ -95,7 +97,7 @@ describe('delivery protocol', () => {
     expect(r!.rawBody).toContain('"data":{"n":12345678901234567891}');
   });
 
-  it('keeps webhook-id across retries while groupq-attempt counts 1, 2, 3', async () => {
+  it('keeps groupq-job-id across retries while groupq-attempt counts 1, 2, 3 and webhook-id is new each time', async () => {
     const { worker } = env;
     const queue = queueName('proto-retry');
     const ep = await startEndpoint((r) => (r.job.attempt < 3 ? { status: 500, body: 'not yet' } : { status: 200 }));
@@ -103,7 +105,8 @@ describe('delivery protocol', () => {
       await putQueue(worker, queue, { endpoint: ep.url, maxAttempts: 3, backoff: quickRetries, keepCompleted: 10 });
       const { id } = await enqueue(worker, queue, { group: 'g', data: { n: 1 } });
       await jobInState(worker, queue, id, 'completed', { pump: worker });
-      expect(ep.received.map((r) => r.headers['webhook-id'])).toEqual([id, id, id]);
+      expect(ep.received.map((r) => r.headers['groupq-job-id'])).toEqual([id, id, id]);
+      expect(new Set(ep.received.map((r) => r.headers['webhook-id'])).size).toBe(3);
       expect(ep.received.map((r) => r.headers['groupq-attempt'])).toEqual(['1', '2', '3']);
       expect(ep.received.map((r) => r.job.attempt)).toEqual([1, 2, 3]);
       // Each attempt is signed afresh (own timestamp, own lease in the body) and verifies.
@@ -126,9 +129,10 @@ describe('delivery protocol', () => {
       const queue = queueName('proto-rotate');
       await putQueue(rotating, queue, { endpoint: endpoint.url });
       const before = endpoint.received.length;
-      const { id } = await enqueue(rotating, queue, { group: 'g', data: { rotate: true } });
+      await enqueue(rotating, queue, { group: 'g', data: { rotate: true } });
       const [r] = (await endpoint.waitFor(before + 1)).slice(before);
       const ts = String(r!.headers['webhook-timestamp']);
+      const id = String(r!.headers['webhook-id']);
       expect(String(r!.headers['webhook-signature']).split(' ')).toEqual([
         expectedSignature(SIGNING_SECRET, id, ts, r!.rawBody),
         expectedSignature(NEXT_SECRET, id, ts, r!.rawBody),

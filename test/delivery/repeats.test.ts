@@ -30,7 +30,7 @@ describe('repeats through the scheduled handler', () => {
 
     await worker.scheduled();
     const delivered = await poll(async () => endpoint.received.find((r) => r.job.id === runId), { what: `a delivery of ${runId}` });
-    expect(delivered.headers['webhook-id']).toBe(runId);
+    expect(delivered.headers['groupq-job-id']).toBe(runId);
     expect(delivered.headers['groupq-group']).toBe(encodeURIComponent('cron/g'));
     expect(delivered.job).toMatchObject({ queue, group: 'cron/g', data: { check: 'db' }, attempt: 1 });
     const job = await jobInState(worker, queue, runId, 'completed');

@@ -52,7 +52,7 @@ it('passes on the repo wrangler.toml with every secret in the environment, after
   expect(code).toBe(0);
 });
 
-it('fails on a missing secret, a malformed one and a public dev value, naming each with its fix', async () => {
+it('fails on a missing secret (GROUPQ_PUBLIC_URL included), a malformed one and a public dev value, naming each with its fix', async () => {
   const secretsFile = file(
     'secrets.env',
     [
@@ -77,7 +77,9 @@ it('fails on a missing secret, a malformed one and a public dev value, naming ea
   expect(stdout).toContain(`ok      secret UPSTASH_REDIS_REST_URL (from ${secretsFile})`);
   expect(stdout).toContain('`npx wrangler secret list` names them');
   expect(stdout).not.toContain('whsec_dG9vLXNob3J0');
-  expect(stdout).toContain('deploy:check: 3 problems to fix before `npx wrangler deploy`');
+  // A deployed Worker refuses to start without its public URL (it never takes a request's Host).
+  expect(stdout).toMatch(/^missing secret GROUPQ_PUBLIC_URL: the Worker refuses to start without it\n {8}fix: npx wrangler secret put GROUPQ_PUBLIC_URL/m);
+  expect(stdout).toContain('deploy:check: 4 problems to fix before `npx wrangler deploy`');
   expect(code).toBe(1);
 });
 

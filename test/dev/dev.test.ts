@@ -163,20 +163,23 @@ describe('npm run dev', () => {
     }
   });
 
-  it('the example endpoint refuses deliveries with a bad or old signature (401)', async () => {
+  it('the example endpoint refuses deliveries with a bad or old signature or of another kind (401), and replays (409)', async () => {
     const [, secret] = out().match(/^GROUPQ_SIGNING_SECRET=(\S+)/m) ?? [];
     const url = `http://127.0.0.1:${examplePort}/jobs`;
     const body = JSON.stringify({ id: 'sig-check', queue: 'example', group: 'g', data: {}, attempt: 1 });
+    let id = 'msg_sig-check-1'; // one per delivery: the endpoint refuses an id it has seen
     const send = (timestamp: number, signature: string, sentBody = body) =>
       fetch(url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'webhook-id': 'sig-check', 'webhook-timestamp': String(timestamp), 'webhook-signature': signature },
+        headers: { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature },
         body: sentBody,
       }).then((res) => res.status);
     const now = Math.floor(Date.now() / 1000);
-    const sign = (ts: number, key = secret!) => expectedSignature(key, 'sig-check', String(ts), body);
+    const sign = (ts: number, key = secret!) => expectedSignature(key, id, String(ts), body);
 
     expect(await send(now, sign(now))).toBe(200);
+    expect(await send(now, sign(now))).toBe(409); // the same delivery again: a replay
+    id = 'msg_sig-check-2';
     // Rotation: any one valid signature among several is enough.
     expect(await send(now, `v1,AAAA ${sign(now)}`)).toBe(200);
     // Outside the 300 s tolerance by 10 s, read from the clock now: a second or two of a loaded
@@ -188,6 +191,9 @@ describe('npm run dev', () => {
     expect(await send(now, sign(now, `whsec_${Buffer.from('another-secret-0123456789').toString('base64')}`))).toBe(401);
     expect(await send(now, sign(now), body.replace('"g"', '"h"'))).toBe(401);
     expect(await send(now, '')).toBe(401);
+    id = 'out_sig-check'; // signed, but an outcome callback's id
+    expect(await send(now, sign(now))).toBe(401);
+    id = 'msg_sig-check-3';
 
     // A sender that goes away mid-body must not take the endpoint (and the whole stack) down.
     await new Promise<void>((resolve) => {

@@ -4,7 +4,12 @@
 import { describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/core/engine';
 import type { LeasedJob } from '../../src/core/leases';
+import { DAY_MS } from '../../src/core/config';
+import { queueKeys } from '../../src/core/keys';
 import { setupQueue } from '../helpers/engine';
+import { restRedis } from '../helpers/stack';
+
+const HOUR_MS = 3_600_000;
 
 const ids = (jobs: LeasedJob[]) => jobs.map((job) => job.id);
 
@@ -136,6 +141,27 @@ describe('429 backpressure', () => {
       expect(results[0]!.state).toBe(i < 100 ? 'waiting' : 'failed');
     }
     expect((await engine.getJob(q, 'j')).error).toMatch(/^throttled/);
+  });
+
+  it('a config stored before maxThrottleMs holds a 429 asking for a day 1 hour (its default), then fails the job', async () => {
+    const { clock, engine, q } = await setupQueue({ backpressure: 'queue' });
+    const redis = restRedis();
+    const meta = queueKeys(q).meta;
+    const stored = JSON.parse((await redis.hget<string>(meta, 'config'))!);
+    delete stored.maxThrottleMs;
+    await redis.hset(meta, { config: JSON.stringify(stored) });
+    await engine.enqueue(q, { group: 'g', id: 'j' });
+    const [job] = (await engine.reserve(q, 1)).jobs;
+    await throttle(engine, q, job!, DAY_MS);
+    expect((await engine.getJob(q, 'j')).runAt).toBe(clock.now() + HOUR_MS);
+    clock.advance(HOUR_MS - 1);
+    await engine.tick(q);
+    expect((await engine.reserve(q, 1)).jobs).toEqual([]);
+    clock.advance(1);
+    await engine.tick(q);
+    const [again] = (await engine.reserve(q, 1)).jobs;
+    expect((await throttle(engine, q, again!, DAY_MS)).results[0]!.state).toBe('failed');
+    expect((await engine.getJob(q, 'j')).error).toMatch(/^throttled: held 3600000 ms by answers 429/);
   });
 
   it('with backpressure "queue", holds the whole queue until Retry-After', async () => {

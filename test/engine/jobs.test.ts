@@ -1,8 +1,8 @@
 // Producing and handling jobs: enqueue and batches, reading jobs, and the by-hand operations
 // (remove, retry, promote, update). Every test runs on its own queue against the real Redis.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import type { Engine } from '../../src/core/engine';
-import { rejectsWith, setupQueue, T0, testEngine } from '../helpers/engine';
+import { createQueue, rejectsWith, setupQueue, T0, testClock, testEngine } from '../helpers/engine';
 import { uniqueName } from '../helpers/stack';
 
 const NO_COUNTS = { waiting: 0, delayed: 0, active: 0, completed: 0, failed: 0, cancelled: 0, groups: 0 };
@@ -150,10 +150,13 @@ describe('enqueue', () => {
   });
 
   it('keeps orderMs and runAt exact up to the largest allowed instant, and refuses later ones', async () => {
-    const { engine, q } = await setupQueue();
-    // Instants are capped at 10^14 - 1 ms (year 5138): Redis' cjson keeps 14 digits exactly.
+    // Instants are capped at 10^14 - 1 ms (year 5138): Redis' cjson keeps 14 digits exactly. The
+    // clock is an hour before: a runAt that close is inside the queue's maxDelayMs.
     const orderMs = 99_999_999_999_999;
     const runAt = 99_999_999_999_998;
+    const engine = testEngine(testClock(runAt - 3_600_000));
+    const q = await createQueue(engine);
+    onTestFinished(() => engine.deleteQueue(q).catch(() => undefined));
     const { id } = await engine.enqueue(q, { group: 'g', data: 1, orderMs, runAt });
     expect(await engine.getJob(q, id)).toMatchObject({ orderMs, runAt, state: 'delayed' });
     await expect(engine.enqueue(q, { group: 'g', data: 1, orderMs: 100_000_000_000_000 })).rejects.toMatchObject({

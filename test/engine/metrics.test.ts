@@ -161,7 +161,7 @@ describe('the last hour', () => {
 /** The per-minute counter fields in the queue's meta hash. */
 async function counterFields(admin: RespClient, q: string): Promise<number> {
   const fields = ((await admin.call(['HKEYS', queueKeys(q).meta])) as Buffer[]).map(String);
-  return fields.filter((field) => /^[cfr]:\d+$/.test(field)).length;
+  return fields.filter((field) => /^m:[cfr]:\d+$/.test(field)).length;
 }
 
 describe('the queue', () => {

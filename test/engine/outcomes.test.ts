@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { queueKeys } from '../../src/core/keys';
 import type { LeasedJob } from '../../src/core/leases';
-import { outcomeBody } from '../../src/core/outcomes';
+import { NOT_SENT, outcomeBody } from '../../src/core/outcomes';
 import { rejectsWith, setupQueue, T0 } from '../helpers/engine';
 import { adminClient } from '../helpers/stack';
 
@@ -45,6 +45,7 @@ describe('recording an outcome', () => {
         queue: q,
         id: 'j',
         record: { u: CALLBACK, g: 'g', s: 'completed', r: '{"big":"12345678901234567890","list":[]}', a: 1, f: T0, n: 1, t: T0 + LEASE_MS },
+        secrets: { signingSecret: undefined, signingSecretNext: undefined }, // the deployment's
       },
     ]);
     expect(JSON.parse(outcomeBody(settled.outcomes[0]!))).toEqual({
@@ -168,6 +169,39 @@ describe('attempts', () => {
     expect(attemptsAt.at(-1)! - attemptsAt[0]!).toBe(4_355_000); // over 10 minutes: 72 min 35 s
     clock.advance(86_400_000);
     expect((await engine.tick(q)).outcomes).toEqual([]);
+  });
+
+  it('an attempt handed back unsent counts for nothing: leased and handed back ten times, it is still attempt 1', async () => {
+    const { clock, engine, q, outcome: first } = await completedWithOutcome();
+    let outcome = first;
+    for (let i = 0; i < 10; i++) {
+      await engine.settleOutcomes(q, [{ outcome, error: NOT_SENT }]);
+      // Due again at once, nothing counted, no error.
+      expect((await engine.getJob(q, 'j')).outcome).toEqual({ state: 'pending', attempts: 0, nextAttemptAt: clock.now() });
+      expect(await dueAt(q)).toBeLessThanOrEqual(clock.now());
+      clock.advance(1);
+      const [next] = (await engine.tick(q)).outcomes;
+      expect(next!.record.n).toBe(1);
+      outcome = next!;
+    }
+    // A sent attempt that fails counts as the first, and waits the schedule's first wait.
+    await engine.settleOutcomes(q, [{ outcome, error: 'HTTP 503: down' }]);
+    expect((await engine.getJob(q, 'j')).outcome).toEqual({ state: 'pending', attempts: 1, nextAttemptAt: clock.now() + SCHEDULE[0]!, lastError: 'HTTP 503: down' });
+  });
+
+  it("carries the queue's own signing secrets with each leased outcome, never in its record", async () => {
+    const own = 'whsec_MDEyMzQ1Njc4OWFiY2RlZmdoaWprbG1u';
+    const { engine, q } = await setupQueue({ callbackUrl: CALLBACK, signingSecret: own });
+    await engine.enqueue(q, { id: 'j', group: 'g' });
+    const { outcomes } = await engine.complete(q, { ...ref(await reserveOne(engine, q)), result: 1 });
+    expect(outcomes[0]!.secrets).toEqual({ signingSecret: own, signingSecretNext: undefined });
+    const admin = adminClient();
+    try {
+      const stored = await admin.call(['HGET', queueKeys(q).outcomeRecords, 'j']);
+      expect(String(stored)).not.toContain(own.slice('whsec_'.length));
+    } finally {
+      admin.close();
+    }
   });
 
   it('a stale attempt (its lease ended and the tick leased the outcome again) changes nothing', async () => {

@@ -7,7 +7,7 @@ import { queueKeys } from '../../src/core/keys';
 import { Invocation } from '../../src/core/invocation';
 import { createRedis } from '../../src/core/redis';
 import { DueTimes, runDueQueues } from '../../src/core/runner';
-import { createSigner } from '../../src/core/signing';
+import { createSigners } from '../../src/core/signing';
 import { createQueue, rejectsWith, setupQueue, testClock } from '../helpers/engine';
 import { adminClient } from '../helpers/stack';
 import { startPrivateStack } from '../helpers/worker';
@@ -53,7 +53,7 @@ describe('robustness', () => {
 
       clock.advance(1);
       const invocation = new Invocation(clock.now() + 1000, 1000, clock.now);
-      const delivery = { signer: createSigner(['whsec_MDEyMzQ1Njc4OWFiY2RlZg==']), publicUrl: 'http://127.0.0.1', now: clock.now };
+      const delivery = { signers: createSigners(['whsec_MDEyMzQ1Njc4OWFiY2RlZg==']), publicUrl: 'http://127.0.0.1', now: clock.now };
       const results = await runDueQueues({ engine, invocation, delivery }, new DueTimes(), clock.now());
       expect(results[broken]).toMatchObject({ error: expect.any(String) });
       expect(results[healthy]).toMatchObject({ readyDue: true });

@@ -1,7 +1,8 @@
 // HTTP API v1, authorization over HTTP against the Worker in workerd: the admin token opens
-// every route; a queue's publish tokens open only that queue's two enqueue routes (403 anywhere
-// else, 401 once revoked); no or unknown tokens are 401; lease callbacks need the lease token
-// alone; publish tokens are write-only. Every rejected request must leave the queue unchanged.
+// every route; a queue's publish tokens open only that queue's two enqueue routes; anywhere
+// else, once revoked, and like any unknown or malformed token, they get the same 401 as a token
+// nobody issued, so no answer tells which strings are tokens; lease callbacks need the lease
+// token alone; publish tokens are write-only. Every rejected request leaves the queue unchanged.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Endpoint, startEndpoint } from '../helpers/endpoint';
 import { ADMIN_TOKEN } from '../helpers/worker';
@@ -102,14 +103,16 @@ describe('admin routes', () => {
     expect(await snapshotQueue(suite.redis, q)).toEqual(before);
   });
 
-  it('a publish token, even of the queue itself: 403 FORBIDDEN, nothing changes', async () => {
+  it('a publish token, even of the queue itself: the same 401 as an unknown token, nothing changes', async () => {
     const before = await settledSnapshot(suite.redis, q);
+    const unknown = await expectError(await call('GET', `/v1/queues/${q}`, undefined, bearer('never-issued-token-000000')), 401, 'UNAUTHORIZED');
     for (const token of [TOKEN_Q, TOKEN_R]) {
       for (const [method, path, body] of adminRoutes(q)) {
         const res = await call(method, path, body, bearer(token));
-        await expectError(res, 403, 'FORBIDDEN').catch((error: Error) => {
+        const answer = await expectError(res, 401, 'UNAUTHORIZED').catch((error: Error) => {
           throw new Error(`${method} ${path} with ${token}: ${error.message}`);
         });
+        expect(answer).toEqual(unknown);
       }
     }
     expect(await snapshotQueue(suite.redis, q)).toEqual(before);
@@ -157,27 +160,31 @@ describe('admin routes', () => {
 describe('enqueue routes', () => {
   it('a publish token enqueues to its own queue, single and batch', async () => {
     const one = await call('POST', `/v1/queues/${q}/jobs`, { id: 'by-publisher', group: 'p' }, bearer(TOKEN_Q));
-    expect(await expectJson(one, 201)).toEqual({ id: 'by-publisher', state: 'waiting' });
+    // A publish token's ids live apart from the admin's: its `by-publisher` is the job `pub:by-publisher`.
+    expect(await expectJson(one, 201)).toEqual({ id: 'pub:by-publisher', state: 'waiting' });
     const batch = await call('POST', `/v1/queues/${q}/jobs/batch`, { jobs: [{ group: 'p' }, { group: 'p2' }] }, bearer(TOKEN_Q2));
     expect((await expectJson(batch, 201)).jobs).toHaveLength(2);
-    expect((await expectJson(await suite.worker.api(`/v1/queues/${q}/jobs/by-publisher`), 200)).group).toBe('p');
+    expect((await expectJson(await suite.worker.api(`/v1/queues/${q}/jobs/pub:by-publisher`), 200)).group).toBe('p');
   });
 
-  it("another queue's publish token: 403 FORBIDDEN, nothing written", async () => {
+  it("another queue's publish token: the same 401 as an unknown token, nothing written", async () => {
     const before = await settledSnapshot(suite.redis, r);
     const one = await call('POST', `/v1/queues/${r}/jobs`, { id: 'intruder', group: 'g' }, bearer(TOKEN_Q));
-    await expectError(one, 403, 'FORBIDDEN');
+    expect((await expectError(one, 401, 'UNAUTHORIZED')).error.details).toEqual({ reason: 'unrecognised' });
     const batch = await call('POST', `/v1/queues/${r}/jobs/batch`, { jobs: [{ group: 'g' }] }, bearer(TOKEN_Q));
-    await expectError(batch, 403, 'FORBIDDEN');
+    expect((await expectError(batch, 401, 'UNAUTHORIZED')).error.details).toEqual({ reason: 'unrecognised' });
     expect(await snapshotQueue(suite.redis, r)).toEqual(before);
   });
 
-  it('no token or an unknown one: 401 UNAUTHORIZED, nothing written', async () => {
+  it('no token, an unknown one or one no publish token could be (too short, too long, not visible ASCII): 401, nothing written', async () => {
     const before = await settledSnapshot(suite.redis, r);
     const rejected = [
       [null, 'missing'],
       [{ authorization: '' }, 'missing'],
       [bearer('never-issued-token-000000'), 'unrecognised'],
+      [bearer('short-token'), 'unrecognised'],
+      [bearer('x'.repeat(257)), 'unrecognised'],
+      [bearer('token-with-latin1-\u00e9-000'), 'unrecognised'],
     ] as const;
     for (const [headers, reason] of rejected) {
       const one = await expectError(await call('POST', `/v1/queues/${r}/jobs`, { group: 'g' }, headers), 401, 'UNAUTHORIZED');

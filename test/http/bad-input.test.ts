@@ -22,7 +22,7 @@ describe('queues', () => {
       const body = await expectInvalid(name, () => suite.worker.api(`/v1/queues/${encoded}`, { method: 'PUT', json: { endpoint: NOWHERE } }));
       expect(body.error.details).toEqual([{ in: 'path', path: 'queue', message: expect.any(String) }]);
       expect(body.error.message).toMatch(/^path parameter queue: /);
-      expect(await snapshotQueue(suite.redis, name)).toEqual({ registered: false, publishTokens: [] });
+      expect(await snapshotQueue(suite.redis, name)).toEqual({ registered: false });
       // Enqueue and read routes refuse the name the same way.
       expect((await expectInvalid(name, () => postJob(encoded, { group: 'g' }))).error.details).toEqual(body.error.details);
     }
@@ -38,7 +38,7 @@ describe('queues', () => {
 
     const existing = uniqueQueue('keepconfig');
     await putQueue(suite.worker, existing, { endpoint: NOWHERE, concurrency: 7, publishTokens: ['publish-token-old-000001'] });
-    // New tokens in a refused PUT must not be indexed either (the snapshot holds the index).
+    // A refused PUT changes nothing: the old config and its one token stay.
     await expectInvalid(existing, () =>
       suite.worker.api(`/v1/queues/${existing}`, {
         method: 'PUT',

@@ -66,8 +66,9 @@ describe('queue config', () => {
   it('the bounds are accepted', async () => {
     const queue = uniqueQueue('flowbounds');
     const highest = { max: 1_000_000, periodMs: 86_400_000 };
+    const highestGroup = { max: 1000, periodMs: 86_400_000 }; // a group's window is scanned at each offer: capped
     const lowest = { max: 1, periodMs: 1000 };
-    const high = { endpoint: NOWHERE, groupConcurrency: 1000, rateLimit: highest, groupRateLimit: highest, dedupWindowMs: 604_800_000, backpressure: 'queue' };
+    const high = { endpoint: NOWHERE, groupConcurrency: 1000, rateLimit: highest, groupRateLimit: highestGroup, dedupWindowMs: 604_800_000, backpressure: 'queue' };
     expect((await putQueue(suite.worker, queue, high)).config).toMatchObject(high);
     const low = { endpoint: NOWHERE, groupConcurrency: 1, rateLimit: lowest, groupRateLimit: lowest, dedupWindowMs: 0, backpressure: 'job' };
     expect((await putQueue(suite.worker, queue, low)).config).toMatchObject(low);

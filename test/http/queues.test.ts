@@ -36,9 +36,15 @@ describe('PUT /v1/queues/{queue}', () => {
       backpressure: 'group',
       maxPayloadBytes: 1024,
       allowedOrigins: ['https://app.example'],
+      maxJobs: 500,
+      maxDelayMs: 60_000,
+      maxThrottleMs: 5000,
+      publishMaxDelayMs: 1000,
+      publishCallbackOrigins: ['https://app.example'],
+      publishRateLimit: null,
     };
     const first = await putQueue(suite.worker, name, custom);
-    expect(first.config).toEqual({ ...custom, publishTokens: 0 });
+    expect(first.config).toEqual({ ...custom, publishTokens: 0, signingSecret: false, signingSecretNext: false });
 
     const second = await putQueue(suite.worker, name, { endpoint: 'https://hooks.example/jobs' });
     expect(second.config).toEqual({ endpoint: 'https://hooks.example/jobs', ...CONFIG_DEFAULTS });
@@ -166,7 +172,7 @@ describe('DELETE /v1/queues/{queue}', () => {
     await expectError(await suite.worker.api(`/v1/queues/${name}`), 404, 'QUEUE_NOT_FOUND');
     const list = await expectJson<{ queues: { name: string }[] }>(await suite.worker.api('/v1/queues'), 200);
     expect(list.queues.map((q) => q.name)).not.toContain(name);
-    expect(await snapshotQueue(suite.redis, name)).toEqual({ registered: false, publishTokens: [] });
+    expect(await snapshotQueue(suite.redis, name)).toEqual({ registered: false });
     // The publish token died with its queue: nobody issued it any more.
     const stale = await suite.worker.api(`/v1/queues/${name}/jobs`, {
       method: 'POST',

@@ -54,7 +54,7 @@ describe('groups in URLs', () => {
     }
   });
 
-  it('a delivery names its group percent-encoded in groupq-group, its id in webhook-id', async () => {
+  it('a delivery names its group percent-encoded in groupq-group, its id in groupq-job-id', async () => {
     const queue = uniqueQueue('groupheader');
     await putQueue(suite.worker, queue, { endpoint: endpoint.url });
     const group = GROUPS[0]!;
@@ -63,7 +63,7 @@ describe('groups in URLs', () => {
     const received = await endpoint.waitFor(1);
     const delivery = received.find((r) => r.job.id === id)!;
     expect(delivery.headers['groupq-group']).toBe(encodeURIComponent(group));
-    expect(delivery.headers['webhook-id']).toBe(id);
+    expect(delivery.headers['groupq-job-id']).toBe(id);
     expect(delivery.job.group).toBe(group);
     expect(delivery.job.callbacks.complete).toContain(`/jobs/${encodeURIComponent(id)}/complete`);
   });

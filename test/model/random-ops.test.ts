@@ -9,7 +9,9 @@ import type { Engine } from '../../src/core/engine';
 import { QueueError } from '../../src/core/errors';
 import type { Job } from '../../src/core/job-view';
 import type { LeasedJob } from '../../src/core/leases';
+import { queueKeys } from '../../src/core/keys';
 import { T0, createQueue, testClock, testEngine } from '../helpers/engine';
+import { restRedis } from '../helpers/stack';
 import {
   type EnqueueInput, type JobState, type LeasedView, type Outcome, ModelError, ReferenceModel,
 } from './reference-model';
@@ -373,6 +375,10 @@ async function run(label: string, count: number, nextOp: NextOp, config = CONFIG
       if (i % CHECK_EVERY === CHECK_EVERY - 1 || i === count - 1) {
         const state = await engineState(engine, queue);
         expect(state, where(i, 'observable state differs (expected = model)')).toEqual(modelState(model));
+        // maxJobs is judged by meta's count of jobs not ended (quota.lua): it must be exact.
+        const { waiting, delayed, active } = state.counts;
+        const live = Number(await restRedis().hget(queueKeys(queue).meta, 'live'));
+        expect(live, where(i, 'meta live != waiting + delayed + active')).toBe(waiting + delayed + active);
       }
     }
   } finally {

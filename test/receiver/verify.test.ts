@@ -1,10 +1,11 @@
 // verifyDelivery on real deliveries: the Worker (Miniflare) signs and pushes a job to a loopback
 // server that verifies it; the captured request is then replayed with one thing changed at a
 // time (body, headers, the receiver's clock, the secret) and each change must be refused with
-// its reason. Rotation: a Worker signing with two secrets reaches receivers holding either one.
+// its reason; replayed unchanged it is refused as a replay, unless a `seen` hook says the id is
+// new. Rotation: a Worker signing with two secrets reaches receivers holding either one.
 import { Buffer } from 'node:buffer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DeliveryVerificationError, verifyDelivery, type VerifyOptions } from '../../src/receiver/index';
+import { DeliveryVerificationError, type DeliveryVerifyOptions, verifyDelivery } from '../../src/receiver/index';
 import { expectedSignature } from '../helpers/endpoint';
 import { SIGNING_SECRET } from '../helpers/worker';
 import { enqueue, getJob, jobInState, putQueue, queueName, useWorker } from '../delivery/support';
@@ -12,9 +13,11 @@ import { type Exchange, type Server, serve } from './support';
 
 const OTHER_SECRET = `whsec_${Buffer.from('another-secret-nobody-configured').toString('base64')}`;
 const NEW_SECRET = `whsec_${Buffer.from('the-next-signing-secret-rotated!').toString('base64')}`;
+/** A replay check that has seen nothing: the captured delivery can be checked again and again. */
+const fresh = { seen: () => false };
 
 /** A server that answers 200 with the verified delivery as JSON, or 401 with the reason. */
-function verifyingServer(options: VerifyOptions): Promise<Server> {
+function verifyingServer(options: DeliveryVerifyOptions): Promise<Server> {
   return serve(async (request) => {
     try {
       return Response.json(await verifyDelivery(request, options));
@@ -42,7 +45,7 @@ function replay(exchange: Exchange, change: Change = {}): Request {
 }
 
 /** What verifyDelivery throws for a request, or a failure when it accepts it. */
-async function refusal(request: Request, options: VerifyOptions): Promise<DeliveryVerificationError> {
+async function refusal(request: Request, options: DeliveryVerifyOptions): Promise<DeliveryVerificationError> {
   try {
     await verifyDelivery(request, options);
   } catch (error) {
@@ -95,9 +98,21 @@ describe('verifyDelivery on a real delivery', () => {
     });
   });
 
-  it('accepts the same request replayed unchanged (so each refusal below is due to its one change)', async () => {
-    const delivery = await verifyDelivery(replay(delivered), { secret: SIGNING_SECRET });
-    expect(delivery).toMatchObject({ id, data });
+  it('refuses the same request replayed unchanged, by its webhook-id: a delivery id starts msg_, new on every attempt', async () => {
+    expect(delivered.headers.get('webhook-id')).toMatch(/^msg_[0-9a-f]{32}$/);
+    // The server's verifyDelivery remembered the id in this process's default memory.
+    const again = await refusal(replay(delivered), { secret: SIGNING_SECRET });
+    expect(again).toMatchObject({ reason: 'replayed', message: `webhook-id ${delivered.headers.get('webhook-id')} was seen before: a replayed delivery` });
+  });
+
+  it('accepts it again with a seen hook that has not seen it (so each refusal below is due to its one change)', async () => {
+    const asked: string[] = [];
+    const seen = async (webhookId: string) => {
+      asked.push(webhookId);
+      return false;
+    };
+    expect(await verifyDelivery(replay(delivered), { secret: SIGNING_SECRET, seen })).toMatchObject({ id, data });
+    expect(asked).toEqual([delivered.headers.get('webhook-id')]);
   });
 
   it('refuses a tampered body, id or timestamp: the signature covers all three', async () => {
@@ -143,8 +158,8 @@ describe('verifyDelivery on a real delivery', () => {
     const future = await refusal(replay(delivered), at(sentMs - 301_000));
     expect(future.message).toBe('webhook-timestamp is 301 s in the future, more than the 300 s tolerated');
 
-    await expect(verifyDelivery(replay(delivered), at(sentMs + 300_999))).resolves.toMatchObject({ id });
-    await expect(verifyDelivery(replay(delivered), at(sentMs - 300_000))).resolves.toMatchObject({ id });
+    await expect(verifyDelivery(replay(delivered), { ...at(sentMs + 300_999), ...fresh })).resolves.toMatchObject({ id });
+    await expect(verifyDelivery(replay(delivered), { ...at(sentMs - 300_000), ...fresh })).resolves.toMatchObject({ id });
     expect((await refusal(replay(delivered), at(sentMs + 11_000, 10))).reason).toBe('timestamp_out_of_tolerance');
   });
 
@@ -165,14 +180,14 @@ describe('verifyDelivery on a real delivery', () => {
   it('looks through every v1 entry of the signature header and skips other versions', async () => {
     const real = delivered.headers.get('webhook-signature')!;
     const mixed = `v2,${real.slice(3)} v1,AAAA v1,not-base64!! ${real}`;
-    await expect(verifyDelivery(replay(delivered, { headers: { 'webhook-signature': mixed } }), { secret: SIGNING_SECRET })).resolves.toMatchObject({ id });
+    await expect(verifyDelivery(replay(delivered, { headers: { 'webhook-signature': mixed } }), { secret: SIGNING_SECRET, ...fresh })).resolves.toMatchObject({ id });
     const none = await refusal(replay(delivered, { headers: { 'webhook-signature': `v2,${real.slice(3)}` } }), { secret: SIGNING_SECRET });
     expect(none.message).toBe('webhook-signature holds no "v1,<base64>" signature');
   });
 
   it('refuses a correctly signed body that is not a groupq delivery', async () => {
     const ts = String(Math.floor(Date.now() / 1000));
-    const signed = (body: string, webhookId = id) =>
+    const signed = (body: string, webhookId = 'msg_0123') =>
       replay(delivered, {
         body,
         headers: { 'webhook-id': webhookId, 'webhook-timestamp': ts, 'webhook-signature': expectedSignature(SIGNING_SECRET, webhookId, ts, body) },
@@ -184,8 +199,11 @@ describe('verifyDelivery on a real delivery', () => {
     const shape = await refusal(signed(JSON.stringify(noLease)), { secret: SIGNING_SECRET });
     expect(shape.reason).toBe('bad_body');
     expect(shape.message).toMatch(/^the delivery body is not a groupq delivery: lease: /);
-    const mismatch = await refusal(signed(delivered.rawBody, 'a-different-id'), { secret: SIGNING_SECRET });
-    expect(mismatch.message).toBe('webhook-id does not match the id in the body');
+    // Signed, but with a webhook-id of another kind: an outcome callback's (out_), or none of groupq's.
+    const outcome = await refusal(signed(delivered.rawBody, `out_${id}`), { secret: SIGNING_SECRET });
+    expect(outcome).toMatchObject({ reason: 'wrong_kind', message: 'this is a groupq outcome callback (webhook-id out_...), not a groupq delivery' });
+    const unknown = await refusal(signed(delivered.rawBody, id), { secret: SIGNING_SECRET });
+    expect(unknown).toMatchObject({ reason: 'wrong_kind', message: 'webhook-id does not start with msg_: not a groupq delivery' });
     // The job itself was not touched by any of this.
     expect((await getJob(env.worker, queue, id)).state).toBe('completed');
   });
@@ -215,7 +233,7 @@ describe('verifyDelivery while the signing secret rotates', () => {
       { secret: NEW_SECRET, nextSecret: SIGNING_SECRET },
       { secret: OTHER_SECRET, nextSecret: NEW_SECRET },
     ]) {
-      await expect(verifyDelivery(replay(delivered!), options)).resolves.toMatchObject({ id });
+      await expect(verifyDelivery(replay(delivered!), { ...options, ...fresh })).resolves.toMatchObject({ id });
     }
     const neither = await refusal(replay(delivered!), { secret: OTHER_SECRET });
     expect(neither.reason).toBe('bad_signature');

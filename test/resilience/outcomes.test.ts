@@ -62,7 +62,7 @@ describe('outcome callbacks across failures', () => {
     await sleep(Math.max(0, job.outcome!.nextAttemptAt! - Date.now()) + 50);
     const done = await outcomeIn(second, 'killed', id, 'delivered');
     expect(done.outcome).toMatchObject({ attempts: 2 });
-    expect(callback.received.map((r) => r.headers['webhook-id'])).toEqual([`${id}.outcome`, `${id}.outcome`]);
+    expect(callback.received.map((r) => r.headers['webhook-id'])).toEqual([`out_${id}`, `out_${id}`]);
     expect(callback.received[1]!.rawBody).toBe(callback.received[0]!.rawBody);
   });
 

@@ -34,14 +34,16 @@ describe('the Worker in workerd', () => {
     }
   });
 
-  it('a binding that does not parse is a 500 INTERNAL, not "redis down", and its value stays secret', async () => {
+  it('a binding that does not parse is a 500 INTERNAL naming it, not "redis down", and its value stays secret', async () => {
     const misconfigured = await startWorker(stack, { GROUPQ_ADMIN_TOKEN: 'short-token' });
     try {
       for (const path of ['/health', '/v1/queues']) {
         const res = await misconfigured.api(path);
         expect(res.status).toBe(500);
         const text = await res.text();
-        expect(JSON.parse(text)).toEqual({ error: { code: 'INTERNAL', message: 'internal error' } });
+        expect(JSON.parse(text)).toEqual({
+          error: { code: 'INTERNAL', message: 'groupq: invalid or missing bindings: GROUPQ_ADMIN_TOKEN (use at least 16 characters)' },
+        });
         expect(text).not.toContain('short-token');
       }
     } finally {

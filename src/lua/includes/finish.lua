@@ -14,6 +14,7 @@
 -- job's id (its state's `i`), for a caller that does not read the state.
 
 -- @include outcome
+-- @include quota
 
 -- Keeps at most `keep` jobs in a retention zset (oldest go first), removing at most `step` per
 -- call: one per finished job keeps up as jobs finish; the tick trims a lowered limit in steps.
@@ -48,6 +49,7 @@ local function retire(K, B, L, zkey, keep, now)
   local F = inGroup and isFlow(B.M, L.group) and flowOf(K, B, L.groupKey, L.group)
   if inGroup and L.hint ~= 's' then redis.call('ZREM', L.groupKey, L.member) end
   if inGroup then addGroupJobs(B.M, L.group, -1) end
+  countJobs(B.M, -1)
   if F then releaseTaken(K, B, L.group, F, L.member) end
   local url = L.state and (L.state.cb or B.M.cfg.callbackUrl)
   if url then recordOutcome(B, L, url, now) end
@@ -118,14 +120,18 @@ end
 -- An endpoint's 429 that uses no attempt (README, Flow control, backpressure): the job waits
 -- for Retry-After (else the backoff by throttles in a row), and with backpressure "queue" the
 -- queue's dispatch waits as long. `th` counts 429s in a row and makes the next lease's token new.
-local function throttleJob(K, B, cfg, L, err, retryAfterMs, seed, now)
+-- The wait is cut to what is left of the job's maxThrottleMs (`budget`), and `tt` adds it up: no
+-- Retry-After holds the job, its group or the queue longer than that.
+local function throttleJob(K, B, cfg, L, err, retryAfterMs, budget, seed, now)
   local state = L.state
   state.th = (state.th or 0) + 1
   state.e = err
   state.sa, state.p = nil, nil
   local delay = retryAfterMs
   if delay < 0 then delay = backoffMs(state.bo or cfg.backoff, state.th, jitterFor(seed, L.id)) end
-  state.ra = now + math.min(delay, DAY_MS)
+  delay = math.min(delay, DAY_MS, budget)
+  state.tt = (state.tt or 0) + delay
+  state.ra = now + delay
   B.fresh[#B.fresh + 1] = L.id
   B.fresh[#B.fresh + 1] = encodeJob(state, L.data)
   if cfg.backpressure == 'queue' and state.ra > metaNum(B.M, 'hold') then
@@ -138,6 +144,8 @@ end
 
 -- 429s in a row after which a job fails for good (`throttled`): a broken endpoint cannot loop.
 local THROTTLE_LIMIT = 100
+-- maxThrottleMs of a config stored before the field (src/core/config.ts, ADDED_DEFAULTS).
+local MAX_THROTTLE_MS = 3600000
 
 -- A failed attempt. `retryAfterMs` < 0 means "use the backoff"; `retry` false fails for good.
 -- A retried job stays in its group (at its own orderMs) and the group is held until runAt, so
@@ -145,8 +153,14 @@ local THROTTLE_LIMIT = 100
 local function failJob(K, B, cfg, L, err, retry, retryAfterMs, seed, now)
   local state = L.state
   if retry and L.status == 429 then
-    if (state.th or 0) + 1 < THROTTLE_LIMIT then return throttleJob(K, B, cfg, L, err, retryAfterMs, seed, now) end
-    err = 'throttled: ' .. THROTTLE_LIMIT .. ' answers 429 in a row (' .. err .. ')'
+    local budget = (cfg.maxThrottleMs or MAX_THROTTLE_MS) - (state.tt or 0)
+    if (state.th or 0) + 1 >= THROTTLE_LIMIT then
+      err = 'throttled: ' .. THROTTLE_LIMIT .. ' answers 429 in a row (' .. err .. ')'
+    elseif budget <= 0 then
+      err = 'throttled: held ' .. int(state.tt) .. ' ms by answers 429, the queue\'s maxThrottleMs (' .. err .. ')'
+    else
+      return throttleJob(K, B, cfg, L, err, retryAfterMs, budget, seed, now)
+    end
     retry = false
   end
   state.th = nil
@@ -166,6 +180,7 @@ local function failJob(K, B, cfg, L, err, retry, retryAfterMs, seed, now)
   end
   state.sa = startOf(state, cfg, L.deadline)
   state.st = 'failed'
+  state.tt = nil -- a retry by hand starts with the whole maxThrottleMs
   retire(K, B, L, K.failed, cfg.keepFailed, now)
   return 'failed'
 end

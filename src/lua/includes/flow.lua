@@ -34,9 +34,25 @@ local function groupLimitsOf(M, group)
   return n, rate
 end
 
+-- The group's stored flow state (JSON text), or false. Flow state is always a JSON object; any
+-- other value is a per-minute counter the layout before issue 16 kept in the same field for
+-- groups "0".."59" (meta.lua): it is treated as absent and deleted with the call's meta writes.
+local function flowRaw(M, group)
+  local field = 'f:' .. group
+  local raw = metaGet(M, field)
+  if raw and string.byte(raw, 1) ~= 123 then -- not '{'
+    metaSet(M, field, false)
+    -- The counter may have overwritten a flow group's state: flowOf rebuilds it (group.lua).
+    M.lostFlow = M.lostFlow or {}
+    M.lostFlow[group] = true
+    return false
+  end
+  return raw
+end
+
 -- True when the group runs as a flow group (see above).
 local function isFlow(M, group)
-  if metaGet(M, 'f:' .. group) then return true end
+  if flowRaw(M, group) then return true end
   local n, rate = groupLimitsOf(M, group)
   return n > 1 or rate ~= nil
 end
@@ -51,7 +67,7 @@ local function flowState(M, group)
   M.flow = M.flow or {}
   local F = M.flow[group]
   if F then return F end
-  local raw = metaGet(M, 'f:' .. group)
+  local raw = flowRaw(M, group)
   if raw then
     F = cjson.decode(raw)
     F.t, F.r, F.o = F.t or {}, F.r or {}, F.o or 0

@@ -108,6 +108,45 @@ local function holdFlow(K, B, group, F, at)
   noteTimer(B.M, F.h)
 end
 
+-- A flow group's state rebuilt from its keys alone: taken are its leases (one that is not in its
+-- zset is '?') and its first members offered in `ready` or `prioritized`; its hold is its entry
+-- in `held`. The starts of its rate window are kept from `old` (they are in no key). For a state
+-- that was lost (an old per-minute counter overwrote it, flow.lua) and for repair.lua: about 6
+-- commands, and `active` is read whole (at most the queue's concurrency).
+local function rebuildFlow(K, B, groupKey, group, old)
+  local M = B.M
+  local F = { t = {}, o = 0, r = old and old.r or {}, ph = old and old.ph, existed = old and old.existed }
+  local ids = {}
+  for _, lease in ipairs(redis.call('ZRANGE', K.active, 0, -1)) do
+    local id, owner = splitLease(lease)
+    if owner == group then ids[#ids + 1] = id end
+  end
+  if #ids > 0 then
+    local members = {}
+    for i, raw in ipairs(redis.call('HMGET', K.jobs, unpack(ids))) do
+      members[i] = raw and memberOf(decodeJob(raw).s, ids[i]) or '?'
+    end
+    for i, score in ipairs(redis.call('ZMSCORE', groupKey, unpack(members))) do
+      F.t[#F.t + 1] = score and members[i] or '?'
+    end
+  end
+  local n = groupLimitsOf(M, group)
+  local head = redis.call('ZRANGE', groupKey, 0, n + #F.t - 1, 'WITHSCORES')
+  for i = 1, #head, 2 do
+    local m = head[i]
+    if redis.call('ZSCORE', K.ready, m)
+      or (metaGet(M, 'prio') and redis.call('ZSCORE', K.prioritized, prioritizedMember(tonumber(head[i + 1]), m))) then
+      F.t[#F.t + 1] = m
+      F.o = F.o + 1
+    end
+  end
+  local hold = redis.call('ZSCORE', K.held, group)
+  if hold then F.h = hold == 'inf' and 'paused' or tonumber(hold) end
+  M.flow = M.flow or {}
+  M.flow[group] = F
+  return F
+end
+
 -- A flow group's state; a group that ran one job at a time until now gets it from what its
 -- keys say (rare: its limits or the config just changed): its head is taken when it is offered
 -- or leased, a solo lease is an unknown taken member, a held group stays held.
@@ -115,6 +154,7 @@ local function flowOf(K, B, groupKey, group)
   local M = B.M
   local F = flowState(M, group)
   if F then return F end
+  if M.lostFlow and M.lostFlow[group] then return rebuildFlow(K, B, groupKey, group) end
   F = { t = {}, o = 0, r = {} }
   M.flow[group] = F
   if groupJobs(M, group) == 0 then return F end

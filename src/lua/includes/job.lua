@@ -11,7 +11,7 @@
 --   a attempts made, n a retry's nonce (see tokenFor), ma/bo/to per-job maxAttempts/backoff/timeoutMs,
 --   st 'delayed'|'completed'|'failed'|'cancelled' (absent: waiting or active), ra runAt,
 --   sa startedAt (recorded on demand), f finishedAt, r result, rt result truncated,
---   e last error, p progress, pr priority (absent: 0), th 429s in a row (finish.lua),
+--   e last error, p progress, pr priority (absent: 0), th 429s in a row, tt ms held by 429s (finish.lua),
 --   db/dx debounce key and deadline, i 1 when the producer gave the id (dedup window), h attempt history (1 in the stored JSON: its line follows),
 --   cb the job's own callback URL, oc how its outcome callback ended
 --   (outcome.lua: {st = 'delivered'|'abandoned', n attempts, d deliveredAt, le last error}).

@@ -12,13 +12,19 @@
 --   group), hold (the queue's dispatch waits until then: a full rate window, a 429 with
 --   backpressure "queue"), rs (starts since the queue rate limit's log was trimmed, reserve.lua),
 --   dedup and dedupTrimAt (the ids the dedup window remembers, and their next trim: dedup.lua),
---   '<c|f|r>:<minute % 60>' (per-minute counters, see writeTally).
+--   'm:<c|f|r>:<minute % 60>' (per-minute counters, see writeTally),
+--   live (jobs that have not ended: waiting, delayed, active; quota.lua).
+-- Namespaces: a field built from a user's string (a group name) is '<g|l|f>:<string>'; every
+-- other field is groupq's own and never starts with 'g:', 'l:' or 'f:', so no name can collide
+-- with it. (Until issue 16 the counters were '<c|f|r>:<slot>': group "0".."59" read a counter
+-- as its flow state. flow.lua treats such a leftover as absent and deletes it; get-metrics
+-- still reads the old ring for the hour it covers.)
 -- A script names, up front, the group and counter fields it will touch (openMeta's `extra`);
 -- one it did not name is read on first use, correct but one command more.
 
 local BASE_FIELDS = {
   'config', 'secret', 'paused', 'pausedGroups', 'seq', 'active', 'ready', 'timer', 'outcomes', 'prio', 'hold', 'flows', 'rs',
-  'dedup', 'dedupTrimAt',
+  'dedup', 'dedupTrimAt', 'live',
 }
 
 -- A timer overdue by this much was told to the due index and still not run: its index entry
@@ -124,7 +130,7 @@ end
 
 -- Per-minute outcome counters for the dashboard's chart: how many attempts ended completed,
 -- failed (for good) or retried, in each of the last 60 minutes. A ring of 60 minutes in meta:
--- field '<kind>:<minute % 60>' (c completed, f failed, r retried), value epoch minute * 1e8 +
+-- field 'm:<kind>:<minute % 60>' (c completed, f failed, r retried), value epoch minute * 1e8 +
 -- count. Carrying the minute in the value tells a slot that still holds a minute an hour (or
 -- more) old, which is then overwritten: fixed size, nothing to trim. Every value stays below
 -- 2^53, exact in Lua's doubles (counts below 1e8 per minute, minutes below 9e7).
@@ -136,7 +142,7 @@ local TALLIED = { { 'completed', 'c' }, { 'failed', 'f' }, { 'waiting', 'r' } }
 -- The meta fields a call that ends attempts at `now` writes (for openMeta's `extra`).
 local function tallyFields(now)
   local slot = math.floor(now / MINUTE_MS) % 60
-  return { 'c:' .. slot, 'f:' .. slot, 'r:' .. slot }
+  return { 'm:c:' .. slot, 'm:f:' .. slot, 'm:r:' .. slot }
 end
 
 local function newTally()
@@ -154,7 +160,7 @@ local function writeTally(M, T, now)
   for _, kind in ipairs(TALLIED) do
     local count = T[kind[1]]
     if count > 0 then
-      local field = kind[2] .. ':' .. slot
+      local field = 'm:' .. kind[2] .. ':' .. slot
       local value = metaNum(M, field)
       if value < base then value = base end -- empty, or an hour old or more: start this minute
       metaSet(M, field, int(value + count))

@@ -8,7 +8,8 @@
 -- through the tick once the lease is over. Record fields (short, like job records):
 --   u callback URL, g group, s 'completed'|'failed'|'cancelled', r result (JSON text),
 --   rt result truncated, e error, a the job's attempts, f finishedAt,
---   n outcome attempts made (the current one included), t its lease end or next attempt,
+--   n outcome attempts made (the current one included; one its sender gives back as not sent
+--   is uncounted), t its lease end or next attempt,
 --   le the last attempt's error.
 -- meta's `outcomes` is '1' while records may be pending: set when one is recorded, cleared by
 -- the tick once `outcomes` is found empty. A queue that never had one never reads `outcomes`,
@@ -57,10 +58,17 @@ local function writeOutcomes(K, B)
   metaSet(B.M, 'outcomes', '1')
 end
 
--- What a caller gets to send: {{id, record JSON}...}.
+-- The queue's own signing secrets ('' where unset) go with each outcome handed to a caller, who
+-- signs with them (src/core/signing.ts): read from the config, never stored in a record.
+local function signingOf(M)
+  return M.cfg.signingSecret or '', M.cfg.signingSecretNext or ''
+end
+
+-- What a caller gets to send: {{id, record JSON, signingSecret, signingSecretNext}...}.
 local function outcomesToSend(B)
   local out = {}
-  for i, o in ipairs(B.outcomes or {}) do out[i] = { o[1], o[2] } end
+  local secret, nextSecret = signingOf(B.M)
+  for i, o in ipairs(B.outcomes or {}) do out[i] = { o[1], o[2], secret, nextSecret } end
   return out
 end
 
@@ -72,12 +80,15 @@ local function claimOutcomes(K, M, now, limit)
   local ids = redis.call('ZRANGEBYSCORE', K.outcomes, '-inf', now, 'LIMIT', 0, limit)
   if #ids == 0 then return {}, false end
   local out, leased, lost = {}, {}, {}
+  local secret, nextSecret = signingOf(M)
   for i, raw in ipairs(redis.call('HMGET', K.outcomeRecords, unpack(ids))) do
     if raw then
       local record = cjson.decode(raw)
+      -- n also fences this lease; an attempt its sender could not start is given back and
+      -- uncounted (settle-outcomes.lua), one whose sender went silent stays counted.
       record.n, record.t = record.n + 1, now + OUTCOME_LEASE_MS
       local json = cjson.encode(record)
-      out[#out + 1] = { ids[i], json }
+      out[#out + 1] = { ids[i], json, secret, nextSecret }
       leased[#leased + 1] = { ids[i], json, record.t }
     else
       lost[#lost + 1] = ids[i] -- no record (cannot happen): drop the entry rather than loop on it

@@ -69,7 +69,13 @@ end
 local function reserveJobs(K, M, n, now)
   local cfg = M.cfg
   local room = math.min(n, cfg.concurrency - metaNum(M, 'active'))
-  if room <= 0 or metaNum(M, 'ready') == 0 then return {} end
+  if metaNum(M, 'ready') == 0 then return {} end
+  if room <= 0 then
+    -- Every lease notes its deadline as a timer, so leases without a timer are a count that
+    -- drifted (a script that failed half way): the tick that comes now sets it right (tick.lua).
+    if not M.v.timer and metaNum(M, 'active') > 0 then noteTimer(M, now) end
+    return {}
+  end
   local hold = metaNum(M, 'hold')
   if hold > now then
     noteTimer(M, hold)
@@ -109,9 +115,11 @@ local function reserveJobs(K, M, n, now)
         -- is passed on as it is.
         local raws = redis.call('HMGET', K.jobs, unpack(ids))
         local states, groups = {}, {}
-        for i, raw in ipairs(raws) do
-          states[i] = cjson.decode(string.sub(raw, 1, string.find(raw, '\n', 1, true) - 1))
-          groups[i] = states[i].g
+        for i = 1, #ids do
+          -- A head without a record (left by a script that failed half way) just leaves `ready`.
+          local raw = raws[i]
+          states[i] = raw and cjson.decode(string.sub(raw, 1, string.find(raw, '\n', 1, true) - 1))
+          groups[i] = states[i] and states[i].g or ''
         end
         local flows = flowsPossible(M)
         if flows then prefetchFlows(M, groups) end
@@ -120,15 +128,15 @@ local function reserveJobs(K, M, n, now)
 
         for i, m in ipairs(members) do
           local state, group = states[i], groups[i]
-          local F = flows and flowState(M, group)
+          local F = state and flows and flowState(M, group)
           if F then F.o = math.max(0, F.o - 1) end -- offered no more: leased or parked
-          if paused[i] == 1 then
+          if state and paused[i] == 1 then
             redis.call('ZADD', K.held, PAUSED_FOREVER, group)
             if F then
               table.remove(F.t, indexOf(F.t, m) or #F.t + 1)
               F.h = 'paused'
             end
-          else
+          elseif state then
             local raw = raws[i]
             local nl = string.find(raw, '\n', 1, true)
             local dataAt = nl + 1 -- past the history line, if any (job.lua)

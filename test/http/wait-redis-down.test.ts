@@ -1,0 +1,47 @@
+// GET /v1/queues/{queue}/jobs/{id}?waitMs=N while Redis goes away: the answer is 503
+// REDIS_UNAVAILABLE with a Retry-After, as for any read that cannot reach Redis, so that a
+// client retries it (a 500 says "do not"). The Worker runs in workerd against a redis-server of
+// this file's own, which the test stops in the middle of the wait.
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, startRedis } from '../../scripts/redis-server.mjs';
+import { startBridge } from '../../scripts/rest-bridge.mjs';
+import { type RunningWorker, startWorker } from '../helpers/worker';
+import { expectError, expectJson, pausedQueue, uniqueQueue } from './support';
+
+describe('?waitMs when Redis fails during the wait', () => {
+  let dir: string;
+  let redis: Awaited<ReturnType<typeof startRedis>>;
+  let bridge: Awaited<ReturnType<typeof startBridge>>;
+  let worker: RunningWorker;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'groupq-wait-down-'));
+    redis = await startRedis({ port: await freePort(), dir, appendonly: false });
+    const token = randomBytes(16).toString('hex');
+    bridge = await startBridge({ port: 0, redisPort: redis.port, token });
+    worker = await startWorker({ restUrl: bridge.url, restToken: token, redisPort: redis.port, close: async () => {} });
+  });
+  afterAll(async () => {
+    await worker?.dispose();
+    await bridge?.close();
+    await redis?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('answers 503 REDIS_UNAVAILABLE with Retry-After, not 500', async () => {
+    const queue = uniqueQueue('waitdown');
+    await pausedQueue(worker, queue);
+    await expectJson(await worker.api(`/v1/queues/${queue}/jobs`, { method: 'POST', json: { id: 'j', group: 'g' } }), 201);
+    const waiting = worker.api(`/v1/queues/${queue}/jobs/j?waitMs=20000`);
+    // The wait has looked at the job at least once (it polls each second) before Redis goes.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await redis.stop();
+    const res = await waiting;
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    const body = await expectError(res, 503, 'REDIS_UNAVAILABLE');
+    expect(body.error.message).toBe('redis is unavailable');
+  });
+});
