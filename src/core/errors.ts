@@ -139,6 +139,13 @@ export function luaError(reply: readonly unknown[]): QueueError {
   return new ScriptRefusal(name);
 }
 
+/** A script's DELAY_TOO_LONG as the 400 of the field (`path`) that asked for the start. */
+export function startTooLate(path: string, refusal: QueueError): QueueError {
+  const { maxDelayMs } = refusal.details as { maxDelayMs: number };
+  const message = `the job would start more than the queue's maxDelayMs (${maxDelayMs}) from now`;
+  return new QueueError('VALIDATION_FAILED', `${path}: ${message}`, [{ path, message }]);
+}
+
 /** Whether `error` is the refusal `name` of a script. */
 export function isRefusal(error: unknown, name: LuaStatusName): boolean {
   return error instanceof ScriptRefusal && error.luaStatus === name;

@@ -3,7 +3,7 @@
 import { scripts } from '../lua/scripts.generated';
 import { type EngineContext, parse, parseParam } from './context';
 import { noteDue } from './due-index';
-import { isRefusal } from './errors';
+import { type QueueError, isRefusal, startTooLate } from './errors';
 import { randomSeed } from './ids';
 import { jobIdSchema, jobPatchSchema } from './job-input';
 import { type Job, toJob } from './job-view';
@@ -67,7 +67,9 @@ export async function updateJob(ctx: EngineContext, queue: string, id: string, p
   const { data, delayMs } = parse(jobPatchSchema, patch);
   const { view, dueAt } = await onJob(ctx, queue, id, (group) =>
     callScript(ctx, scripts.updateJob, { queue, group }, [ctx.now(), id, data === undefined ? '' : JSON.stringify(data), delayMs ?? -1, group]),
-  );
+  ).catch((error: unknown) => {
+    throw isRefusal(error, 'DELAY_TOO_LONG') ? startTooLate('delayMs', error as QueueError) : error;
+  });
   await noteDue(ctx, queue, dueAt);
   return toJob(queue, view);
 }

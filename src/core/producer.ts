@@ -6,7 +6,7 @@ import { scripts } from '../lua/scripts.generated';
 import type { EnqueueResult } from './api-types';
 import type { ConfigOptions, StoredConfig } from './config';
 import { type EngineContext, parse } from './context';
-import { QueueError, isRefusal } from './errors';
+import { type QueueError, isRefusal, startTooLate } from './errors';
 import { batchInputSchemaFor, jobInputSchemaFor } from './job-input';
 import { noteDue } from './due-index';
 import { checkQueueName } from './queues';
@@ -103,10 +103,8 @@ async function enqueueParsed(
   const target = { queue, groups: jobs.map((job) => job.group), client: publisher?.client };
   const { results, config, leased, dueAt } = await callScript(ctx, scripts.enqueue, target, args).catch((error: unknown) => {
     if (!isRefusal(error, 'DELAY_TOO_LONG')) throw error;
-    const { index, maxDelayMs } = (error as QueueError).details as { index: number; maxDelayMs: number };
-    const path = pathOf(index) + startField(jobs[index]!);
-    const message = `the job would start more than the queue's maxDelayMs (${maxDelayMs}) from now`;
-    throw new QueueError('VALIDATION_FAILED', `${path}: ${message}`, [{ path, message }]);
+    const { index } = (error as QueueError).details as { index: number };
+    throw startTooLate(pathOf(index) + startField(jobs[index]!), error as QueueError);
   });
   // Before anything is pushed: a lease's deadline in the due index is what retries it if this
   // invocation dies mid-delivery (G3).

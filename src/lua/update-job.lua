@@ -20,13 +20,15 @@ ARGV[5] the job's group
 
 Returns {1, job view (view.lua), dueAt}
 Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND, {-4, state} INVALID_STATE (not waiting/delayed),
-        {-5, 1, limit} PAYLOAD_TOO_LARGE, {-10, group} JOB_CHANGED_GROUP (the job's group is another one)
+        {-5, 1, limit} PAYLOAD_TOO_LARGE, {-10, group} JOB_CHANGED_GROUP (the job's group is another one),
+        {-14, 1, maxDelayMs} DELAY_TOO_LONG (delayMs past the queue's maxDelayMs)
 ]]
 -- @include errors
 -- @include job
 -- @include meta
 -- @include group
 -- @include job-ops
+-- @include quota
 -- @include view
 
 local K = { jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5], delayed = KEYS[6], prioritized = KEYS[7] }
@@ -39,6 +41,7 @@ if state.g ~= ARGV[5] then return { JOB_CHANGED_GROUP, state.g } end
 local waiting = not state.st and not redis.call('ZSCORE', K.active, leaseMember(leaseToken(M, id, state), id, state.g))
 if not waiting and state.st ~= 'delayed' then return { INVALID_STATE, state.st or 'active' } end
 if #newData > cfg.maxPayloadBytes then return { PAYLOAD_TOO_LARGE, 1, cfg.maxPayloadBytes } end
+if delayMs > maxDelayOf(cfg) then return { DELAY_TOO_LONG, 1, maxDelayOf(cfg) } end
 if newData ~= '' then data = newData end
 
 local B, record = newBatch(M, now), nil

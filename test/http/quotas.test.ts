@@ -122,6 +122,18 @@ describe('maxDelayMs', () => {
     }
   });
 
+  it('caps the delayMs of a job change too (PATCH): 400 at delayMs, the job unchanged', async () => {
+    const queue = await quietQueue(suite, 'latepatch', { maxDelayMs: 60_000 });
+    await expectJson(await post(queue, { id: 'j', group: 'g', data: 1 }), 201);
+    const patch = () => suite.worker.api(`/v1/queues/${queue}/jobs/j`, { method: 'PATCH', json: { data: 2, delayMs: 60_001 } });
+    const refused = await expectRefused(suite, queue, 400, 'VALIDATION_FAILED', patch);
+    expect(refused.error.details).toEqual([{ path: 'delayMs', message: expect.stringContaining('maxDelayMs') }]);
+    const job = await expectJson(await suite.worker.api(`/v1/queues/${queue}/jobs/j`), 200);
+    expect(job).toMatchObject({ state: 'waiting', data: 1 });
+    const moved = await suite.worker.api(`/v1/queues/${queue}/jobs/j`, { method: 'PATCH', json: { delayMs: 60_000 } });
+    expect((await expectJson(moved, 200)).state).toBe('delayed');
+  });
+
   it('defaults to 366 days', async () => {
     const queue = await quietQueue(suite, 'year');
     const day = 86_400_000;
