@@ -168,11 +168,11 @@ export function queueConfigSchema(options: ConfigOptions = {}) {
       /** Waiting + delayed jobs the queue may hold; past it enqueue answers 429 QUEUE_FULL. @default 1000000 */
       maxJobs: int(1, 100_000_000).default(ADDED_DEFAULTS.maxJobs),
       /** The latest start any producer may ask for: delayMs, and runAt - now. @default 31622400000 (366 days) */
-      maxDelayMs: int(0, 10 * YEAR_MS).default(ADDED_DEFAULTS.maxDelayMs),
+      maxDelayMs: int(0, YEAR_MS).default(ADDED_DEFAULTS.maxDelayMs),
       /** Total time a job may spend held by its endpoint's 429s; also bounds every hold. @default 3600000 */
       maxThrottleMs: int(1000, 7 * DAY_MS).default(ADDED_DEFAULTS.maxThrottleMs),
       /** The largest delayMs a publish token may send; 0: none at all. @default 0 */
-      publishMaxDelayMs: int(0, 10 * YEAR_MS).default(ADDED_DEFAULTS.publishMaxDelayMs),
+      publishMaxDelayMs: int(0, YEAR_MS).default(ADDED_DEFAULTS.publishMaxDelayMs),
       /** Origins a publish token's callbackUrl may point at. @default [] */
       publishCallbackOrigins: z.array(originSchema).max(100).default([]),
       /** Enqueued jobs per client address (or per token) with a publish token; null: no limit. */

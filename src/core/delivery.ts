@@ -19,6 +19,11 @@ export interface DeliveryOptions {
   /** Origin the endpoint calls back (heartbeat, complete, fail, progress). */
   publicUrl: string;
   now: () => number;
+  /**
+   * Outcome callbacks may go to loopback (local development, GROUPQ_ALLOW_HTTP_LOOPBACK), as
+   * callbackUrlSchema allows. @default false
+   */
+  allowHttpLoopback?: boolean;
 }
 
 /** Where a queue's jobs are pushed and what signs them: the parts of its config a push reads. */

@@ -4,7 +4,6 @@ export const ERROR_STATUS = {
   VALIDATION_FAILED: 400,
   BAD_JSON: 400,
   UNAUTHORIZED: 401,
-  FORBIDDEN: 403,
   /** A publish token sent a job field its queue does not allow it (details.fields names them). */
   FIELD_NOT_ALLOWED: 403,
   QUEUE_NOT_FOUND: 404,

@@ -5,7 +5,7 @@ import { scripts } from '../lua/scripts.generated';
 import { type GroupLimits, groupLimitsSchema } from './config';
 import { type EngineContext, parse, parseParam } from './context';
 import { noteDue } from './due-index';
-import { groupNameSchema } from './job-input';
+import { groupParamSchema } from './job-input';
 import { checkQueueName } from './queues';
 import { callScript } from './scripts';
 
@@ -18,7 +18,7 @@ async function writeLimits(ctx: EngineContext, queue: string, group: string, lim
 
 function checkTarget(queue: string, group: string): void {
   checkQueueName(queue);
-  parseParam(groupNameSchema, group, 'group');
+  parseParam(groupParamSchema, group, 'group');
 }
 
 /** Replaces the group's limits with `input` ({concurrency?, rateLimit?}: at least one). */

@@ -20,13 +20,21 @@ export const jobIdSchema = z
 const CONTROL = /[\u0000-\u001F\u007F-\u009F]/;
 /** Format characters (bidi controls, zero-width ones): they make one group look like another on screen. */
 const FORMAT = /\p{Cf}/u;
-export const groupNameSchema = z
+/**
+ * A group as a path or query parameter names one: groups made before format characters were
+ * refused may hold them, and must stay reachable (to resume, list or drain them).
+ */
+export const groupParamSchema = z
   .string()
   .refine((g) => [...g].length >= 1 && [...g].length <= 256, 'groups are 1-256 characters')
   .refine((g) => !CONTROL.test(g), 'groups may not contain control characters')
-  .refine((g) => !FORMAT.test(g), 'groups may not contain format characters (bidi controls, zero-width characters)')
   .refine((g) => g.isWellFormed(), 'groups must be valid UTF-8')
   .refine(notDotSegment, 'a group cannot be "." or ".."');
+/** A group a job or a repeat is sent to: a new name, so no format characters either. */
+export const groupNameSchema = groupParamSchema.refine(
+  (g) => !FORMAT.test(g),
+  'groups may not contain format characters (bidi controls, zero-width characters)',
+);
 
 /** The runs of repeatable jobs are `repeat:<key>:<runAt>` (commit-repeat.lua): no producer may send such an id. */
 export const REPEAT_ID_PREFIX = 'repeat:';
@@ -108,7 +116,7 @@ export const retryJobsSchema = z.object({ state: z.enum(RETRYABLE_STATES) }).str
 export const listJobsSchema = z
   .object({
     state: z.enum(JOB_STATES).default('waiting'),
-    group: groupNameSchema.optional(),
+    group: groupParamSchema.optional(),
     limit: z.coerce.number().int().min(1).max(1000).default(50),
     cursor: cursorSchema.optional(),
   })

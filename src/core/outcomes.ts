@@ -8,6 +8,7 @@ import type { EngineContext } from './context';
 import { type DeliveryOptions, readBody, signedHeaders } from './delivery';
 import { noteDue } from './due-index';
 import { type OutcomeCallback, outcomeWebhookId } from './outcome-body';
+import { addressKind } from './private-address';
 import { callScript } from './scripts';
 import type { QueueSecrets } from './signing';
 
@@ -72,8 +73,33 @@ export function outcomeBody({ queue, id, record }: OutcomeToSend): string {
   return `${JSON.stringify(head).slice(0, -1)}${result},${JSON.stringify(tail).slice(1)}`;
 }
 
-/** One attempt: '' when the callback URL answered 2xx, else what went wrong. */
-export async function sendOutcome(outcome: OutcomeToSend, options: Pick<DeliveryOptions, 'signers' | 'now'>): Promise<string> {
+/**
+ * Why a stored callback URL must not be sent to, or null. The URL was judged when it was stored,
+ * but one stored before internal addresses were refused (or while loopback was allowed) may aim
+ * at one: it is judged again, as callbackUrlSchema does (config.ts), before every attempt.
+ */
+function refusedCallbackUrl(url: string, allowHttpLoopback: boolean): string | null {
+  let host: string;
+  try {
+    host = new URL(url).hostname;
+  } catch {
+    return null; // not a URL: fetch says so
+  }
+  const kind = addressKind(host);
+  if (kind === 'public' || (kind === 'loopback' && allowHttpLoopback)) return null;
+  return `not sent: the callback URL's host ${host} is an internal address${kind === 'loopback' ? ' (loopback)' : ''}`;
+}
+
+/**
+ * One attempt: '' when the callback URL answered 2xx, else what went wrong (a callback URL on an
+ * internal address is a failed attempt, never fetched).
+ */
+export async function sendOutcome(
+  outcome: OutcomeToSend,
+  options: Pick<DeliveryOptions, 'signers' | 'now' | 'allowHttpLoopback'>,
+): Promise<string> {
+  const refused = refusedCallbackUrl(outcome.record.u, options.allowHttpLoopback === true);
+  if (refused !== null) return refused;
   const body = outcomeBody(outcome);
   const signal = AbortSignal.timeout(OUTCOME_TIMEOUT_MS);
   try {

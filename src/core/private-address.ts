@@ -37,7 +37,7 @@ function parseV4(host: string): number | null {
 }
 
 /** An IPv6 literal (without brackets) as eight 16-bit groups, or null. */
-function parseV6(host: string): number[] | null {
+export function parseV6(host: string): number[] | null {
   let text = host;
   const tail: number[] = [];
   const dotted = /^(.*:)(\d+\.\d+\.\d+\.\d+)$/.exec(text);
@@ -62,8 +62,10 @@ function v6Kind(g: number[]): AddressKind {
   const embeddedV4 = () => v4Kind(g[6]! * 65536 + g[7]!);
   if (zeroUpTo(7) && g[7] === 1) return 'loopback'; // ::1
   if (zeroUpTo(5) && g[5] === 0xffff) return embeddedV4(); // ::ffff:a.b.c.d, IPv4-mapped
+  if (zeroUpTo(4) && g[4] === 0xffff && g[5] === 0) return embeddedV4(); // ::ffff:0:a.b.c.d, IPv4-translated
   if (zeroUpTo(6)) return g[6] === 0 && g[7]! <= 1 ? 'internal' : embeddedV4(); // ::, and ::a.b.c.d (IPv4-compatible)
   if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0)) return embeddedV4(); // 64:ff9b::/96, NAT64
+  if (g[0] === 0x64 && g[1] === 0xff9b && g[2] === 1) return 'internal'; // 64:ff9b:1::/48, local-use NAT64
   if ((g[0]! & 0xfe00) === 0xfc00) return 'internal'; // fc00::/7 unique-local
   if ((g[0]! & 0xffc0) === 0xfe80 || (g[0]! & 0xffc0) === 0xfec0) return 'internal'; // link-local, old site-local
   if ((g[0]! & 0xff00) === 0xff00) return 'internal'; // multicast

@@ -5,7 +5,7 @@ import type { QueueInfo, QueueSummary } from './api-types';
 import { type StoredConfig, queueConfigSchema, toPublicConfig, toStoredConfig } from './config';
 import { type EngineContext, parse, parseParam } from './context';
 import { QueueError, isRefusal } from './errors';
-import { groupNameSchema, queueNameSchema } from './job-input';
+import { groupParamSchema, queueNameSchema } from './job-input';
 import { dropDue, noteDue } from './due-index';
 import { randomSeed } from './ids';
 import { callScript } from './scripts';
@@ -98,7 +98,7 @@ export async function setQueuePaused(ctx: EngineContext, name: string, paused: b
 
 export async function setGroupPaused(ctx: EngineContext, name: string, group: string, paused: boolean) {
   checkQueueName(name);
-  parseParam(groupNameSchema, group, 'group');
+  parseParam(groupParamSchema, group, 'group');
   const { state, dueAt } = await callScript(ctx, scripts.pauseGroup, { queue: name, group }, [group, paused ? '1' : '0', ctx.now()]);
   await noteDue(ctx, name, dueAt);
   // A paused group without jobs is still paused (its next job will wait): say so.

@@ -2,7 +2,7 @@
 import { scripts } from '../lua/scripts.generated';
 import { type EngineContext, parse, parseParam } from './context';
 import { type Listing, decodeCursor, encodeCursor } from './cursors';
-import { groupNameSchema, jobIdSchema, listJobsSchema, pageSchema } from './job-input';
+import { groupParamSchema, jobIdSchema, listJobsSchema, pageSchema } from './job-input';
 import { type Job, toJob, toOutcomeStatus } from './job-view';
 import { checkQueueName } from './queues';
 import { callScript } from './scripts';
@@ -46,7 +46,7 @@ export async function listGroups(ctx: EngineContext, queue: string, query: unkno
 
 export async function getGroup(ctx: EngineContext, queue: string, group: string) {
   checkQueueName(queue);
-  parseParam(groupNameSchema, group, 'group');
+  parseParam(groupParamSchema, group, 'group');
   const { state, views, limits, active, concurrency } = await callScript(ctx, scripts.getGroup, { queue, group }, [
     group, ctx.now(), GROUP_JOBS_LIMIT,
   ]);

@@ -56,7 +56,7 @@ export interface QueueSecrets {
 }
 
 /** The secrets a queue's messages are signed with, current first (README, Verifying the signature). */
-export function secretsOf(queue: QueueSecrets, deployment: readonly string[]): string[] {
+function secretsOf(queue: QueueSecrets, deployment: readonly string[]): string[] {
   // signingSecretNext alone rotates from the deployment's secret to the queue's own.
   const current = queue.signingSecret ? [queue.signingSecret] : deployment;
   return queue.signingSecretNext ? [...current, queue.signingSecretNext] : [...current];

@@ -7,6 +7,7 @@ import { type Context, Hono } from 'hono';
 import type { EnqueueResult } from '../core/api-types';
 import type { StoredConfig } from '../core/config';
 import { QueueError } from '../core/errors';
+import { parseV6 } from '../core/private-address';
 import type { Publisher } from '../core/producer';
 import { type Producer, checkPublisher } from './auth';
 import { readJsonWithText } from './body';
@@ -40,11 +41,15 @@ const ADDRESS = /^[0-9A-Fa-f:.]{2,45}$/;
 /**
  * Whose publishRateLimit a publish token's enqueue spends: the client's address
  * (CF-Connecting-IP, set by Cloudflare; workerd sets it in local development too), else, for a
- * request that carries none, the token.
+ * request that carries none, the token. An IPv6 client is its /64: a home or a host is given a
+ * whole /64, and would otherwise get a fresh window from each of its 2^64 addresses.
  */
 function clientOf(c: Context<AppEnv>, tokenHash: string): string {
   const address = c.req.header('cf-connecting-ip');
-  return address !== undefined && ADDRESS.test(address) ? `ip:${address}` : `token:${tokenHash}`;
+  if (address === undefined || !ADDRESS.test(address)) return `token:${tokenHash}`;
+  const v6 = address.includes(':') ? parseV6(address) : null;
+  if (v6 === null) return `ip:${address}`;
+  return `ip6:${v6.slice(0, 4).map((group) => group.toString(16)).join(':')}::/64`;
 }
 
 /** CORS, then auth (the admin token or a publish token of this queue), then the body. */

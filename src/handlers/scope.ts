@@ -70,7 +70,7 @@ export function openInvocation(
     settings,
     due: isolate.due,
     configs: isolate.configs,
-    dispatcher: { engine, invocation, delivery: { signers: isolate.signers, publicUrl: publicUrl ?? '', now: Date.now } },
+    dispatcher: { engine, invocation, delivery: { signers: isolate.signers, publicUrl: publicUrl ?? '', now: Date.now, allowHttpLoopback: settings.allowHttpLoopback } },
   };
 }
 

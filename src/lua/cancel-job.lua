@@ -24,8 +24,9 @@ ARGV[1] id
 ARGV[2] the job's group
 ARGV[3] now (epoch ms)
 
-Returns {1, dueAt, {{id, outcome record JSON}}}: the outcome callback recorded (none when the job
-  has no callback URL), leased to the caller to send
+Returns {1, dueAt, {{id, outcome record JSON, signingSecret, signingSecretNext}}}: the outcome
+  callback recorded (none when the job has no callback URL), leased to the caller to send, with
+  the queue's own signing secrets ('' where unset; outcome.lua)
 Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND,
         {-4, state} INVALID_STATE: finished already (completed, failed or cancelled),
         {-10, group} JOB_CHANGED_GROUP: the job's group is another one; call again with it declared

@@ -38,10 +38,11 @@ then 12 fields per outcome: kind ('complete'|'fail'), id, lease token, group, se
   named ('1' the producer named the job's id: its end is remembered, dedup.lua)
 
 Returns {1, {{id, state}...}, config JSON, {{id, state JSON, data, lease deadline, hint, token}...}, dueAt,
-         {{id, outcome record JSON}...}}
+         {{id, outcome record JSON, signingSecret, signingSecretNext}...}}
   where state is 'completed' | 'waiting' (retry pending) | 'failed' | 'LEASE_LOST' |
   'JOB_CANCELLED' (a cancel ended the lease: nothing changed, as for LEASE_LOST); the last
-  list holds the outcome callbacks this call recorded, leased to the caller to send
+  list holds the outcome callbacks this call recorded, leased to the caller to send, each
+  with the queue's own signing secrets ('' where unset; outcome.lua)
 Errors  {-1} QUEUE_NOT_FOUND
 ]]
 -- @include errors

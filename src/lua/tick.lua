@@ -32,9 +32,11 @@ ARGV[3] limit: at most this many items per phase
 ARGV[4...] group names, one per declared group key
 
 Returns {1, nextDueAt (epoch ms, -1 = nothing scheduled), readyDue 0|1, more 0|1,
-         {{repeat key, spec JSON}...}, {{job id, outcome record JSON}...}}
+         {{repeat key, spec JSON}...},
+         {{job id, outcome record JSON, signingSecret, signingSecretNext}...}}
   the last list: outcome callbacks leased to the caller to send (due ones, and those of jobs
-  this tick failed for good)
+  this tick failed for good), each with the queue's own signing secrets ('' where unset;
+  outcome.lua)
   readyDue: jobs are ready to be reserved now; more: a phase hit its limit or met an
   undeclared group, tick again
 Errors  {-1} QUEUE_NOT_FOUND
@@ -88,40 +90,53 @@ end
 
 local B, T = newBatch(M, now), newTally()
 B.reserving = true -- the caller drains when this tick reports readyDue
--- Each phase reads its records before its first write, so a record that cannot be read stops
--- the script before it changed anything; a member whose record is gone is dropped.
-local promoted = declared(due(K.delayed), function(m) return select(2, splitMember(m)) end)
-if #promoted > 0 then
-  local ids = {}
-  for i, m in ipairs(promoted) do ids[i] = splitMember(m) end
-  local raws = redis.call('HMGET', K.jobs, unpack(ids))
-  redis.call('ZREM', K.delayed, unpack(promoted))
-  for i, raw in ipairs(raws) do
+-- Every record the tick reads (the promoted jobs' and the expired leases') is read and decoded
+-- before its first write, so a record that cannot be read stops the script before it changed
+-- anything (Redis does not roll back a script that errors half way); a member whose record is
+-- gone is dropped. Promotion and release write records only through the batch, and touch
+-- neither `active` nor the leased jobs, so reading the expired leases first reads what it did.
+local function readJobs(ids)
+  local jobs = {}
+  if #ids == 0 then return jobs end
+  for i, raw in ipairs(redis.call('HMGET', K.jobs, unpack(ids))) do
     if raw then
       local state, data = decodeJob(raw)
-      attachWaiting(K, B, keyOf[state.g], ids[i], state, data)
+      jobs[i] = { state = state, data = data }
     end
+  end
+  return jobs
+end
+local promoted = declared(due(K.delayed), function(m) return select(2, splitMember(m)) end)
+local promotedIds = {}
+for i, m in ipairs(promoted) do promotedIds[i] = splitMember(m) end
+local released = declared(due(K.held), function(g) return g end)
+local expired, deadlines = declared(due(K.active), function(m) return select(2, splitLease(m)) end)
+local expiredIds = {}
+for i, m in ipairs(expired) do expiredIds[i] = splitLease(m) end
+local promotedJobs, expiredJobs = readJobs(promotedIds), readJobs(expiredIds)
+
+if #promoted > 0 then
+  redis.call('ZREM', K.delayed, unpack(promoted))
+  for i, id in ipairs(promotedIds) do
+    local job = promotedJobs[i]
+    if job then attachWaiting(K, B, keyOf[job.state.g], id, job.state, job.data) end
   end
 end
 
-local released = declared(due(K.held), function(g) return g end)
 if #released > 0 then
   redis.call('ZREM', K.held, unpack(released))
   for _, group in ipairs(released) do releaseGroup(K, B, keyOf[group], group) end
 end
 
-local expired, deadlines = declared(due(K.active), function(m) return select(2, splitLease(m)) end)
 if #expired > 0 then
-  local ids = {}
-  for i, m in ipairs(expired) do ids[i] = splitLease(m) end
-  local raws = redis.call('HMGET', K.jobs, unpack(ids))
   redis.call('ZREM', K.active, unpack(expired))
-  for i, raw in ipairs(raws) do
-    if raw then
-      local state, data = decodeJob(raw)
+  for i, id in ipairs(expiredIds) do
+    local job = expiredJobs[i]
+    if job then
+      local state = job.state
       local lease = {
-        id = ids[i], group = state.g, groupKey = keyOf[state.g], member = memberOf(state.s, ids[i]),
-        hint = '?', state = state, data = data, deadline = deadlines[i], expired = true,
+        id = id, group = state.g, groupKey = keyOf[state.g], member = memberOf(state.s, id),
+        hint = '?', state = state, data = job.data, deadline = deadlines[i], expired = true,
       }
       local err = 'lease expired: no answer within ' .. leaseMsOf(state, cfg) .. ' ms'
       countOutcome(T, failJob(K, B, cfg, lease, err, true, -1, seed, now)) -- retried, or failed at the last attempt

@@ -15,7 +15,7 @@ export type SeenHook = (webhookId: string) => boolean | Promise<boolean>;
  * about 10 MB; a receiver taking more than this many deliveries per tolerance window (5 min by
  * default) plugs in a shared store.
  */
-export const MAX_REMEMBERED = 100_000;
+const MAX_REMEMBERED = 100_000;
 
 /** Ids accepted lately, in the order they came, each with when it may be forgotten (epoch ms). */
 const remembered = new Map<string, number>();

@@ -12,9 +12,12 @@ import { DeliveryVerificationError } from './errors';
 import { type SeenHook, rememberDelivery } from './replays';
 
 export interface VerifyOptions {
-  /** The queue's signing secret, `whsec_<base64>` (GROUPQ_SIGNING_SECRET). */
+  /**
+   * The secret the queue signs with, `whsec_<base64>`: the queue's own `signingSecret` when it
+   * has one, else the deployment's GROUPQ_SIGNING_SECRET.
+   */
   secret: string;
-  /** The next secret while rotating (GROUPQ_SIGNING_SECRET_NEXT): either one verifies. */
+  /** The next secret while rotating (the queue's signingSecretNext, else GROUPQ_SIGNING_SECRET_NEXT): either one verifies. */
   nextSecret?: string;
   /** Largest distance, either way, between webhook-timestamp and now. @default 300 */
   toleranceSec?: number;

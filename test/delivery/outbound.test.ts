@@ -52,6 +52,8 @@ const INTERNAL = [
   'https://[fd12:3456::1]/outcomes',
   'https://[::ffff:10.1.2.3]/outcomes', // IPv4-mapped IPv6
   'https://[::ffff:169.254.169.254]/outcomes',
+  'https://[::ffff:0:10.1.2.3]/outcomes', // IPv4-translated IPv6 (::ffff:0:0/96)
+  'https://[64:ff9b:1::a01:203]/outcomes', // local-use NAT64 (64:ff9b:1::/48)
   'https://0xa9.0xfe.0xa9.0xfe/outcomes', // 169.254.169.254 in hex
   'https://224.0.0.1/outcomes',
 ];

@@ -2,11 +2,14 @@
 // outcome (completed, failed for good, through a settle or an expired lease in the tick) and
 // leases it to its caller; attempts are settled, retried by the schedule and abandoned after the
 // last; a lease nobody settles comes round again through the tick; the due index names the
-// queue when an attempt is due; a queue without a callback URL writes nothing of it.
-import { describe, expect, it } from 'vitest';
+// queue when an attempt is due; a queue without a callback URL writes nothing of it; a stored
+// callback URL on an internal address is a failed attempt, never fetched.
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { queueKeys } from '../../src/core/keys';
 import type { LeasedJob } from '../../src/core/leases';
-import { NOT_SENT, outcomeBody } from '../../src/core/outcomes';
+import { NOT_SENT, outcomeBody, sendOutcome } from '../../src/core/outcomes';
+import { createSigners } from '../../src/core/signing';
+import { startEndpoint } from '../helpers/endpoint';
 import { rejectsWith, setupQueue, T0 } from '../helpers/engine';
 import { adminClient } from '../helpers/stack';
 
@@ -212,5 +215,44 @@ describe('attempts', () => {
     expect((await engine.getJob(q, 'j')).outcome).toMatchObject({ state: 'pending', attempts: 2 });
     await engine.settleOutcomes(q, [{ outcome: second!, error: '' }]);
     expect((await engine.getJob(q, 'j')).outcome).toMatchObject({ state: 'delivered', attempts: 2 });
+  });
+});
+
+describe('sending', () => {
+  it('a stored callback URL on an internal address is a failed attempt, never fetched', async () => {
+    const server = await startEndpoint(() => ({ status: 204 }));
+    onTestFinished(() => server.close());
+    const { clock, engine, q } = await setupQueue({ keepCompleted: 10 });
+    const keys = queueKeys(q);
+    // Stored while loopback was allowed (this engine allows it), sent by a deployment that does not.
+    await engine.enqueue(q, { id: 'j', group: 'g', callbackUrl: server.url });
+    const [first] = (await engine.complete(q, { ...ref(await reserveOne(engine, q)), result: 1 })).outcomes;
+    const options = { signers: createSigners(['whsec_MDEyMzQ1Njc4OWFiY2RlZg==']), now: clock.now };
+    const loopbackRefused = "not sent: the callback URL's host 127.0.0.1 is an internal address (loopback)";
+    expect(await sendOutcome(first!, options)).toBe(loopbackRefused);
+    expect(await sendOutcome(first!, { ...options, allowHttpLoopback: false })).toBe(loopbackRefused);
+    await engine.settleOutcomes(q, [{ outcome: first!, error: loopbackRefused }]);
+    expect((await engine.getJob(q, 'j')).outcome).toMatchObject({ state: 'pending', attempts: 1, lastError: loopbackRefused });
+
+    // A record stored before internal addresses were refused: the tick leases it, the send refuses it.
+    const admin = adminClient();
+    try {
+      const stored = JSON.parse(String(await admin.call(['HGET', keys.outcomeRecords, 'j']))) as { u: string };
+      await admin.call(['HSET', keys.outcomeRecords, 'j', JSON.stringify({ ...stored, u: 'https://[::ffff:0:169.254.169.254]/latest/meta-data' })]);
+    } finally {
+      admin.close();
+    }
+    clock.advance(SCHEDULE[0]!);
+    const [second] = (await engine.tick(q)).outcomes;
+    expect(second!.record.u).toBe('https://[::ffff:0:169.254.169.254]/latest/meta-data');
+    const internalRefused = "not sent: the callback URL's host [::ffff:0:a9fe:a9fe] is an internal address";
+    expect(await sendOutcome(second!, { ...options, allowHttpLoopback: true })).toBe(internalRefused);
+    await engine.settleOutcomes(q, [{ outcome: second!, error: internalRefused }]);
+    expect((await engine.getJob(q, 'j')).outcome).toMatchObject({ state: 'pending', attempts: 2, lastError: internalRefused });
+    expect(server.received).toHaveLength(0);
+
+    // Where loopback is allowed (local development), a loopback callback URL is sent.
+    expect(await sendOutcome(first!, { ...options, allowHttpLoopback: true })).toBe('');
+    expect(server.received).toHaveLength(1);
   });
 });

@@ -143,6 +143,17 @@ describe('publishRateLimit', () => {
     await expectError(await publish(queue, { group: 'g' }, from('203.0.113.7', `${TOKEN}-2`)), 429, 'RATE_LIMITED');
     await expectJson(await publish(queue, { group: 'g' }, from('2001:db8::1')), 201);
     await expectJson(await publish(queue, { group: 'g' }, from('203.0.113.8')), 201);
+    // An IPv6 client holds a whole /64: its addresses share one window, another /64 has its own.
+    await expectError(await publish(queue, { group: 'g' }, from('2001:db8:0:0:ffff::2')), 429, 'RATE_LIMITED');
+    await expectJson(await publish(queue, { group: 'g' }, from('2001:db8:0:1::1')), 201);
+  });
+
+  it('a batch larger than max could never pass: 400 at jobs, not a 429 to retry, nothing written', async () => {
+    const queue = await publishQueue({ publishRateLimit: { max: 3, periodMs: 60_000 } });
+    const jobs = Array.from({ length: 4 }, () => ({ group: 'g' }));
+    const refused = await expectRefused(suite, queue, 400, 'VALIDATION_FAILED', () => publish(queue, { jobs }));
+    expect(refused.error.details).toEqual([{ path: 'jobs', message: expect.stringContaining('publishRateLimit.max (3)') }]);
+    await expectJson(await publish(queue, { jobs: jobs.slice(1) }), 201);
   });
 
   it('null: no limit', async () => {

@@ -14,5 +14,5 @@ local TOO_MANY_REPEATS = -9 -- {TOO_MANY_REPEATS, the most a queue may hold}
 local JOB_CHANGED_GROUP = -10 -- {JOB_CHANGED_GROUP, group}: the caller declared another group's key
 local JOB_CANCELLED = -11 -- a lease callback of a job that was cancelled under it (lease.lua)
 local QUEUE_FULL = -12 -- {QUEUE_FULL, maxJobs}: the enqueue would pass the queue's maxJobs (quota.lua)
-local RATE_LIMITED = -13 -- {RATE_LIMITED, ms until the window ends, max}: a publish token's client is past publishRateLimit
+local RATE_LIMITED = -13 -- {RATE_LIMITED, ms until the window ends, max, periodMs}: a publish token's client is past publishRateLimit
 local DELAY_TOO_LONG = -14 -- {DELAY_TOO_LONG, item (1-based), maxDelayMs}: a start later than the queue's maxDelayMs
