@@ -1,7 +1,7 @@
 // The shapes the HTTP API answers with, in one module without runtime code, so the engine,
 // the routes and the client (`groupq/client`) share them without pulling in Redis.
 import type { QueueConfig } from './config';
-import type { JobState } from './job-input';
+import type { GroupState, JobState } from './job-input';
 
 /** States a job does not leave by itself: a wait for the job ends there (server and client). */
 export const FINISHED_STATES: ReadonlySet<string> = new Set<JobState>(['completed', 'failed', 'cancelled']);
@@ -46,8 +46,7 @@ export interface BulkResult {
   done: boolean;
 }
 
-/** `held`: waiting for a time (a retry's backoff or the ordering window). */
-export type GroupState = 'ready' | 'active' | 'held' | 'paused' | 'idle';
+export type { GroupState };
 
 export interface GroupSummary {
   group: string;

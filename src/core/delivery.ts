@@ -3,7 +3,7 @@
 // endpoint's callbacks, anything else (or no answer within timeoutMs) is a failed attempt.
 import { DAY_MS, type StoredConfig } from './config';
 import { type Delivery, deliveryWebhookId } from './delivery-body';
-import type { LeasedJob, Outcome } from './leases';
+import type { LeasedJob, Outcome } from './lease-types';
 import { parseRetryAfter } from './retry-after';
 import type { Signer, Signers } from './signing';
 

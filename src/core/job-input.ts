@@ -102,6 +102,9 @@ export const jobPatchSchema = z
 export const JOB_STATES = ['waiting', 'delayed', 'active', 'completed', 'failed', 'cancelled'] as const;
 export type JobState = (typeof JOB_STATES)[number];
 
+/** `held`: waiting for a time (a retry's backoff or the ordering window). */
+export type GroupState = 'ready' | 'active' | 'held' | 'paused' | 'idle';
+
 /** An opaque cursor (cursors.ts): a page's position by key, the last member can be long. */
 const cursorSchema = z.string().max(4096);
 

@@ -23,10 +23,9 @@
 // 0.1-0.3 ms, measured with zod 4.1 on the bench machine).
 import { z } from 'zod';
 import type { ScriptName } from '../lua/scripts.generated';
-import type { GroupState } from './api-types';
 import { type GroupLimits, type StoredConfig, readStoredConfig } from './config';
 import { QueueError } from './errors';
-import { JOB_STATES } from './job-input';
+import { type GroupState, JOB_STATES } from './job-input';
 
 const ok = z.literal(1);
 const int = z.number();
