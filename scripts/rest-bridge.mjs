@@ -224,7 +224,7 @@ export async function startBridge({ port = 0, host = '127.0.0.1', redisHost = '1
       if (err instanceof HttpError) send(err.status, { error: err.message });
       // Redis is out of reach (down, restarting, connection lost mid-request): 500, with the
       // client's words ("redis 127.0.0.1:6379: connection lost"). No "ERR" in front: this is
-      // not a Redis error reply, and clients judge those by their words (src/core/scripts.ts
+      // not a Redis error reply, and clients judge those by their words (src/core/store/scripts.ts
       // takes "ERR ... script" for a script bug, INTERNAL; anything else is REDIS_UNAVAILABLE).
       // The RESP client connects again on the next request: nothing to restart here.
       else send(500, { error: /** @type {Error} */ (err).message });

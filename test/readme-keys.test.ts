@@ -1,8 +1,8 @@
-// The README's "Redis keys" table must list exactly the keys src/core/keys.ts builds
+// The README's "Redis keys" table must list exactly the keys src/core/store/keys.ts builds
 // (bee-queue's and GroupMQ's key docs drifted from their code; this test stops that here).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { KEY_CATALOGUE, DUE_KEY, REGISTRY_KEY, groupKey, queueKeys, rateKey } from '../src/core/keys';
+import { KEY_CATALOGUE, DUE_KEY, REGISTRY_KEY, groupKey, queueKeys, rateKey } from '../src/core/store/keys';
 
 function readmeKeyTable(): { key: string; type: string; holds: string }[] {
   const readme = readFileSync('README.md', 'utf8');
@@ -17,7 +17,7 @@ function readmeKeyTable(): { key: string; type: string; holds: string }[] {
 }
 
 describe('README key catalogue', () => {
-  it('lists every key of src/core/keys.ts, and nothing else', () => {
+  it('lists every key of src/core/store/keys.ts, and nothing else', () => {
     expect(readmeKeyTable()).toEqual(KEY_CATALOGUE.map(({ key, type, holds }) => ({ key, type, holds })));
   });
 

@@ -8,9 +8,9 @@
 // - Memory of the dedup window: used_memory once 10,000 jobs with ids have completed (keepCompleted
 //   0: only their remembered ids are left), and again after the window, with an engine whose clock
 //   runs past it.
-import { LEASE_GRACE_MS } from '../../src/core/delivery-body';
-import { queueKeys } from '../../src/core/keys';
-import type { Outcome } from '../../src/core/leases';
+import { LEASE_GRACE_MS } from '../../src/protocol/delivery-body';
+import { queueKeys } from '../../src/core/store/keys';
+import type { Outcome } from '../../src/core/engine/leases';
 import type { BenchStack } from './stack';
 import type { FetchCounter } from './fetch-counter';
 import { BUDGETS } from './result';

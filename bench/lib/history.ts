@@ -3,7 +3,7 @@
 // `HTTP 500: <a 40-character body>` (~100-byte payloads, as the main bench). The added bytes are
 // the history's line and its `"h":1,` marker in the state; everything else of the record is what
 // it was. Part of `npm run bench` (`historyBytes`).
-import { queueKeys } from '../../src/core/keys';
+import { queueKeys } from '../../src/core/store/keys';
 import type { BenchStack } from './stack';
 import { makePayload } from './workload';
 

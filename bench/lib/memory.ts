@@ -1,7 +1,7 @@
 // Metric 4: Redis memory per waiting job. used_memory (INFO memory) is read on a quiet server
 // before and after enqueueing `jobs` waiting jobs to a fresh queue; MEMORY USAGE of each key of
 // the queue splits the cost by structure (job records, group zsets, the ready index).
-import { groupKey, queueKeys } from '../../src/core/keys';
+import { groupKey, queueKeys } from '../../src/core/store/keys';
 import type { BenchStack } from './stack';
 import { QUIET_MS, keyBytes, keyEncoding, quietUsedMemory, round } from './redis-stats';
 import { chunk, makeJobs } from './workload';

@@ -3,7 +3,7 @@
 // complete without reserving more) and the way a drain runs it (settle([], n), then the completion
 // in settle([complete], n), which also looks for a next job and finds none).
 import type { Engine } from '../../src/core/engine';
-import { type LeasePlace, type LeasedJob, placeOf } from '../../src/core/leases';
+import { type LeasePlace, type LeasedJob, placeOf } from '../../src/core/engine/leases';
 import type { BenchStack } from './stack';
 import type { FetchCounter } from './fetch-counter';
 import type { RespClient } from '../../scripts/resp.mjs';

@@ -9,7 +9,7 @@ import { freePort, startRedis } from '../../scripts/redis-server.mjs';
 import { createRespClient, type RespClient } from '../../scripts/resp.mjs';
 import { startBridge } from '../../scripts/rest-bridge.mjs';
 import { createEngine, type Engine } from '../../src/core/engine';
-import { createRedis } from '../../src/core/redis';
+import { createRedis } from '../../src/core/store/redis';
 import { scripts } from '../../src/lua/scripts.generated';
 
 export interface BenchStack {

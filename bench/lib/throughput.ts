@@ -4,7 +4,7 @@
 // (INFO commandstats, including those run inside scripts) and REST requests are counted per
 // phase. The two phases are exported on their own for the scale rows (bench/lib/scale-engine.ts),
 // which measure memory between them.
-import { type Outcome, placeOf } from '../../src/core/leases';
+import { type Outcome, placeOf } from '../../src/core/engine/leases';
 import type { BenchStack } from './stack';
 import type { FetchCounter } from './fetch-counter';
 import { type CommandCounts, addCounts, commandStats, perUnit, redisCpuMs, resetStats, round, totalCalls } from './redis-stats';

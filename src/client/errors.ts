@@ -1,6 +1,6 @@
 // The one error the client throws: the API's error shape, NETWORK_ERROR when no answer came, or
 // BAD_RESPONSE when a 2xx answer was not JSON (something other than groupq answered).
-import { parseRetryAfter } from '../core/retry-after';
+import { parseRetryAfter } from '../protocol/retry-after';
 
 export class GroupqError extends Error {
   override readonly name = 'GroupqError';

@@ -4,12 +4,12 @@
 import type { z } from 'zod';
 import type {
   BulkResult, EnqueueResult, GroupState, GroupSummary, Job, MinuteMetrics, QueueCounts, QueueInfo, Repeat,
-} from '../core/api-types';
-import type { GroupLimits, QueueConfigInput } from '../core/config';
-import { FINISHED_STATES } from '../core/api-types';
+} from '../protocol/api-types';
+import type { GroupLimits, QueueConfigInput } from '../protocol/config';
+import { FINISHED_STATES } from '../protocol/api-types';
 import type {
   cleanJobsSchema, jobInputSchema, jobPatchSchema, listJobsSchema, pageSchema, repeatInputSchema, retryJobsSchema,
-} from '../core/job-input';
+} from '../protocol/job-input';
 import { PagedList } from './pages';
 import type { Transport } from './transport';
 

@@ -1,7 +1,7 @@
 // 405 for a path that has routes, asked with a method none of them takes. The methods are read
 // from the app's own router, so the Allow header cannot drift from the routes.
 import type { Context, Hono } from 'hono';
-import { QueueError } from '../core/errors';
+import { QueueError } from '../protocol/errors';
 import { errorResponse } from './errors';
 import type { AppEnv } from './scope';
 

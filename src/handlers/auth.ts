@@ -3,13 +3,13 @@
 // open the route (unknown, malformed, or a publish token off its enqueue routes) is the same 401
 // with reason `unrecognised`, so an answer never tells which strings are tokens. No check costs
 // a Redis command: the admin token is a binding, and publish tokens are checked against the
-// queue's config as this isolate cached it (src/core/config-cache.ts). Secrets are compared in
+// queue's config as this isolate cached it (src/core/store/config-cache.ts). Secrets are compared in
 // constant time.
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
-import { type StoredConfig, TOKEN_PATTERN } from '../core/config';
-import { QueueError } from '../core/errors';
-import { sha256Hex } from '../core/ids';
+import { type StoredConfig, TOKEN_PATTERN } from '../protocol/config';
+import { QueueError } from '../protocol/errors';
+import { sha256Hex } from '../protocol/ids';
 import { type AppEnv, scopeOf } from './scope';
 
 export function bearerOf(c: Context): string | null {

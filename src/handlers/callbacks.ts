@@ -11,11 +11,12 @@ import {
   failInputSchema,
   heartbeatInputSchema,
   progressInputSchema,
-} from '../core/callback-input';
-import { parse, parseParam } from '../core/context';
-import { QueueError, ScriptRefusal } from '../core/errors';
-import { jobIdSchema } from '../core/job-input';
-import { checkQueueName } from '../core/queues';
+} from '../protocol/callback-input';
+import { parse, parseParam } from '../core/store/context';
+import { QueueError } from '../protocol/errors';
+import { ScriptRefusal } from '../core/store/refusals';
+import { jobIdSchema } from '../protocol/job-input';
+import { checkQueueName } from '../core/engine/queues';
 import { readJson } from './body';
 import { type AppEnv, scopeOf } from './scope';
 

@@ -2,7 +2,7 @@
 // their status through ERROR_STATUS; anything else is INTERNAL and only the log sees it (an
 // UpstashError's message holds the script and its arguments).
 import type { Context } from 'hono';
-import { QueueError } from '../core/errors';
+import { QueueError } from '../protocol/errors';
 
 export function errorResponse(c: Context, error: QueueError): Response {
   const body: { code: string; message: string; details?: unknown } = { code: error.code, message: error.message };

@@ -17,7 +17,7 @@ export const jobRoutes = new Hono<AppEnv>()
   .delete('/:queue/jobs', adminAuth, async (c) =>
     c.json(await scopeOf(c).service.cleanJobs(c.req.param('queue'), c.req.query())),
   )
-  // ?waitMs=N: answers once the job has finished, or after N ms (src/core/wait-job.ts).
+  // ?waitMs=N: answers once the job has finished, or after N ms (src/core/engine/wait-job.ts).
   .get('/:queue/jobs/:id', adminAuth, async (c) =>
     c.json(await scopeOf(c).service.waitForJob(c.req.param('queue'), c.req.param('id'), c.req.query())),
   )

@@ -1,14 +1,14 @@
 // The enqueue routes, the only ones open to publish tokens and to browsers (CORS limited to the
 // queue's allowedOrigins). Each enqueue also leases ready jobs in the same script call; the
 // service hands them to a drain that runs after the response. A publish token's jobs pass its
-// queue's publish policy and rate limit (src/core/publish-policy.ts, quota.lua), and its answers
+// queue's publish policy and rate limit (src/core/engine/publish-policy.ts, quota.lua), and its answers
 // say nothing of jobs it did not make: a duplicate carries no state.
 import { type Context, Hono } from 'hono';
-import type { EnqueueResult } from '../core/api-types';
-import type { StoredConfig } from '../core/config';
-import { QueueError } from '../core/errors';
-import { parseV6 } from '../core/private-address';
-import type { Publisher } from '../core/producer';
+import type { EnqueueResult } from '../protocol/api-types';
+import type { StoredConfig } from '../protocol/config';
+import { QueueError } from '../protocol/errors';
+import { parseV6 } from '../protocol/private-address';
+import type { Publisher } from '../core/engine/producer';
 import { type Producer, checkPublisher } from './auth';
 import { readJsonWithText } from './body';
 import { rawBatchData, rawJobData } from './raw-json';

@@ -4,15 +4,15 @@
 // dispatcher for the drains it starts; a request gets them as the service its routes call, its
 // config reads served from the isolate's ConfigCache.
 import type { Context } from 'hono';
-import { ConfigCache } from '../core/config-cache';
-import type { Dispatcher } from '../core/dispatcher';
+import { ConfigCache } from '../core/store/config-cache';
+import type { Dispatcher } from '../core/run/dispatcher';
 import { createEngine } from '../core/engine';
-import { Invocation } from '../core/invocation';
-import { ScriptRefusal } from '../core/errors';
-import { createRedis } from '../core/redis';
-import { DueTimes } from '../core/runner';
-import { type Service, createService } from '../core/service';
-import { type Signers, createSigners } from '../core/signing';
+import { Invocation } from '../core/run/invocation';
+import { ScriptRefusal } from '../core/store/refusals';
+import { createRedis } from '../core/store/redis';
+import { DueTimes } from '../core/run/runner';
+import { type Service, createService } from '../core/run/service';
+import { type Signers, createSigners } from '../core/push/signing';
 import { type Settings, settingsOf } from './settings';
 
 /** A drain started by a request may run this long: waitUntil lasts ~30 s after the response. */
@@ -76,7 +76,7 @@ export function openInvocation(
 
 export interface Scope {
   settings: Settings;
-  /** Every operation a route calls; writes start their own follow-ups (src/core/service.ts). */
+  /** Every operation a route calls; writes start their own follow-ups (src/core/run/service.ts). */
   service: Service;
 }
 

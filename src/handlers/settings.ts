@@ -1,6 +1,6 @@
 // The Worker's configuration: its bindings parsed once with zod. Core code never reads `env`.
 import { z } from 'zod';
-import { isSigningSecret } from '../core/signing';
+import { isSigningSecret } from '../protocol/signing-secret';
 
 const signingSecret = z.string().refine(isSigningSecret, 'expected whsec_ followed by at least 16 bytes of base64');
 const flag = z.enum(['true', 'false']);

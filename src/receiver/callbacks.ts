@@ -2,7 +2,7 @@
 // progress, complete and fail, each a POST of JSON to the URL the delivery named, authorized by
 // the lease token in the body. 409 means the lease is gone (JOB_CANCELLED: the job was
 // cancelled); brief network trouble is retried.
-import type { Delivery } from '../core/delivery-body';
+import type { Delivery } from '../protocol/delivery-body';
 import { JobCancelledError, LeaseLostError } from './errors';
 
 /** The fetch used for callbacks (a custom one for proxies or tests). */

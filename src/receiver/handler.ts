@@ -4,7 +4,7 @@
 // one about to outlive the dispatcher's wait) gets 202 instead and finishes in the background:
 // heartbeats keep its lease, then the complete or fail callback reports how it ended. A function
 // that has not settled after `maxDurationMs` is given up: the attempt fails and ctx.signal aborts.
-import { type Delivery, LEASE_GRACE_MS } from '../core/delivery-body';
+import { type Delivery, LEASE_GRACE_MS } from '../protocol/delivery-body';
 import { type FetchLike, leaseCalls } from './callbacks';
 import { DeliveryVerificationError, MaxDurationError } from './errors';
 import { type JobContext, Lease } from './lease';

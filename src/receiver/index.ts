@@ -25,5 +25,5 @@ export {
   RetryAfterError,
   type VerificationFailure,
 } from './errors';
-export { type Delivery, deliveryBodySchema } from '../core/delivery-body';
-export { type OutcomeCallback, outcomeBodySchema } from '../core/outcome-body';
+export { type Delivery, deliveryBodySchema } from '../protocol/delivery-body';
+export { type OutcomeCallback, outcomeBodySchema } from '../protocol/outcome-body';

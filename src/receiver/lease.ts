@@ -3,7 +3,7 @@
 // of the lease that remains, rescheduled from each answer), and the final complete or fail. A
 // callback answered 409 means the lease is gone (lost, or the job cancelled): the signal aborts
 // and nothing more is sent.
-import { type Delivery, LEASE_GRACE_MS } from '../core/delivery-body';
+import { type Delivery, LEASE_GRACE_MS } from '../protocol/delivery-body';
 import { CallbackError, DAY_MS, type FailBody, type LeaseCalls } from './callbacks';
 import { LeaseLostError } from './errors';
 

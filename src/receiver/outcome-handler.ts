@@ -2,7 +2,7 @@
 // one function. It verifies the callback (401 if not genuine), runs the function with the
 // outcome, and answers 204 once it returned, or 500 with its error's message, which groupq
 // retries by its schedule. Outcomes come at least once: dedupe on `webhook-id` (`out_<job id>`).
-import type { OutcomeCallback } from '../core/outcome-body';
+import type { OutcomeCallback } from '../protocol/outcome-body';
 import { DeliveryVerificationError } from './errors';
 import { errorText, settle, textResponse } from './outcomes';
 import { type VerifyOptions, createOutcomeVerifier } from './verify';

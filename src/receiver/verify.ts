@@ -6,8 +6,8 @@
 // replay). One verifier for both kinds; Web Crypto only, so it runs on Workers, Node 20, Deno
 // and Bun alike.
 import type { z } from 'zod';
-import { DELIVERY_ID_PREFIX, type Delivery, deliveryBodySchema } from '../core/delivery-body';
-import { OUTCOME_ID_PREFIX, type OutcomeCallback, outcomeBodySchema, outcomeWebhookId } from '../core/outcome-body';
+import { DELIVERY_ID_PREFIX, type Delivery, deliveryBodySchema } from '../protocol/delivery-body';
+import { OUTCOME_ID_PREFIX, type OutcomeCallback, outcomeBodySchema, outcomeWebhookId } from '../protocol/outcome-body';
 import { DeliveryVerificationError } from './errors';
 import { type SeenHook, rememberDelivery } from './replays';
 

@@ -12,8 +12,8 @@ import { freePort, startRedis } from '../../scripts/redis-server.mjs';
 import { createRespClient, type RespClient } from '../../scripts/resp.mjs';
 import { startBridge } from '../../scripts/rest-bridge.mjs';
 import { UNDECLARED_KEY_ERROR } from '../../scripts/upstash-scripts.mjs';
-import { createRedis } from '../../src/core/redis';
-import { runScript } from '../../src/core/scripts';
+import { createRedis } from '../../src/core/store/redis';
+import { runScript } from '../../src/core/store/scripts';
 import { restRedis, stack, testKeys } from '../helpers/stack';
 
 const redis = restRedis();

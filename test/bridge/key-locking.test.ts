@@ -6,8 +6,8 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { bridgeModeFromEnv } from '../../scripts/rest-bridge.mjs';
 import { stripKeyLockingFlag, UNDECLARED_KEY_ERROR } from '../../scripts/upstash-scripts.mjs';
-import { QueueError } from '../../src/core/errors';
-import { runScript } from '../../src/core/scripts';
+import { QueueError } from '../../src/protocol/errors';
+import { runScript } from '../../src/core/store/scripts';
 import { scripts } from '../../src/lua/scripts.generated';
 import { restRedis, stack, testKeys } from '../helpers/stack';
 

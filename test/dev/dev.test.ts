@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startRedis } from '../../scripts/redis-server.mjs';
 import { createRespClient } from '../../scripts/resp.mjs';
 import { createEngine } from '../../src/core/engine';
-import { createRedis } from '../../src/core/redis';
+import { createRedis } from '../../src/core/store/redis';
 import { canListen, type DevStack, processesMentioning, READY_TIMEOUT_MS, startDevStack } from '../helpers/dev-stack';
 import { expectedSignature } from '../helpers/endpoint';
 

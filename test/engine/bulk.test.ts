@@ -2,11 +2,11 @@
 // state, in steps of BULK_STEP jobs, each answering an exact count and whether it is done. Run
 // on the engine with a test clock; test/http/bulk.test.ts runs them through the Worker.
 import { describe, expect, it } from 'vitest';
-import { BULK_STEP } from '../../src/core/bulk';
+import { BULK_STEP } from '../../src/core/engine/bulk';
 import type { Engine } from '../../src/core/engine';
-import { placeOf } from '../../src/core/leases';
-import { createRedis } from '../../src/core/redis';
-import { callScript } from '../../src/core/scripts';
+import { placeOf } from '../../src/core/engine/leases';
+import { createRedis } from '../../src/core/store/redis';
+import { callScript } from '../../src/core/store/scripts';
 import { scripts } from '../../src/lua/scripts.generated';
 import { rejectsWith, setupQueue } from '../helpers/engine';
 import { stack } from '../helpers/stack';

@@ -3,7 +3,7 @@
 // revoked lease's callbacks hear JOB_CANCELLED, not LEASE_LOST, and change nothing.
 import { describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/core/engine';
-import type { LeasedJob } from '../../src/core/leases';
+import type { LeasedJob } from '../../src/core/engine/leases';
 import { rejectsWith, setupQueue, T0 } from '../helpers/engine';
 
 async function reserveOne(engine: Engine, q: string): Promise<LeasedJob> {

@@ -4,7 +4,7 @@
 // (leased "solo", without entering `ready` or its group zset): these tests hold it to the same
 // rules and state.
 import { afterAll, describe, expect, it } from 'vitest';
-import { DUE_KEY, queueKeys } from '../../src/core/keys';
+import { DUE_KEY, queueKeys } from '../../src/core/store/keys';
 import { setupQueue } from '../helpers/engine';
 import { adminClient } from '../helpers/stack';
 

@@ -5,9 +5,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../scripts/redis-server.mjs';
 import { startBridge } from '../../scripts/rest-bridge.mjs';
 import { createEngine } from '../../src/core/engine';
-import { QueueError } from '../../src/core/errors';
-import { queueKeys } from '../../src/core/keys';
-import { createRedis } from '../../src/core/redis';
+import { QueueError } from '../../src/protocol/errors';
+import { queueKeys } from '../../src/core/store/keys';
+import { createRedis } from '../../src/core/store/redis';
 import { createQueue, testEngine } from '../helpers/engine';
 import { adminClient, stack } from '../helpers/stack';
 

@@ -3,9 +3,9 @@
 // exact. The same features through the Worker, under real concurrency: test/flow.
 import { describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/core/engine';
-import type { LeasedJob } from '../../src/core/leases';
-import { DAY_MS } from '../../src/core/config';
-import { queueKeys } from '../../src/core/keys';
+import type { LeasedJob } from '../../src/core/engine/leases';
+import { DAY_MS } from '../../src/protocol/config';
+import { queueKeys } from '../../src/core/store/keys';
 import { setupQueue } from '../helpers/engine';
 import { restRedis } from '../helpers/stack';
 

@@ -1,7 +1,7 @@
 // Reading groups: listGroups (state and job counts per group, cursor paging) and getGroup (one
 // group's jobs in run order). Every test runs on its own queue against the real Redis.
 import { describe, expect, it } from 'vitest';
-import type { GroupSummary } from '../../src/core/reads';
+import type { GroupSummary } from '../../src/core/engine/reads';
 import type { Engine } from '../../src/core/engine';
 import { rejectsWith, setupQueue, T0, testEngine } from '../helpers/engine';
 import { uniqueName } from '../helpers/stack';

@@ -3,7 +3,7 @@
 // error. GET of the job shows it; listings do not.
 import { describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/core/engine';
-import type { LeasedJob } from '../../src/core/leases';
+import type { LeasedJob } from '../../src/core/engine/leases';
 import { setupQueue, T0 } from '../helpers/engine';
 
 const now = { type: 'fixed', delayMs: 0, jitter: false } as const;

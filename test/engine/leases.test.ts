@@ -1,7 +1,7 @@
 // Leases: reserve, complete, fail (retry and backoff), the fencing of stale tokens, heartbeat,
 // progress and batched settle. Every test runs on its own queue against the real Redis.
 import { describe, expect, it } from 'vitest';
-import type { LeasedJob } from '../../src/core/leases';
+import type { LeasedJob } from '../../src/core/engine/leases';
 import type { Engine } from '../../src/core/engine';
 import { rejectsWith, setupQueue, T0 } from '../helpers/engine';
 import { uniqueName } from '../helpers/stack';

@@ -7,9 +7,9 @@
 // with plain names and with adversarial ones, and must answer the same.
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/core/engine';
-import type { Job } from '../../src/core/job-view';
-import { queueKeys } from '../../src/core/keys';
-import type { LeasedJob } from '../../src/core/leases';
+import type { Job } from '../../src/protocol/api-types';
+import { queueKeys } from '../../src/core/store/keys';
+import type { LeasedJob } from '../../src/core/engine/leases';
 import { type TestClock, createQueue, testClock, testEngine } from '../helpers/engine';
 import { adminClient } from '../helpers/stack';
 import { type EnqueueInput, type LeasedView, type Outcome, ReferenceModel } from '../model/reference-model';

@@ -5,10 +5,10 @@
 // queue when an attempt is due; a queue without a callback URL writes nothing of it; a stored
 // callback URL on an internal address is a failed attempt, never fetched.
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { queueKeys } from '../../src/core/keys';
-import type { LeasedJob } from '../../src/core/leases';
-import { NOT_SENT, outcomeBody, sendOutcome } from '../../src/core/outcomes';
-import { createSigners } from '../../src/core/signing';
+import { queueKeys } from '../../src/core/store/keys';
+import type { LeasedJob } from '../../src/core/engine/leases';
+import { NOT_SENT, outcomeBody, sendOutcome } from '../../src/core/push/outcomes';
+import { createSigners } from '../../src/core/push/signing';
 import { startEndpoint } from '../helpers/endpoint';
 import { rejectsWith, setupQueue, T0 } from '../helpers/engine';
 import { adminClient } from '../helpers/stack';

@@ -2,7 +2,7 @@
 // or one group). Every test runs on its own queue against the real Redis behind the bridge.
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createEngine } from '../../src/core/engine';
-import { createRedis } from '../../src/core/redis';
+import { createRedis } from '../../src/core/store/redis';
 import { rejectsWith, setupQueue, testEngine } from '../helpers/engine';
 import { adminClient, stack, uniqueName } from '../helpers/stack';
 import { CONFIG_DEFAULTS } from '../helpers/config-defaults';

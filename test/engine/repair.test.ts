@@ -3,7 +3,7 @@
 // repair (POST /v1/queues/{q}/repair) re-indexes records found in no index. Each test writes
 // the stranded state the old layout left, straight to Redis, then checks the jobs run again.
 import { afterAll, describe, expect, it } from 'vitest';
-import { queueKeys } from '../../src/core/keys';
+import { queueKeys } from '../../src/core/store/keys';
 import { setupQueue } from '../helpers/engine';
 import { adminClient } from '../helpers/stack';
 

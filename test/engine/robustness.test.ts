@@ -3,11 +3,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createRespClient } from '../../scripts/resp.mjs';
 import { createEngine } from '../../src/core/engine';
-import { queueKeys } from '../../src/core/keys';
-import { Invocation } from '../../src/core/invocation';
-import { createRedis } from '../../src/core/redis';
-import { DueTimes, runDueQueues } from '../../src/core/runner';
-import { createSigners } from '../../src/core/signing';
+import { queueKeys } from '../../src/core/store/keys';
+import { Invocation } from '../../src/core/run/invocation';
+import { createRedis } from '../../src/core/store/redis';
+import { DueTimes, runDueQueues } from '../../src/core/run/runner';
+import { createSigners } from '../../src/core/push/signing';
 import { createQueue, rejectsWith, setupQueue, testClock } from '../helpers/engine';
 import { adminClient } from '../helpers/stack';
 import { startPrivateStack } from '../helpers/worker';

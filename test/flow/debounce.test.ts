@@ -4,7 +4,7 @@
 // the feature's own times are checked.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/core/engine';
-import { queueKeys } from '../../src/core/keys';
+import { queueKeys } from '../../src/core/store/keys';
 import { type Endpoint, startEndpoint } from '../helpers/endpoint';
 import { T0, rejectsWith, setupQueue } from '../helpers/engine';
 import { adminClient } from '../helpers/stack';

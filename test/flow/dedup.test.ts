@@ -4,7 +4,7 @@
 // remembered ids with the engine and a test clock.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/core/engine';
-import { queueKeys } from '../../src/core/keys';
+import { queueKeys } from '../../src/core/store/keys';
 import { type Endpoint, startEndpoint } from '../helpers/endpoint';
 import { setupQueue } from '../helpers/engine';
 import { adminClient } from '../helpers/stack';

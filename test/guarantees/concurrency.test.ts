@@ -4,8 +4,8 @@
 // scenario runs several rounds with different seeds and shapes.
 import { describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/core/engine';
-import { QueueError } from '../../src/core/errors';
-import type { LeasedJob, Outcome } from '../../src/core/leases';
+import { QueueError } from '../../src/protocol/errors';
+import type { LeasedJob, Outcome } from '../../src/core/engine/leases';
 import { type Action, type Delivery, DeliveryChecker, type JobSpec } from '../helpers/checker';
 import { T0, type TestClock, createQueue, testClock, testEngine } from '../helpers/engine';
 import { hash, prng } from '../helpers/random';

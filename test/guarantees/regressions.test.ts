@@ -3,8 +3,8 @@
 // retried heads, exhausted attempts and order keys near their limits.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/core/engine';
-import { epochMsSchema } from '../../src/core/job-input';
-import type { LeasedJob } from '../../src/core/leases';
+import { epochMsSchema } from '../../src/protocol/job-input';
+import type { LeasedJob } from '../../src/core/engine/leases';
 import { DeliveryChecker, type Delivery, type JobSpec } from '../helpers/checker';
 import { T0, type TestClock, createQueue, testClock, testEngine } from '../helpers/engine';
 import { adminClient } from '../helpers/stack';

@@ -9,8 +9,8 @@
 // gets the answer (`acceptedAt`) and not before the request is sent (`sentAt`). Every check
 // only blames the engine when the bracketing proves it, never for a race of the test itself.
 // Reservers should hold each job a few event-loop turns so that a real overlap shows.
-import type { LeasedJob } from '../../src/core/leases';
-import type { EnqueueResult } from '../../src/core/producer';
+import type { LeasedJob } from '../../src/core/engine/leases';
+import type { EnqueueResult } from '../../src/core/engine/producer';
 
 /** What a reserver does with a delivery: complete it, fail it for a retry, fail it for good. */
 export type Action = 'complete' | 'retry' | 'fail';

@@ -1,9 +1,9 @@
 // An engine over the test stack, with a clock the test moves (no sleeps for time).
 import { expect, onTestFinished } from 'vitest';
 import { createEngine, type Engine } from '../../src/core/engine';
-import type { ErrorCode } from '../../src/core/errors';
-import type { QueueConfigInput } from '../../src/core/config';
-import { createRedis } from '../../src/core/redis';
+import type { ErrorCode } from '../../src/protocol/errors';
+import type { QueueConfigInput } from '../../src/protocol/config';
+import { createRedis } from '../../src/core/store/redis';
 import { stack, uniqueName } from './stack';
 
 /** 2023-11-14T22:13:20Z: a fixed start so tests read the same every run. */

@@ -1,6 +1,6 @@
 // Every key of a queue, byte for byte, to show that a refused call wrote nothing.
 import type { RespClient } from '../../scripts/resp.mjs';
-import { queueKeys } from '../../src/core/keys';
+import { queueKeys } from '../../src/core/store/keys';
 
 const hex = (value: unknown) => (value as Buffer).toString('hex');
 

@@ -1,7 +1,7 @@
 // Access to the stack started by test/global-setup.ts.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeEach, inject } from 'vitest';
-import { createRedis } from '../../src/core/redis';
+import { createRedis } from '../../src/core/store/redis';
 import { createRespClient, type RespClient } from '../../scripts/resp.mjs';
 
 /** URLs, token and Redis port of the test stack. */
@@ -9,7 +9,7 @@ export function stack() {
   return inject('stack');
 }
 
-/** The production @upstash/redis client (src/core/redis.ts), pointed at the test bridge. */
+/** The production @upstash/redis client (src/core/store/redis.ts), pointed at the test bridge. */
 export function restRedis() {
   const { restUrl, restToken } = inject('stack');
   return createRedis({ url: restUrl, token: restToken });

@@ -3,7 +3,7 @@
 // Jobs are held still for inspection by a paused queue, or by an endpoint answering 202 (the
 // job stays active); failed jobs come from an endpoint answering 500 with groupq-retry: false.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { queueKeys } from '../../src/core/keys';
+import { queueKeys } from '../../src/core/store/keys';
 import { type Endpoint, startEndpoint } from '../helpers/endpoint';
 import {
   enqueue,

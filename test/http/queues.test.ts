@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { startEndpoint } from '../helpers/endpoint';
 import { enqueue, expectError, expectJson, putQueue, snapshotQueue, uniqueQueue, useHttpSuite } from './support';
-import { queueKeys } from '../../src/core/keys';
+import { queueKeys } from '../../src/core/store/keys';
 import { CONFIG_DEFAULTS } from '../helpers/config-defaults';
 
 const suite = useHttpSuite();

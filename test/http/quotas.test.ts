@@ -4,7 +4,7 @@
 // and runAt (400 VALIDATION_FAILED at the field). A queue stored before the count was kept gets
 // it from its keys on its first enqueue.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { queueKeys } from '../../src/core/keys';
+import { queueKeys } from '../../src/core/store/keys';
 import { type Endpoint, startEndpoint } from '../helpers/endpoint';
 import { expectError, expectJson, expectRefused, putQueue, quietQueue, uniqueQueue, useHttpSuite, waitForState } from './support';
 

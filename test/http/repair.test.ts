@@ -2,7 +2,7 @@
 // stranded in no index (here a delayed job a failed tick took out of `delayed`, written straight
 // to Redis as the old layout left it) comes back; a healthy queue is left as it was.
 import { describe, expect, it } from 'vitest';
-import { queueKeys } from '../../src/core/keys';
+import { queueKeys } from '../../src/core/store/keys';
 import { cli, envFor, json } from '../cli/support';
 import { enqueue, expectError, expectJson, pausedQueue, snapshotQueue, uniqueQueue, useHttpSuite } from './support';
 

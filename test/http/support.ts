@@ -3,8 +3,8 @@
 // every Redis key a queue owns (to prove a rejected request wrote nothing).
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { REGISTRY_KEY, queueKeys } from '../../src/core/keys';
-import { createRedis } from '../../src/core/redis';
+import { REGISTRY_KEY, queueKeys } from '../../src/core/store/keys';
+import { createRedis } from '../../src/core/store/redis';
 import { type PrivateStack, type RunningWorker, startPrivateStack, startWorker } from '../helpers/worker';
 
 export interface HttpSuite {

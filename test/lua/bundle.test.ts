@@ -4,7 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LuaStatus } from '../../src/core/errors';
+import { LuaStatus } from '../../src/core/store/refusals';
 import { scripts } from '../../src/lua/scripts.generated';
 import { adminClient, restRedis } from '../helpers/stack';
 
@@ -27,7 +27,7 @@ describe('the Lua bundle', () => {
     }
   });
 
-  it('names each refusal status as src/core/errors.ts does', () => {
+  it('names each refusal status as src/protocol/errors.ts does', () => {
     const lua = readFileSync('src/lua/includes/errors.lua', 'utf8');
     const named = Object.fromEntries([...lua.matchAll(/^local (\w+) = (-\d+)/gm)].map(([, name, status]) => [name, Number(status)]));
     expect(named).toEqual(LuaStatus);

@@ -2,8 +2,8 @@
 // still the one that tick read. Replaced in between (here: another group, same next run), the
 // commit does nothing, and the next tick commits the run of the new spec, in its own group.
 import { describe, expect, it } from 'vitest';
-import { createRedis } from '../../src/core/redis';
-import { callScript } from '../../src/core/scripts';
+import { createRedis } from '../../src/core/store/redis';
+import { callScript } from '../../src/core/store/scripts';
 import { scripts } from '../../src/lua/scripts.generated';
 import { setupQueue, T0 } from '../helpers/engine';
 import { stack } from '../helpers/stack';

@@ -5,9 +5,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scripts } from '../../src/lua/scripts.generated';
 import type { Engine } from '../../src/core/engine';
-import { createRedis } from '../../src/core/redis';
-import { runScript, keysFor } from '../../src/core/scripts';
-import type { LeasedJob } from '../../src/core/leases';
+import { createRedis } from '../../src/core/store/redis';
+import { runScript, keysFor } from '../../src/core/store/scripts';
+import type { LeasedJob } from '../../src/core/engine/leases';
 import { type TestClock, createQueue, testClock, testEngine } from '../helpers/engine';
 import { snapshotQueue } from '../helpers/snapshot';
 import { adminClient, stack, uniqueName } from '../helpers/stack';

@@ -1,11 +1,11 @@
-// Every script's reply is checked by its schema (src/core/replies.ts) before the engine reads
+// Every script's reply is checked by its schema (src/core/store/replies.ts) before the engine reads
 // it: a reply of another shape is an INTERNAL error naming the script, never a silent
 // `undefined` further on. The replies here come from real Lua, through the bridge and the
 // production client, from stand-ins that carry a real script's name but answer wrongly.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { QueueError } from '../../src/core/errors';
-import { callScript, runScript } from '../../src/core/scripts';
+import { QueueError } from '../../src/protocol/errors';
+import { callScript, runScript } from '../../src/core/store/scripts';
 import { type LuaScript, type ScriptName } from '../../src/lua/scripts.generated';
 import { restRedis, uniqueName } from '../helpers/stack';
 

@@ -6,10 +6,10 @@
 // MODEL_HISTORY set the length and the ops shown).
 import { describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/core/engine';
-import { QueueError } from '../../src/core/errors';
-import type { Job } from '../../src/core/job-view';
-import type { LeasedJob } from '../../src/core/leases';
-import { queueKeys } from '../../src/core/keys';
+import { QueueError } from '../../src/protocol/errors';
+import type { Job } from '../../src/protocol/api-types';
+import type { LeasedJob } from '../../src/core/engine/leases';
+import { queueKeys } from '../../src/core/store/keys';
 import { T0, createQueue, testClock, testEngine } from '../helpers/engine';
 import { restRedis } from '../helpers/stack';
 import {

@@ -3,11 +3,11 @@
 // what a user observes after each operation, from the README (Guarantees, HTTP API, Under the
 // hood). Where the contract is
 // silent and the engine made a reasonable choice, the model mirrors it and says so ("mirror:").
-import type { JobState } from '../../src/core/job-input';
-import type { Job } from '../../src/core/job-view';
-import type { LeasedJob } from '../../src/core/leases';
-import type { GroupState } from '../../src/core/queues';
-import type { GroupSummary } from '../../src/core/reads';
+import type { JobState } from '../../src/protocol/job-input';
+import type { Job } from '../../src/protocol/api-types';
+import type { LeasedJob } from '../../src/core/engine/leases';
+import type { GroupState } from '../../src/core/engine/queues';
+import type { GroupSummary } from '../../src/core/engine/reads';
 
 export type { JobState };
 export type EndState = 'completed' | 'waiting' | 'failed' | 'LEASE_LOST';

@@ -10,9 +10,9 @@ import { freePort, startRedis } from '../../scripts/redis-server.mjs';
 import { createRespClient } from '../../scripts/resp.mjs';
 import { startBridge } from '../../scripts/rest-bridge.mjs';
 import { createEngine } from '../../src/core/engine';
-import { QueueError } from '../../src/core/errors';
-import type { LeasedJob } from '../../src/core/leases';
-import { createRedis } from '../../src/core/redis';
+import { QueueError } from '../../src/protocol/errors';
+import type { LeasedJob } from '../../src/core/engine/leases';
+import { createRedis } from '../../src/core/store/redis';
 import { testClock } from '../helpers/engine';
 
 type RedisProcess = Awaited<ReturnType<typeof startRedis>>;

@@ -1,7 +1,7 @@
 // The engine inside workerd, as deployed: health and the cron trigger's scheduler pass.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine } from '../../src/core/engine';
-import { createRedis } from '../../src/core/redis';
+import { createRedis } from '../../src/core/store/redis';
 import { testClock } from '../helpers/engine';
 import { type PrivateStack, type RunningWorker, startPrivateStack, startWorker } from '../helpers/worker';
 

@@ -8,7 +8,7 @@
 -- members (a queue that never remembered an id looks nothing up); meta `dedupTrimAt` is when
 -- the next end of a job trims expired members.
 
--- What a stored config without the field means (src/core/config.ts).
+-- What a stored config without the field means (src/protocol/config.ts).
 local DEFAULT_DEDUP_WINDOW_MS = 300000
 -- Expired members go at most this long after their expiry, while jobs keep ending: one trim
 -- per minute costs nothing per job, and the set never holds more than a window's ends.

@@ -1,5 +1,5 @@
 -- The statuses a script leads its reply with when it refuses, by name: `return { LEASE_LOST }`.
--- src/core/errors.ts (LuaStatus) maps each one to the API's error; a test keeps the two equal.
+-- src/protocol/errors.ts (LuaStatus) maps each one to the API's error; a test keeps the two equal.
 -- Included first, before any include that returns one: a name used before its `local` would
 -- compile as a global, which Redis refuses when the script runs.
 local QUEUE_NOT_FOUND = -1

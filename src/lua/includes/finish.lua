@@ -144,7 +144,7 @@ end
 
 -- 429s in a row after which a job fails for good (`throttled`): a broken endpoint cannot loop.
 local THROTTLE_LIMIT = 100
--- maxThrottleMs of a config stored before the field (src/core/config.ts, ADDED_DEFAULTS).
+-- maxThrottleMs of a config stored before the field (src/protocol/config.ts, ADDED_DEFAULTS).
 local MAX_THROTTLE_MS = 3600000
 
 -- A failed attempt. `retryAfterMs` < 0 means "use the backoff"; `retry` false fails for good.

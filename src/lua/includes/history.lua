@@ -2,7 +2,7 @@
 -- (job.lua: the line after the state, in `state.h` as JSON text) so that only GET of the job
 -- decodes it. A job that never ended an attempt has none and pays no byte for it. Each entry is
 -- [attempt, startedAt, finishedAt, outcome, HTTP status (0: none), error?] with outcome
--- 'c' completed, 'f' failed, 'e' expired (the lease ran out), 'x' cancelled; src/core/job-view.ts
+-- 'c' completed, 'f' failed, 'e' expired (the lease ran out), 'x' cancelled; src/core/store/job-records.ts
 -- names them for the API.
 
 local HISTORY_SIZE = 10

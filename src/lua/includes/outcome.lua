@@ -19,7 +19,7 @@ local function pushAll(list, ...)
   for _, value in ipairs({ ... }) do list[#list + 1] = value end
 end
 
--- How long a sender holds an attempt; its request is aborted 5 s before (src/core/outcomes.ts).
+-- How long a sender holds an attempt; its request is aborted 5 s before (src/core/engine/outcomes.ts).
 local OUTCOME_LEASE_MS = 15000
 
 -- Records a finished job's outcome, leased to the caller for its first attempt. `L` is the
@@ -59,7 +59,7 @@ local function writeOutcomes(K, B)
 end
 
 -- The queue's own signing secrets ('' where unset) go with each outcome handed to a caller, who
--- signs with them (src/core/signing.ts): read from the config, never stored in a record.
+-- signs with them (src/core/push/signing.ts): read from the config, never stored in a record.
 local function signingOf(M)
   return M.cfg.signingSecret or '', M.cfg.signingSecretNext or ''
 end

@@ -8,7 +8,7 @@
 -- the field has none: until an enqueue counts it (liveJobs, once, 4 commands), scripts leave it
 -- absent rather than move a count nobody took.
 
--- What a stored config without the fields means (src/core/config.ts, ADDED_DEFAULTS).
+-- What a stored config without the fields means (src/protocol/config.ts, ADDED_DEFAULTS).
 local DEFAULT_MAX_JOBS = 1000000
 local DEFAULT_MAX_DELAY_MS = 31622400000
 local DEFAULT_PUBLISH_RATE = { max = 120, periodMs = 60000 }

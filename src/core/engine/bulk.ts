@@ -1,0 +1,57 @@
+// Bulk actions on a queue's finished jobs: retry every failed job, delete every job of a finished
+// state. Each script call handles at most BULK_STEP jobs, so none runs long whatever the backlog;
+// the caller repeats steps while its budget allows and reports an exact count, and `done: false`
+// when jobs of that state remain (call again).
+import { scripts } from '../../lua/scripts.generated';
+import type { BulkResult } from '../../protocol/api-types';
+import { type EngineContext, parse } from '../store/context';
+import { noteDue } from '../store/due-index';
+import { randomSeed } from '../../protocol/ids';
+import { cleanJobsSchema, retryJobsSchema } from '../../protocol/job-input';
+import { checkQueueName } from './queues';
+import { callScript } from '../store/scripts';
+
+/** Jobs per script call. */
+export const BULK_STEP = 200;
+
+/** Asked between steps: false stops the action, which then answers `done: false`. */
+export type KeepGoing = () => boolean;
+
+/** Runs `step` (jobs done, jobs of the state left) until none are left or `keepGoing` says stop. */
+async function inSteps(step: () => Promise<[done: number, left: number]>, keepGoing: KeepGoing): Promise<BulkResult> {
+  let count = 0;
+  for (;;) {
+    const [done, left] = await step();
+    count += done;
+    if (left === 0) return { count, done: true };
+    if (!keepGoing()) return { count, done: false };
+  }
+}
+
+/**
+ * Sends every failed job back to waiting, attempts reset, each at its own place in its group.
+ * A step reads the oldest failed ids with their groups, then retries them with those group keys
+ * declared (retry-jobs leaves a job whose group changed meanwhile for the next read).
+ */
+export async function retryJobs(ctx: EngineContext, queue: string, input: unknown, keepGoing: KeepGoing = () => true): Promise<BulkResult> {
+  checkQueueName(queue);
+  const { state } = parse(retryJobsSchema, input);
+  return inSteps(async () => {
+    const page = await callScript(ctx, scripts.finishedPage, { queue }, [state, BULK_STEP]);
+    if (page.length === 0) return [0, 0];
+    const groups = page.filter((_, i) => i % 2 === 1);
+    const { retried, left, dueAt } = await callScript(ctx, scripts.retryJobs, { queue, groups }, [ctx.now(), randomSeed(), ...page]);
+    await noteDue(ctx, queue, dueAt);
+    return [retried, left];
+  }, keepGoing);
+}
+
+/** Deletes every job of a finished state, oldest first. */
+export async function cleanJobs(ctx: EngineContext, queue: string, query: unknown, keepGoing: KeepGoing = () => true): Promise<BulkResult> {
+  checkQueueName(queue);
+  const { state } = parse(cleanJobsSchema, query);
+  return inSteps(async () => {
+    const { deleted, left } = await callScript(ctx, scripts.cleanJobs, { queue }, [state, BULK_STEP]);
+    return [deleted, left];
+  }, keepGoing);
+}

@@ -1,0 +1,181 @@
+// Leases: reserve ready jobs, end leases (complete, fail) and extend them (heartbeat, progress).
+// Everything that ends a lease goes through settle.lua, so a drain acks a batch of outcomes and
+// reserves the next jobs in one round trip.
+import { z } from 'zod';
+import { scripts } from '../../lua/scripts.generated';
+import { DAY_MS, type StoredConfig } from '../../protocol/config';
+import { type EngineContext, parse, parseParam } from '../store/context';
+import { QueueError } from '../../protocol/errors';
+import { ScriptRefusal } from '../store/refusals';
+import { randomSeed } from '../../protocol/ids';
+import { noteDue } from '../store/due-index';
+import { jobIdSchema } from '../../protocol/job-input';
+import type { JobRecord } from '../store/job-records';
+import type { LeasePlace, LeasedJob, Outcome } from '../store/leased';
+import { type OutcomeToSend, pushTarget, toOutcomesToSend } from '../store/leased';
+import { checkQueueName } from './queues';
+import type { LeasedTuple } from '../store/replies';
+import { callScript } from '../store/scripts';
+
+/** The most jobs one call reserves, and the most outcomes it ends. */
+const MAX_BATCH = 1000;
+const MAX_ERROR_LENGTH = 2048;
+
+export type { LeasedJob, LeasePlace, Outcome } from '../store/leased';
+
+export interface Settled {
+  /** Per outcome: the job's new state, or LEASE_LOST / JOB_CANCELLED (nothing changed for it). */
+  results: { id: string; state: 'completed' | 'waiting' | 'failed' | 'LEASE_LOST' | 'JOB_CANCELLED' }[];
+  config: StoredConfig;
+  jobs: LeasedJob[];
+  /** Outcome callbacks the call recorded, leased to the caller to send. */
+  outcomes: OutcomeToSend[];
+}
+
+const leaseSchema = z.object({ lease: z.string().min(1).max(64) });
+
+/** A callback's job id (its route's path parameter `id`) and lease token. */
+function parseLeaseRef({ id, lease }: { id: string; lease: string }) {
+  return { id: parseParam(jobIdSchema, id, 'id'), lease: parse(leaseSchema, { lease }).lease };
+}
+
+export function toLeasedJob(queue: string, config: StoredConfig, [id, stateJson, rawData, deadline, hint, token]: LeasedTuple): LeasedJob {
+  const record = JSON.parse(stateJson) as JobRecord;
+  return {
+    id,
+    queue,
+    group: record.g,
+    data: JSON.parse(rawData),
+    rawData,
+    attempt: (record.a ?? 0) + 1,
+    maxAttempts: record.ma ?? config.maxAttempts,
+    orderMs: record.o,
+    createdAt: record.c ?? record.o,
+    timeoutMs: record.to ?? config.timeoutMs,
+    lease: { token, expiresAt: deadline },
+    seq: record.s,
+    solo: hint === 's',
+    callback: record.cb !== undefined,
+    named: record.i === 1,
+  };
+}
+
+/** What settle needs to know of a leased job's place. */
+export function placeOf(job: LeasedJob): LeasePlace {
+  return { group: job.group, seq: job.seq, solo: job.solo, callback: job.callback, named: job.named };
+}
+
+/** Reads where job `id` sits (its group and sequence): the one read a lease callback adds. */
+async function readPlace(ctx: EngineContext, queue: string, id: string): Promise<LeasePlace> {
+  try {
+    return await callScript(ctx, scripts.jobGroup, { queue }, [id]);
+  } catch (error) {
+    // No such job: its lease cannot be live, and settle says LEASE_LOST for it.
+    if (error instanceof QueueError && error.code === 'JOB_NOT_FOUND') return { group: '', seq: 0, callback: false, named: false };
+    throw error;
+  }
+}
+
+function outcomeArgs(outcome: Outcome, { group, seq, solo, callback, named }: LeasePlace): (string | number)[] {
+  const hint = solo === undefined ? '?' : solo ? 's' : 'm';
+  const lease = [outcome.id, outcome.lease, group, seq, hint];
+  const status = outcome.status ?? 0;
+  const flags = [callback ? '1' : '0', named ? '1' : '0'];
+  if (outcome.kind === 'complete') {
+    const result = outcome.result === undefined ? '' : JSON.stringify(outcome.result);
+    return ['complete', ...lease, result, outcome.resultTruncated ? '1' : '0', -1, status, ...flags];
+  }
+  const retryAfterMs = outcome.retryAfterMs === undefined ? -1 : Math.min(Math.max(0, Math.floor(outcome.retryAfterMs)), DAY_MS);
+  const error = outcome.error.slice(0, MAX_ERROR_LENGTH);
+  return ['fail', ...lease, error, outcome.retry === false ? '0' : '1', retryAfterMs, status, ...flags];
+}
+
+async function runSettle(ctx: EngineContext, queue: string, outcomes: Outcome[], reserve: number, onlyIfLive: boolean): Promise<Settled> {
+  checkQueueName(queue);
+  if (outcomes.length > MAX_BATCH) {
+    throw new QueueError('VALIDATION_FAILED', `at most ${MAX_BATCH} outcomes per call`, [{ path: 'outcomes', message: 'too many' }]);
+  }
+  for (const outcome of outcomes) parseLeaseRef(outcome);
+  const places = await Promise.all(outcomes.map((outcome) => outcome.place ?? readPlace(ctx, queue, outcome.id)));
+  const n = Math.min(Math.max(0, reserve), MAX_BATCH);
+  const args: (string | number)[] = [ctx.now(), randomSeed(), outcomes.length, n, onlyIfLive ? '1' : '0'];
+  for (const [i, outcome] of outcomes.entries()) args.push(...outcomeArgs(outcome, places[i]!));
+  const groups = places.map((place) => place.group);
+  const { results, config, leased, dueAt, recorded } = await callScript(ctx, scripts.settle, { queue, groups }, args);
+  await noteDue(ctx, queue, dueAt); // before the new leases are pushed (see producer.ts)
+  return {
+    results,
+    config,
+    jobs: leased.map((tuple) => toLeasedJob(queue, config, tuple)),
+    outcomes: toOutcomesToSend(queue, recorded),
+  };
+}
+
+/** Ends each outcome's lease (fenced by its token), then reserves up to `reserve` ready jobs. */
+export function settle(ctx: EngineContext, queue: string, outcomes: Outcome[], reserve: number): Promise<Settled> {
+  return runSettle(ctx, queue, outcomes, reserve, false);
+}
+
+/** Leases up to `max` ready jobs: oldest group heads first, within the queue's concurrency. */
+export async function reserve(ctx: EngineContext, queue: string, max: number) {
+  const { config, jobs } = await settle(ctx, queue, [], max);
+  return { config, jobs };
+}
+
+// A stale holder changes nothing: with its lease lost, no next job is reserved either. A lease
+// of a deleted queue is lost too (README, Delivery, "Async mode": "its queue deleted").
+async function endLease(ctx: EngineContext, queue: string, outcome: Outcome, reserveNext: number) {
+  const settled = await runSettle(ctx, queue, [outcome], reserveNext, true).catch((error: unknown) => {
+    throw error instanceof QueueError && error.code === 'QUEUE_NOT_FOUND' ? new ScriptRefusal('LEASE_LOST') : error;
+  });
+  const state = settled.results[0]!.state;
+  if (state === 'LEASE_LOST' || state === 'JOB_CANCELLED') throw new ScriptRefusal(state);
+  return { state, next: settled.jobs, target: pushTarget(settled.config), outcomes: settled.outcomes };
+}
+
+/** Completes a leased job; with `reserveNext` > 0 it also leases the next ready jobs. */
+export function complete(
+  ctx: EngineContext,
+  queue: string,
+  input: { id: string; lease: string; result?: unknown; resultTruncated?: boolean; place?: LeasePlace },
+  reserveNext = 0,
+) {
+  return endLease(ctx, queue, { kind: 'complete', ...input }, reserveNext);
+}
+
+/** Fails an attempt: retried with backoff while attempts remain (and `retry` is not false). */
+export function fail(
+  ctx: EngineContext,
+  queue: string,
+  input: { id: string; lease: string; error: string; retry?: boolean; retryAfterMs?: number; place?: LeasePlace },
+  reserveNext = 0,
+) {
+  return endLease(ctx, queue, { kind: 'fail', ...input }, reserveNext);
+}
+
+/** Extends a live lease to now + extendMs (default: the job's timeoutMs), at most 24 h. */
+export async function heartbeat(ctx: EngineContext, queue: string, input: { id: string; lease: string; extendMs?: number }) {
+  checkQueueName(queue);
+  const { id, lease } = parseLeaseRef(input);
+  // Longer extensions are capped at 24 h (heartbeat.lua), not refused.
+  const { extendMs = 0 } = parse(z.object({ extendMs: z.number().int().min(1).optional() }), { extendMs: input.extendMs });
+  const { expiresAt, dueAt } = await callScript(ctx, scripts.heartbeat, { queue }, [ctx.now(), id, lease, extendMs]);
+  await noteDue(ctx, queue, dueAt);
+  return { expiresAt };
+}
+
+const progressSchema = z.union([
+  z.number().min(0).max(100),
+  z
+    .record(z.string(), z.json())
+    .refine((p) => new TextEncoder().encode(JSON.stringify(p)).length <= 4096, 'progress objects are at most 4 KiB'),
+]);
+
+/** Records a live lease's progress: a number 0-100 or a small JSON object. */
+export async function progress(ctx: EngineContext, queue: string, input: { id: string; lease: string; progress: unknown }) {
+  checkQueueName(queue);
+  const { id, lease } = parseLeaseRef(input);
+  const value = parse(progressSchema, input.progress);
+  await callScript(ctx, scripts.progress, { queue }, [id, lease, JSON.stringify(value)]);
+  return {};
+}

@@ -1,0 +1,45 @@
+// Per-minute outcome counters of a queue, for the dashboard's chart: completed, failed (for good)
+// and retried attempts in each of the last 60 minutes. settle.lua and tick.lua write them once
+// per call into the queue's meta hash (src/lua/includes/meta.lua); this reads the ring and lays it
+// out minute by minute.
+import { scripts } from '../../lua/scripts.generated';
+import type { MinuteMetrics } from '../../protocol/api-types';
+import type { EngineContext } from '../store/context';
+import { checkQueueName } from './queues';
+import { callScript } from '../store/scripts';
+
+export type { MinuteMetrics } from '../../protocol/api-types';
+
+const MINUTE_MS = 60_000;
+/** The minutes the ring holds, and the minutes returned. */
+export const METRIC_MINUTES = 60;
+/** Stored values are minute * COUNT_SPAN + count (meta.lua). */
+const COUNT_SPAN = 100_000_000;
+
+const KINDS = { c: 'completed', f: 'failed', r: 'retried' } as const;
+
+/** The last 60 minutes, oldest first; the last entry is the current minute. */
+export async function getMetrics(ctx: EngineContext, queue: string): Promise<MinuteMetrics[]> {
+  // get-metrics.lua answers c:0..59, f:0..59, r:0..59 in that order, null where unset.
+  const values = await callScript(ctx, scripts.getMetrics, { queue: checkQueueName(queue) }, []);
+  const stored = new Map<string, number>();
+  Object.keys(KINDS).forEach((kind, k) => {
+    for (let slot = 0; slot < METRIC_MINUTES; slot++) {
+      const value = values[k * METRIC_MINUTES + slot];
+      if (value !== null && value !== undefined) stored.set(`${kind}:${slot}`, Number(value));
+    }
+  });
+
+  const current = Math.floor(ctx.now() / MINUTE_MS);
+  const minutes: MinuteMetrics[] = [];
+  for (let minute = current - METRIC_MINUTES + 1; minute <= current; minute++) {
+    const entry: MinuteMetrics = { at: minute * MINUTE_MS, completed: 0, failed: 0, retried: 0 };
+    for (const [kind, name] of Object.entries(KINDS)) {
+      const value = stored.get(`${kind}:${minute % METRIC_MINUTES}`);
+      // A slot not written since an hour (or more) ago holds an older minute: nothing this minute.
+      if (value !== undefined && Math.floor(value / COUNT_SPAN) === minute) entry[name] = value % COUNT_SPAN;
+    }
+    minutes.push(entry);
+  }
+  return minutes;
+}

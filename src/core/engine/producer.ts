@@ -1,0 +1,162 @@
+// Enqueue: validation in TypeScript (a bad batch writes nothing), then one script per batch. A
+// publish token's jobs also pass its policy first (publish-policy.ts); the script checks the
+// quotas and its rate limit before it writes (src/lua/includes/quota.lua).
+import type { z } from 'zod';
+import { scripts } from '../../lua/scripts.generated';
+import type { EnqueueResult } from '../../protocol/api-types';
+import type { ConfigOptions, StoredConfig } from '../../protocol/config';
+import { type EngineContext, parse } from '../store/context';
+import { type QueueError } from '../../protocol/errors';
+import { isRefusal, startTooLate } from '../store/refusals';
+import { batchInputSchemaFor, jobInputSchemaFor } from '../../protocol/job-input';
+import { noteDue } from '../store/due-index';
+import { checkQueueName } from './queues';
+import { randomId } from '../../protocol/ids';
+import { type LeasedJob, toLeasedJob } from './leases';
+import { callScript } from '../store/scripts';
+import { PUBLISH_ID_PREFIX, checkPublished } from './publish-policy';
+
+export type { EnqueueResult } from '../../protocol/api-types';
+
+type ParsedJob = z.output<ReturnType<typeof jobInputSchemaFor>>;
+
+/** The enqueue schemas, built once per setting of allowHttpLoopback (the only option they read). */
+const schemas = new Map<boolean, { job: ReturnType<typeof jobInputSchemaFor>; batch: ReturnType<typeof batchInputSchemaFor> }>();
+function schemasFor(options: ConfigOptions) {
+  const key = options.allowHttpLoopback === true;
+  let built = schemas.get(key);
+  if (!built) schemas.set(key, (built = { job: jobInputSchemaFor(options), batch: batchInputSchemaFor(options) }));
+  return built;
+}
+
+/** The per-job state fields a job record carries only when given (see job.lua). */
+function recordOptions(job: ParsedJob, createdAt: number, orderMs: number): string {
+  const options: Record<string, unknown> = {};
+  if (job.id !== undefined) options.i = 1; // only ids the producer named are remembered (dedup.lua)
+  if (job.debounce !== undefined) {
+    options.db = job.debounce.key;
+    if (job.debounce.maxDelayMs !== undefined) options.dx = createdAt + job.debounce.maxDelayMs;
+  }
+  if (job.maxAttempts !== undefined) options.ma = job.maxAttempts;
+  if (job.backoff !== undefined) options.bo = job.backoff;
+  if (job.timeoutMs !== undefined) options.to = job.timeoutMs;
+  if (job.callbackUrl !== undefined) options.cb = job.callbackUrl;
+  if (job.priority) options.pr = job.priority;
+  if (createdAt !== orderMs) options.c = createdAt;
+  return Object.keys(options).length > 0 ? JSON.stringify(options) : '';
+}
+
+/** A debounced job starts delayMs from now, and no later than maxDelayMs from now. */
+function debouncedStart({ delayMs, maxDelayMs = delayMs }: NonNullable<ParsedJob['debounce']>, now: number): number {
+  return now + Math.min(delayMs, maxDelayMs);
+}
+
+/** enqueue.lua's flag per job: new, duplicate (a known id), debounced (collapsed into another job). */
+const ANSWER_FLAGS = [{}, { duplicate: true }, { debounced: true }] as const;
+
+/**
+ * A publish token's enqueue: the queue's config as the route read it (what the token may send),
+ * and the client whose publishRateLimit it spends (`ip:<address>`, or `token:<SHA-256>` where
+ * no address is known).
+ */
+export interface Publisher {
+  config: StoredConfig;
+  client: string;
+}
+
+/** Where job i sits in the body, for error paths: '' for a lone job, 'jobs.<i>.' in a batch. */
+type PathOf = (i: number) => string;
+const lonePath: PathOf = () => '';
+const batchPath: PathOf = (i) => `jobs.${i}.`;
+
+/** The field that set job `job`'s start, for a start past maxDelayMs (the script's DELAY_TOO_LONG). */
+function startField(job: ParsedJob): string {
+  if (job.debounce) return 'debounce.delayMs';
+  return job.runAt !== undefined ? 'runAt' : 'delayMs';
+}
+
+export interface Enqueued {
+  results: EnqueueResult[];
+  /** Jobs leased by the same call (when asked to reserve), for the caller to deliver. */
+  leased: LeasedJob[];
+  config: StoredConfig;
+}
+
+async function enqueueParsed(
+  ctx: EngineContext,
+  queue: string,
+  sent: ParsedJob[],
+  reserve: number,
+  rawData: readonly (string | undefined)[],
+  pathOf: PathOf,
+  publisher?: Publisher,
+): Promise<Enqueued> {
+  if (publisher) checkPublished(sent, sent.map((_, i) => pathOf(i)), publisher.config);
+  // A publish token's ids live apart: its `x` is the job `pub:x`.
+  const jobs = publisher ? sent.map((job) => (job.id === undefined ? job : { ...job, id: PUBLISH_ID_PREFIX + job.id })) : sent;
+  const now = ctx.now();
+  const args: (string | number)[] = [now, Math.min(Math.max(0, reserve), 1000), jobs.length, publisher ? '1' : ''];
+  for (const [i, job] of jobs.entries()) {
+    const orderMs = job.orderMs ?? now;
+    const runAt = job.debounce ? debouncedStart(job.debounce, now) : (job.runAt ?? (job.delayMs !== undefined ? now + job.delayMs : 0));
+    args.push(job.id ?? randomId(), job.group, orderMs, runAt, rawData[i] ?? JSON.stringify(job.data), recordOptions(job, now, orderMs));
+  }
+  const target = { queue, groups: jobs.map((job) => job.group), client: publisher?.client };
+  const { results, config, leased, dueAt } = await callScript(ctx, scripts.enqueue, target, args).catch((error: unknown) => {
+    if (!isRefusal(error, 'DELAY_TOO_LONG')) throw error;
+    const { index } = (error as QueueError).details as { index: number };
+    throw startTooLate(pathOf(index) + startField(jobs[index]!), error as QueueError);
+  });
+  // Before anything is pushed: a lease's deadline in the due index is what retries it if this
+  // invocation dies mid-delivery (G3).
+  await noteDue(ctx, queue, dueAt);
+  return {
+    results: results.map(([id, state, flag]) => ({ id, state, ...ANSWER_FLAGS[flag] })),
+    leased: leased.map((tuple) => toLeasedJob(queue, config, tuple)),
+    config,
+  };
+}
+
+/**
+ * Adds one job. A known id (a job kept, or one the dedup window remembers) answers with
+ * `duplicate: true` and changes nothing; a debounced job that collapsed into a waiting one
+ * answers that job with `debounced: true`.
+ */
+export async function enqueue(ctx: EngineContext, queue: string, input: unknown): Promise<EnqueueResult> {
+  return (await enqueueAndReserve(ctx, queue, input, 0)).results[0]!;
+}
+
+/** Adds up to 1000 jobs atomically; the batch is validated whole before anything is written. */
+export async function enqueueBatch(ctx: EngineContext, queue: string, jobs: unknown): Promise<EnqueueResult[]> {
+  return (await enqueueBatchAndReserve(ctx, queue, { jobs }, 0)).results;
+}
+
+/**
+ * enqueue, then up to `reserve` ready jobs leased in the same round trip (the dispatcher's way
+ * in). `rawData`, the exact JSON text `input.data` was parsed from, is stored instead of a
+ * re-encoding, so big integers and number formats reach the endpoint as sent.
+ */
+export function enqueueAndReserve(
+  ctx: EngineContext,
+  queue: string,
+  input: unknown,
+  reserve: number,
+  rawData?: string,
+  publisher?: Publisher,
+): Promise<Enqueued> {
+  checkQueueName(queue);
+  return enqueueParsed(ctx, queue, [parse(schemasFor(ctx.options).job, input)], reserve, [rawData], lonePath, publisher);
+}
+
+/** enqueueBatch of a body `{"jobs":[...]}`, then up to `reserve` ready jobs leased in the same round trip. */
+export function enqueueBatchAndReserve(
+  ctx: EngineContext,
+  queue: string,
+  batch: unknown,
+  reserve: number,
+  rawData: readonly (string | undefined)[] = [],
+  publisher?: Publisher,
+): Promise<Enqueued> {
+  checkQueueName(queue);
+  return enqueueParsed(ctx, queue, parse(schemasFor(ctx.options).batch, batch).jobs, reserve, rawData, batchPath, publisher);
+}

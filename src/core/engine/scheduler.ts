@@ -1,0 +1,84 @@
+// The scheduler's pass over one queue: tick-scan.lua and tick.lua do the bounded work; due
+// repeats come back here for their next run time and are committed one by one with
+// compare-and-set.
+import { scripts } from '../../lua/scripts.generated';
+import type { EngineContext } from '../store/context';
+import { QueueError } from '../../protocol/errors';
+import { resetDue } from '../store/due-index';
+import { randomSeed } from '../../protocol/ids';
+import { type OutcomeToSend, toOutcomesToSend } from '../store/leased';
+import { checkQueueName } from './queues';
+import { type RepeatSpec, runAfter } from './repeats';
+import { callScript } from '../store/scripts';
+
+/** Items per phase of one tick (delayed, held, expired leases, trims, repeats): bounded work. */
+const TICK_LIMIT = 500;
+
+export interface TickResult {
+  /** When the queue next needs a tick (epoch ms), or null when nothing is scheduled. */
+  nextDueAt: number | null;
+  /** Jobs are ready to be reserved now: drain. */
+  readyDue: boolean;
+  /** A phase hit its limit: tick again soon. */
+  more: boolean;
+  /** Runs of repeatable jobs created by this tick. */
+  repeatsCreated: number;
+  /** An opportunistic tick found another one running: it did nothing. */
+  locked: boolean;
+  /** Outcome callbacks due for an attempt, leased to the caller to send. */
+  outcomes: OutcomeToSend[];
+}
+
+/** How long a request's opportunistic tick keeps others out. */
+const TICK_LOCK_MS = 1000;
+
+/**
+ * One bounded scheduler pass: tick-scan names the groups of what is due, tick (with their keys
+ * declared) does the work, then the queue's due-index entry is set to its next due time.
+ * `opportunistic` (a request, not the cron) runs only under a short lock, so a burst of
+ * requests makes one pass.
+ */
+export async function tick(ctx: EngineContext, queue: string, { opportunistic = false } = {}): Promise<TickResult> {
+  checkQueueName(queue);
+  const now = ctx.now();
+  const scan = await callScript(ctx, scripts.tickScan, { queue }, [now, TICK_LIMIT, opportunistic ? TICK_LOCK_MS : 0]);
+  const idle = { readyDue: false, more: false, repeatsCreated: 0, locked: false, outcomes: [] };
+  if (scan.kind === 'locked') return { ...idle, nextDueAt: null, locked: true };
+  if (scan.kind === 'idle') {
+    // The cron came because the index said due: tell it the truth. A request's look changes nothing.
+    if (!opportunistic) await resetDue(ctx, queue, scan.timer);
+    return { ...idle, nextDueAt: scan.timer };
+  }
+  const { groups } = scan;
+  const { nextDueAt, readyDue, more, dueRepeats, outcomes } = await callScript(ctx, scripts.tick, { queue, groups }, [
+    now, randomSeed(), TICK_LIMIT, ...groups,
+  ]);
+  let repeatsCreated = 0;
+  let nextAt = nextDueAt;
+  for (const [key, specJson] of dueRepeats) {
+    const spec = JSON.parse(specJson) as RepeatSpec;
+    const runAt = spec.nextRunAt!;
+    const next = runAfter(spec, runAt, now);
+    try {
+      const committed = await callScript(ctx, scripts.commitRepeat, { queue, group: spec.group }, [
+        now, key, spec.v ?? 0, runAt, next ?? -1, spec.group,
+      ]);
+      if (committed !== null && !committed.duplicate) repeatsCreated++;
+    } catch (error) {
+      // The repeat or its queue was deleted between the tick and the commit: nothing to do.
+      const gone = error instanceof QueueError && (error.code === 'REPEAT_NOT_FOUND' || error.code === 'QUEUE_NOT_FOUND');
+      if (!gone) throw error;
+    }
+    if (next !== null && (nextAt === null || next < nextAt)) nextAt = next;
+  }
+  // The committed repeats' next runs are in the queue's timer: resetDue reads it back.
+  await resetDue(ctx, queue, nextDueAt);
+  return {
+    nextDueAt: nextAt,
+    readyDue: readyDue || repeatsCreated > 0,
+    more,
+    repeatsCreated,
+    locked: false,
+    outcomes: toOutcomesToSend(queue, outcomes),
+  };
+}

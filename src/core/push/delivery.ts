@@ -1,0 +1,159 @@
+// One push of a leased job to its queue's endpoint, and what the answer means (README,
+// Delivery): 2xx completes with the body as result, 202 leaves the lease to the
+// endpoint's callbacks, anything else (or no answer within timeoutMs) is a failed attempt.
+import { DAY_MS } from '../../protocol/config';
+import { type Delivery, deliveryWebhookId } from '../../protocol/delivery-body';
+import type { LeasedJob, Outcome, PushTarget } from '../store/leased';
+import { parseRetryAfter } from '../../protocol/retry-after';
+import type { Signer, Signers } from './signing';
+
+export const USER_AGENT = 'groupq/0.1.0';
+/** A result larger than this is kept as its first 64 KiB of text, marked truncated. */
+const MAX_RESULT_BYTES = 65_536;
+/** How much of an error response's body the job's `error` quotes. */
+const ERROR_BODY_CHARS = 500;
+
+export interface DeliveryOptions {
+  /** Each queue's signer: its own secrets, else the deployment's. */
+  signers: Signers;
+  /** Origin the endpoint calls back (heartbeat, complete, fail, progress). */
+  publicUrl: string;
+  now: () => number;
+  /**
+   * Outcome callbacks may go to loopback (local development, GROUPQ_ALLOW_HTTP_LOOPBACK), as
+   * callbackUrlSchema allows. @default false
+   */
+  allowHttpLoopback?: boolean;
+}
+
+/** The callback URLs of one job, under the Worker's public URL. */
+export function callbackUrls(publicUrl: string, queue: string, id: string) {
+  const base = `${publicUrl}/v1/queues/${encodeURIComponent(queue)}/jobs/${encodeURIComponent(id)}/`;
+  return { heartbeat: `${base}heartbeat`, complete: `${base}complete`, fail: `${base}fail`, progress: `${base}progress` };
+}
+
+/** The delivery body. `data` is spliced in as stored, so big payloads are never re-encoded. */
+export function deliveryBody(job: LeasedJob, publicUrl: string): string {
+  const head = JSON.stringify({ id: job.id, queue: job.queue, group: job.group });
+  const tail = JSON.stringify({
+    attempt: job.attempt,
+    maxAttempts: job.maxAttempts,
+    orderMs: job.orderMs,
+    createdAt: job.createdAt,
+    lease: job.lease,
+    callbacks: callbackUrls(publicUrl, job.queue, job.id),
+  } satisfies Omit<Delivery, 'id' | 'queue' | 'group' | 'data'>);
+  return `${head.slice(0, -1)},"data":${job.rawData},${tail.slice(1)}`;
+}
+
+/** The Standard Webhooks headers of one signed POST (README, Verifying the signature). */
+export async function signedHeaders(signer: Signer, webhookId: string, body: string, now: number): Promise<Record<string, string>> {
+  const timestamp = Math.floor(now / 1000);
+  return {
+    'content-type': 'application/json',
+    'user-agent': USER_AGENT,
+    'webhook-id': webhookId,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': await signer.sign(webhookId, timestamp, body),
+  };
+}
+
+/** Reads at most `limit` bytes of a body (one more tells that there was more), then lets go. */
+export async function readBody(response: Response, limit: number): Promise<{ bytes: Uint8Array; truncated: boolean }> {
+  if (!response.body) return { bytes: new Uint8Array(), truncated: false };
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      break;
+    }
+  }
+  const bytes = new Uint8Array(Math.min(size, limit));
+  let offset = 0;
+  for (const chunk of chunks) {
+    const part = chunk.subarray(0, bytes.byteLength - offset);
+    bytes.set(part, offset);
+    offset += part.byteLength;
+    if (offset === bytes.byteLength) break;
+  }
+  return { bytes, truncated: size > limit };
+}
+
+function resultOf(text: string, truncated: boolean, contentType: string | null): { result: unknown; resultTruncated?: true } {
+  if (truncated) return { result: text, resultTruncated: true };
+  if (text === '') return { result: null };
+  if (contentType !== null && /^application\/([\w.+-]+\+)?json\b/i.test(contentType)) {
+    try {
+      return { result: JSON.parse(text) };
+    } catch {
+      // Declared JSON but is not: keep what was said, as text.
+    }
+  }
+  return { result: text };
+}
+
+/** `Retry-After` as milliseconds from now, capped at one day. */
+function retryAfterMs(header: string | null, now: number): number | undefined {
+  const ms = parseRetryAfter(header, now);
+  return ms === undefined ? undefined : Math.min(ms, DAY_MS);
+}
+
+/**
+ * Pushes one job and turns the answer into an outcome; null means the endpoint took the job
+ * asynchronously (202) and will finish it through the callbacks.
+ */
+export async function deliver(job: LeasedJob, target: PushTarget, options: DeliveryOptions): Promise<Outcome | null> {
+  const lease = { id: job.id, lease: job.lease.token };
+  const controller = new AbortController();
+  let timedOut = false;
+  // Aborted at timeoutMs, reading the answer included: the lease (timeoutMs + 5 s) outlives it.
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, job.timeoutMs);
+  try {
+    const body = deliveryBody(job, options.publicUrl);
+    const headers = {
+      ...(await signedHeaders(options.signers.of(target), deliveryWebhookId(), body, options.now())),
+      'groupq-queue': job.queue,
+      // webhook-id is new on every attempt; the job id (visible ASCII) stays the idempotency key.
+      'groupq-job-id': job.id,
+      'groupq-group': encodeURIComponent(job.group),
+      'groupq-attempt': String(job.attempt),
+      'groupq-lease-expires-at': String(job.lease.expiresAt),
+    };
+    const response = await fetch(target.endpoint, { method: 'POST', headers, body, signal: controller.signal, redirect: 'manual' });
+    if (response.status === 202) {
+      await response.body?.cancel().catch(() => {});
+      return null;
+    }
+    const { bytes, truncated } = await readBody(response, MAX_RESULT_BYTES);
+    const text = new TextDecoder().decode(bytes);
+    if (response.status >= 200 && response.status < 300) {
+      return { kind: 'complete', ...lease, status: response.status, ...resultOf(text, truncated, response.headers.get('content-type')) };
+    }
+    const detail = text.slice(0, ERROR_BODY_CHARS).trim();
+    return {
+      kind: 'fail',
+      ...lease,
+      status: response.status,
+      error: `HTTP ${response.status}${detail === '' ? '' : `: ${detail}`}`,
+      retry: response.headers.get('groupq-retry')?.trim().toLowerCase() !== 'false',
+      retryAfterMs: retryAfterMs(response.headers.get('retry-after'), options.now()),
+    };
+  } catch (error) {
+    // Whatever went wrong (signing included) is this attempt's failure, never a hung drain.
+    const message = timedOut
+      ? `timeout after ${job.timeoutMs} ms`
+      : `network error: ${error instanceof Error ? error.message : String(error)}`;
+    return { kind: 'fail', ...lease, error: message };
+  } finally {
+    clearTimeout(timer);
+  }
+}

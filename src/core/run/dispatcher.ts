@@ -1,0 +1,139 @@
+// The drain loop: push leased jobs to their endpoint, at most six at once per invocation, and
+// hand every outcome back with settle, which also reserves the next jobs in the same round trip
+// (complete-and-reserve-next: a busy group flows without a separate reserve). Outcomes that end
+// while a settle is in flight are acked together by the next one. Capacity (G6) and one lease
+// per group (G1) are enforced by the scripts, so concurrent drains never over-deliver.
+import { type DeliveryOptions, deliver } from '../push/delivery';
+import { type OutcomeToSend, type PushTarget, pushTarget } from '../store/leased';
+import type { Engine } from '../engine';
+import { QueueError } from '../../protocol/errors';
+import type { Invocation } from './invocation';
+import { type LeasedJob, type Outcome, type Settled, placeOf } from '../engine/leases';
+import { NOT_SENT, lastStartAt, sendOutcome } from '../push/outcomes';
+
+export interface DrainReport {
+  /** Pushes made. */
+  delivered: number;
+  /** Attempts that failed and will be retried: the queue has a new timer (the tick knows when). */
+  retrying: number;
+  /** The invocation's budget ran out while jobs may still be ready: the next trigger takes them. */
+  cut: boolean;
+}
+
+export interface Dispatcher {
+  engine: Engine;
+  invocation: Invocation;
+  delivery: DeliveryOptions;
+}
+
+/** Jobs already leased by the call that started the drain (an enqueue, a callback), in slots it claimed. */
+export interface Leased {
+  jobs: LeasedJob[];
+  /** Their queue's endpoint and signing secrets. */
+  target: PushTarget;
+  /** As many were leased as asked for: more may be ready. */
+  more: boolean;
+  /** Outcome callbacks the same call recorded, leased to this invocation to send. */
+  outcomes?: OutcomeToSend[];
+}
+
+/**
+ * Sends outcome callbacks this invocation holds leases for, each in a push slot (at most
+ * MAX_OUTCOME_FETCHES of the invocation's: deliveries always keep the others), then settles them
+ * in one call. An attempt that got no slot while its lease could still cover it is settled as
+ * not sent, and does not count. Never throws: an attempt that is not settled comes round again
+ * through the tick when its lease ends.
+ */
+export async function sendOutcomes(d: Dispatcher, queue: string, outcomes: readonly OutcomeToSend[]): Promise<void> {
+  if (outcomes.length === 0) return;
+  const attempts = await Promise.all(
+    outcomes.map(async (outcome) => {
+      // The settle below is paid for whatever happens: takeOutcomeSlot keeps 2 subrequests.
+      if (!(await d.invocation.takeOutcomeSlot(lastStartAt(outcome)))) return { outcome, error: NOT_SENT };
+      try {
+        return { outcome, error: await sendOutcome(outcome, d.delivery) };
+      } finally {
+        d.invocation.outcomeEnded();
+      }
+    }),
+  );
+  try {
+    await d.engine.settleOutcomes(queue, attempts);
+  } catch (error) {
+    console.error(`groupq: settling outcome callbacks of queue ${queue} failed`, error);
+  }
+}
+
+const SETTLE_ATTEMPTS = 3;
+
+async function settleWithRetry(d: Dispatcher, queue: string, outcomes: Outcome[], reserve: number): Promise<Settled | null> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      // A retry reserves nothing: if the lost answer had leased jobs, their leases expire and the
+      // tick retries them; outcomes acked twice are LEASE_LOST the second time, harmless.
+      return await d.engine.settle(queue, outcomes, attempt === 1 ? reserve : 0);
+    } catch (error) {
+      console.error(`groupq: settle on queue ${queue} failed (attempt ${attempt})`, error);
+      // Unacked outcomes are not lost: their leases expire and the jobs are retried (G3). Only
+      // an unreachable Redis is worth another try (a deleted queue or a bug stays as it is).
+      const transient = error instanceof QueueError && error.code === 'REDIS_UNAVAILABLE';
+      if (!transient || attempt === SETTLE_ATTEMPTS) return null;
+      await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+    }
+  }
+}
+
+/** Drains one queue until nothing is ready, or the invocation's budget is spent. */
+export async function drain(d: Dispatcher, queue: string, leased?: Leased): Promise<DrainReport> {
+  const { invocation } = d;
+  const report: DrainReport = { delivered: 0, retrying: 0, cut: false };
+  const outcomes: Outcome[] = [];
+  let mine = 0; // pushes of this drain in flight
+  let mayHaveMore = leased?.more ?? true; // the last reservation was not short: more may be ready
+
+  let ackOnly = false; // Redis failed us: ack what comes back, lease nothing more
+  const sending = [sendOutcomes(d, queue, leased?.outcomes ?? [])]; // outcome callbacks, in the background
+  // Each job's slot was claimed before it was leased (Invocation.claim).
+  const push = (job: LeasedJob, target: PushTarget) => {
+    mine++;
+    report.delivered++;
+    void deliver(job, target, d.delivery).then((outcome) => {
+      mine--;
+      // 202: the endpoint holds the lease; its slot is free for the next job.
+      if (outcome) outcomes.push({ ...outcome, place: placeOf(job) });
+      else mayHaveMore = true;
+      invocation.pushEnded();
+    });
+  };
+
+  for (const job of leased?.jobs ?? []) push(job, leased!.target);
+  for (;;) {
+    const reserve = !ackOnly && (mayHaveMore || outcomes.length > 0) ? invocation.claim() : 0;
+    if (outcomes.length > 0 || reserve > 0) {
+      const batch = outcomes.splice(0);
+      const settled = await settleWithRetry(d, queue, batch, reserve);
+      if (!settled) {
+        // Those outcomes' leases expire and their jobs are retried (G3); finish what is open.
+        invocation.release(reserve);
+        ackOnly = true;
+        continue;
+      }
+      invocation.release(reserve - settled.jobs.length);
+      sending.push(sendOutcomes(d, queue, settled.outcomes));
+      report.retrying += settled.results.filter((r) => r.state === 'waiting').length;
+      mayHaveMore = settled.jobs.length === reserve && reserve > 0;
+      const target = pushTarget(settled.config);
+      for (const job of settled.jobs) push(job, target);
+      continue;
+    }
+    // Nothing to ack and nothing to reserve: done once our pushes are back, unless jobs may be
+    // waiting for a slot that another drain of this invocation holds.
+    const slotElsewhere = !ackOnly && mayHaveMore && invocation.open > 0 && invocation.now() < invocation.deadline;
+    if (mine === 0 && !slotElsewhere) {
+      report.cut = mayHaveMore && !ackOnly && invocation.reservable() === 0;
+      await Promise.all(sending);
+      return report;
+    }
+    await invocation.changed();
+  }
+}

@@ -1,0 +1,117 @@
+// One Worker invocation's budgets, shared by everything it runs: a deadline after which no new
+// job is reserved, a count of subrequests (each Redis call and each push is one), and at most
+// six pushes open at once (Workers' limit on simultaneous connections), of which outcome
+// callbacks hold at most two.
+import type { ScriptRunner } from '../store/scripts';
+
+/** Pushes open at once per invocation. */
+export const MAX_OPEN_FETCHES = 6;
+/** Of those, outcome callbacks may hold at most this many: slow callback URLs never starve deliveries. */
+export const MAX_OUTCOME_FETCHES = 2;
+
+export class Invocation {
+  /** Pushes open now (or claimed for a reservation in flight), across every drain of this invocation. */
+  open = 0;
+  /** Of `open`, the slots outcome callbacks hold. */
+  outcomesOpen = 0;
+  private waiters: (() => void)[] = [];
+
+  constructor(
+    /** Epoch ms after which nothing new is reserved. */
+    readonly deadline: number,
+    /** Subrequests still allowed. */
+    public subrequestsLeft: number,
+    readonly now: () => number = Date.now,
+  ) {}
+
+  get freeSlots(): number {
+    return Math.max(0, MAX_OPEN_FETCHES - this.open);
+  }
+
+  /** How many more jobs may be reserved now: each costs a push and a share of a settle. */
+  reservable(): number {
+    if (this.now() >= this.deadline) return 0;
+    return Math.max(0, Math.min(this.freeSlots, Math.floor((this.subrequestsLeft - 2) / 2)));
+  }
+
+  /**
+   * Claims push slots (and their subrequests) for a reserving call before it is sent, so that
+   * drains reserving at the same time never lease more than the invocation may push at once.
+   * Returns how many; give back what was not leased with `release`.
+   */
+  claim(): number {
+    const n = this.reservable();
+    this.open += n;
+    this.subrequestsLeft -= n;
+    return n;
+  }
+
+  /** Returns claimed slots that no leased job took. */
+  release(n: number): void {
+    if (n <= 0) return;
+    this.open -= n;
+    this.subrequestsLeft += n;
+    this.notify();
+  }
+
+  /**
+   * Takes a push slot for an outcome callback (a send that leases no job), waiting until one is
+   * free and fewer than MAX_OUTCOME_FETCHES are outcomes'; false when none came by `until`
+   * (epoch ms), or when the subrequest budget cannot pay for the send and its settle. Give it
+   * back with `outcomeEnded`.
+   */
+  async takeOutcomeSlot(until: number): Promise<boolean> {
+    while (this.freeSlots === 0 || this.outcomesOpen >= MAX_OUTCOME_FETCHES) {
+      const waitMs = until - this.now();
+      if (waitMs < 0) return false;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([this.changed(), new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs + 1)))]);
+      clearTimeout(timer);
+    }
+    if (this.now() > until || this.subrequestsLeft <= 2) return false;
+    this.open++;
+    this.outcomesOpen++;
+    this.subrequestsLeft--;
+    return true;
+  }
+
+  /** An outcome callback's send ended: its slot is free. */
+  outcomeEnded(): void {
+    this.outcomesOpen--;
+    this.pushEnded();
+  }
+
+  /** A push ended: its slot is free for the next job. */
+  pushEnded(): void {
+    this.open--;
+    this.notify();
+  }
+
+  /** Resolves at the next change of `open` (a push started or ended). */
+  changed(): Promise<void> {
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  notify(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const wake of waiters) wake();
+  }
+
+  /** The Redis client, counting each call against the subrequest budget. */
+  count(redis: ScriptRunner): ScriptRunner {
+    const counted = <K extends keyof ScriptRunner>(name: K): ScriptRunner[K] =>
+      ((...args: unknown[]) => {
+        this.subrequestsLeft--;
+        return (redis[name] as (...a: unknown[]) => unknown).apply(redis, args);
+      }) as ScriptRunner[K];
+    return {
+      evalsha: counted('evalsha'),
+      eval: counted('eval'),
+      zadd: counted('zadd'),
+      zrange: counted('zrange'),
+      zrem: counted('zrem'),
+      hget: counted('hget'),
+    };
+  }
+}

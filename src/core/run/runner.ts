@@ -1,0 +1,148 @@
+// What a Worker invocation runs besides answering: the cron's loop (read the due index, tick and
+// drain the queues it names, then sleep until its next entry within the window, without polling
+// Redis in between), and a request's follow-up (drain what it leased; then tick and drain the
+// queue if this isolate knows a timer of it is due, under a short Redis lock).
+import { type Dispatcher, type DrainReport, type Leased, drain, sendOutcomes } from './dispatcher';
+import type { TickResult } from '../engine/scheduler';
+
+/** Tick passes in a row while a tick reports more work (500 items per phase each). */
+const MAX_PASSES = 10;
+
+/** Per isolate: when each queue next needs a tick, as last learned. Unknown means now. */
+export class DueTimes {
+  private readonly at = new Map<string, number | null>();
+  private readonly sleeping = new Set<string>();
+
+  isDue(queue: string, now: number): boolean {
+    const at = this.at.get(queue);
+    return at === undefined || (at !== null && at <= now);
+  }
+
+  set(queue: string, at: number | null): void {
+    this.at.set(queue, at);
+  }
+
+  /** A timer at `at` exists (a delayed job, a retry): tick by then. */
+  lower(queue: string, at: number): void {
+    const current = this.at.get(queue);
+    if (current === null || (current !== undefined && at < current)) this.at.set(queue, at);
+  }
+
+  /** One request follow-up per isolate and queue sleeps for the next due time; false if one does. */
+  claimSleep(queue: string): boolean {
+    if (this.sleeping.has(queue)) return false;
+    this.sleeping.add(queue);
+    return true;
+  }
+
+  releaseSleep(queue: string): void {
+    this.sleeping.delete(queue);
+  }
+}
+
+// Only the first pass competes for the lock: the passes after it would find their own lock.
+// Every pass's outcome callbacks are leased to us: all of them are returned, to be sent.
+async function tickFully(d: Dispatcher, queue: string, opportunistic: boolean): Promise<TickResult> {
+  let result = await d.engine.tick(queue, { opportunistic });
+  const outcomes = [...result.outcomes];
+  for (let pass = 1; result.more && !result.locked && pass < MAX_PASSES; pass++) {
+    result = await d.engine.tick(queue);
+    outcomes.push(...result.outcomes);
+  }
+  return { ...result, outcomes };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Tick, drain what is ready, and while the next timer falls before `until`, sleep until it and
+ * go again: second precision for delays and retries. `opportunistic` (a request, not the cron)
+ * takes the tick lock and leaves the sleeping to one follow-up per isolate.
+ */
+export async function runQueue(d: Dispatcher, due: DueTimes, queue: string, until: number, opportunistic = false): Promise<TickResult> {
+  const { invocation } = d;
+  for (let round = 0; ; round++) {
+    // A request competes for the tick lock once; having won it, its later rounds are its own.
+    const ticked = await tickFully(d, queue, opportunistic && round === 0);
+    if (ticked.locked) return ticked; // another request is ticking this queue right now
+    due.set(queue, ticked.nextDueAt);
+    const sent = sendOutcomes(d, queue, ticked.outcomes); // while the drain runs
+    let report: DrainReport | null = null;
+    if (ticked.readyDue) report = await drain(d, queue);
+    await sent;
+    const now = invocation.now();
+    if (report?.cut) await d.engine.noteDue(queue, now); // out of budget: the next trigger drains the rest
+    if (now >= invocation.deadline || invocation.subrequestsLeft <= 2) return ticked;
+    // A request's follow-up: deliveries made or retries scheduled mean new timers and maybe new
+    // ready jobs, tick again. (The cron needs not: the due index names the queue when it is due.)
+    if (opportunistic && report && (report.delivered > 0 || report.retrying > 0)) continue;
+    if (ticked.nextDueAt === null || ticked.nextDueAt > until) return ticked;
+    if (opportunistic && !due.claimSleep(queue)) return ticked; // another follow-up waits for it
+    try {
+      await sleep(Math.max(0, ticked.nextDueAt - now));
+    } finally {
+      if (opportunistic) due.releaseSleep(queue);
+    }
+  }
+}
+
+/**
+ * After a request: drain (the jobs it leased, or from a fresh reservation when it made jobs
+ * ready); then, if this isolate knows the queue's tick is due, run the queue until the
+ * invocation's deadline. A retry the drain scheduled makes the tick due: only it knows when.
+ */
+export async function followUp(d: Dispatcher, due: DueTimes, queue: string, start: Leased | 'drain'): Promise<void> {
+  try {
+    let report: DrainReport | null = null;
+    if (start === 'drain') report = await drain(d, queue);
+    else if (start.jobs.length > 0 || start.more || start.outcomes?.length) report = await drain(d, queue, start);
+    if (report && report.retrying > 0) due.lower(queue, d.invocation.now());
+    if (report?.cut) {
+      await d.engine.noteDue(queue, d.invocation.now()); // out of budget: the next trigger drains the rest
+      return;
+    }
+    if (due.isDue(queue, d.invocation.now())) await runQueue(d, due, queue, d.invocation.deadline, true);
+  } catch (error) {
+    console.error(`groupq: background work on queue ${queue} failed`, error);
+  }
+}
+
+/** Due queues the cron takes at once. */
+const DUE_BATCH = 100;
+
+type QueueResult = TickResult | { error: string };
+
+/**
+ * The cron's work: every queue the due index names as due, ticked and drained, again whenever
+ * the index's next entry falls before `until`. An idle pass is one command, whatever the number
+ * of queues. One queue failing does not stop the others (it is left for the next invocation).
+ */
+export async function runDueQueues(d: Dispatcher, due: DueTimes, until: number): Promise<Record<string, QueueResult>> {
+  const { engine, invocation } = d;
+  const results: Record<string, QueueResult> = {};
+  const failed = new Set<string>();
+  for (;;) {
+    const now = invocation.now();
+    if (now >= invocation.deadline || invocation.subrequestsLeft <= 2) return results;
+    const first = await engine.firstDue();
+    let nextAt = first?.at ?? null;
+    if (first && first.at <= now) {
+      const queues = (await engine.dueQueues(now, DUE_BATCH)).filter((queue) => !failed.has(queue));
+      await Promise.all(
+        queues.map(async (queue) => {
+          try {
+            results[queue] = await runQueue(d, due, queue, now);
+          } catch (error) {
+            console.error(`groupq: scheduler pass over queue ${queue} failed`, error);
+            failed.add(queue);
+            results[queue] = { error: error instanceof Error ? error.message : String(error) };
+          }
+        }),
+      );
+      if (queues.length > 0) continue;
+      nextAt = await engine.nextDueAfter(now); // only failed queues are due: wait for the others
+    }
+    if (nextAt === null || nextAt > until) return results;
+    await sleep(Math.max(0, nextAt - invocation.now()));
+  }
+}

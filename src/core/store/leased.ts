@@ -1,0 +1,93 @@
+// What a lease is, as the code that delivers, settles and sends outcomes passes it around, and
+// the decoders of the outcome tuples scripts hand over: below both src/core/engine and
+// src/core/push, so that neither needs the other.
+import type { StoredConfig } from '../../protocol/config';
+import type { OutcomeCallback } from '../../protocol/outcome-body';
+import type { QueueSecrets } from '../../protocol/signing-secret';
+
+export interface LeasedJob<T = unknown> {
+  id: string;
+  queue: string;
+  group: string;
+  data: T;
+  /** `data` exactly as stored (JSON text), to forward without re-encoding. */
+  rawData: string;
+  /** 1-based number of this attempt. */
+  attempt: number;
+  maxAttempts: number;
+  orderMs: number;
+  createdAt: number;
+  /** How long this delivery may take. */
+  timeoutMs: number;
+  lease: { token: string; expiresAt: number };
+  /** Enqueue sequence: with the id, the job's member in its group zset. */
+  seq: number;
+  /** Leased "solo" (straight from its enqueue, never in its group zset: src/lua/includes/group.lua). */
+  solo: boolean;
+  /** The job has a callback URL of its own (settle then reads its record to record the outcome). */
+  callback: boolean;
+  /** Its producer named its id: its end is remembered for the dedup window. */
+  named: boolean;
+}
+
+/**
+ * Where the job of a lease sits, as its leaser knows it: its group (whose key settle declares),
+ * its sequence, and whether it was leased solo. Without it, settle reads it first.
+ */
+export interface LeasePlace {
+  group: string;
+  seq: number;
+  /** Unknown (a lease callback): settle then does what either case needs. */
+  solo?: boolean;
+  /** The job has a callback URL of its own. */
+  callback: boolean;
+  /** Its producer named its id. */
+  named: boolean;
+}
+
+/** `status`: the endpoint's HTTP answer when the outcome is one (a delivery's), for the job's history. */
+export type Outcome = { place?: LeasePlace; status?: number } & (
+  | { kind: 'complete'; id: string; lease: string; result?: unknown; resultTruncated?: boolean }
+  | { kind: 'fail'; id: string; lease: string; error: string; retry?: boolean; retryAfterMs?: number }
+);
+
+/** Where a queue's jobs are pushed and what signs them: the parts of its config a push reads. */
+export type PushTarget = Pick<StoredConfig, 'endpoint' | 'signingSecret' | 'signingSecretNext'>;
+
+export function pushTarget({ endpoint, signingSecret, signingSecretNext }: PushTarget): PushTarget {
+  return { endpoint, signingSecret, signingSecretNext };
+}
+
+/** An outcome record as outcome.lua writes it (short field names: they are stored). */
+export interface OutcomeRecord {
+  u: string;
+  g: string;
+  s: OutcomeCallback['state'];
+  r?: string;
+  rt?: boolean;
+  e?: string;
+  a: number;
+  f: number;
+  n: number;
+  /** The end of this attempt's lease. */
+  t: number;
+}
+
+/** One attempt at an outcome callback, leased to whoever holds this. */
+export interface OutcomeToSend {
+  queue: string;
+  id: string;
+  record: OutcomeRecord;
+  /** The queue's own signing secrets (none: the deployment's). */
+  secrets: QueueSecrets;
+}
+
+/** The {id, record JSON, signingSecret, signingSecretNext} tuples a script hands over ('' for none). */
+export function toOutcomesToSend(queue: string, tuples: readonly (readonly [string, string, string, string])[] = []): OutcomeToSend[] {
+  return tuples.map(([id, json, secret, next]) => ({
+    queue,
+    id,
+    record: JSON.parse(json) as OutcomeRecord,
+    secrets: { signingSecret: secret || undefined, signingSecretNext: next || undefined },
+  }));
+}

@@ -1,0 +1,106 @@
+// A script's refusals: the negative statuses Lua scripts lead their replies with, turned into the
+// QueueError the API answers with.
+import { type ErrorCode, QueueError } from '../../protocol/errors';
+
+/**
+ * The statuses a Lua script leads its reply with when it refuses, by the names the scripts use
+ * (src/lua/includes/errors.lua; a test keeps the two equal).
+ */
+export const LuaStatus = {
+  QUEUE_NOT_FOUND: -1,
+  JOB_NOT_FOUND: -2,
+  LEASE_LOST: -3,
+  /** {status, the job's state} */
+  INVALID_STATE: -4,
+  /** {status, item (1-based), limit in bytes} */
+  PAYLOAD_TOO_LARGE: -5,
+  GROUP_NOT_FOUND: -6,
+  REPEAT_NOT_FOUND: -7,
+  /** A deletion of the queue is under way (putQueue finishes it, then creates). */
+  QUEUE_DELETING: -8,
+  /** {status, the most repeatable jobs a queue may hold} */
+  TOO_MANY_REPEATS: -9,
+  /** {status, group}: the job named by id is in another group than the caller read (job-ops.ts retries). */
+  JOB_CHANGED_GROUP: -10,
+  JOB_CANCELLED: -11,
+  /** {status, maxJobs} */
+  QUEUE_FULL: -12,
+  /** {status, ms until the client's window ends, max, periodMs} */
+  RATE_LIMITED: -13,
+  /** {status, item (1-based), maxDelayMs}: producer.ts names the field (delayMs, runAt, debounce) */
+  DELAY_TOO_LONG: -14,
+} as const;
+
+export type LuaStatusName = keyof typeof LuaStatus;
+
+/** What each refusal is to the API. */
+const LUA_ERRORS: Record<LuaStatusName, [ErrorCode, string]> = {
+  QUEUE_NOT_FOUND: ['QUEUE_NOT_FOUND', 'queue not found'],
+  JOB_NOT_FOUND: ['JOB_NOT_FOUND', 'job not found'],
+  LEASE_LOST: ['LEASE_LOST', 'the lease is not held: wrong or stale token, or the job was finished'],
+  INVALID_STATE: ['INVALID_STATE', 'the job is not in a state that allows this'],
+  PAYLOAD_TOO_LARGE: ['PAYLOAD_TOO_LARGE', 'job data is larger than the queue allows'],
+  GROUP_NOT_FOUND: ['GROUP_NOT_FOUND', 'group not found'],
+  REPEAT_NOT_FOUND: ['REPEAT_NOT_FOUND', 'repeatable job not found'],
+  QUEUE_DELETING: ['INVALID_STATE', 'the queue is being deleted'],
+  TOO_MANY_REPEATS: ['VALIDATION_FAILED', 'the queue holds the most repeatable jobs it may'],
+  JOB_CHANGED_GROUP: ['INTERNAL', 'job changed group'],
+  JOB_CANCELLED: ['JOB_CANCELLED', 'the job was cancelled: this lease is no longer held'],
+  QUEUE_FULL: ['QUEUE_FULL', "the queue holds its maxJobs waiting and delayed jobs: try again later"],
+  RATE_LIMITED: ['RATE_LIMITED', "too many jobs from this client: past the queue's publishRateLimit"],
+  DELAY_TOO_LONG: ['VALIDATION_FAILED', "the job would start later than the queue's maxDelayMs allows"],
+};
+
+const NAME_OF = new Map(Object.entries(LuaStatus).map(([name, status]) => [status as number, name as LuaStatusName]));
+
+/** A QueueError that a script's status raised; `luaStatus` tells which. */
+export class ScriptRefusal extends QueueError {
+  constructor(
+    readonly luaStatus: LuaStatusName,
+    details?: unknown,
+    message = LUA_ERRORS[luaStatus][1],
+  ) {
+    super(LUA_ERRORS[luaStatus][0], message, details);
+  }
+}
+
+/**
+ * What a full queue's Retry-After asks: no one knows when jobs will end, and a producer retrying
+ * sooner only spends requests.
+ */
+const QUEUE_FULL_RETRY_MS = 30_000;
+
+function withRetryAfter(error: QueueError, ms: number): QueueError {
+  error.retryAfterMs = ms;
+  return error;
+}
+
+/** The error of a script's reply `{status, ...}` whose status is negative. */
+export function luaError(reply: readonly unknown[]): QueueError {
+  const status = Number(reply[0]);
+  const name = NAME_OF.get(status);
+  if (name === undefined) return new QueueError('INTERNAL', `unexpected script status ${status}`);
+  if (name === 'PAYLOAD_TOO_LARGE') return new ScriptRefusal(name, { index: Number(reply[1]) - 1, maxPayloadBytes: Number(reply[2]) });
+  if (name === 'TOO_MANY_REPEATS') return new ScriptRefusal(name, { maxRepeats: Number(reply[1]) });
+  if (name === 'QUEUE_FULL') return withRetryAfter(new ScriptRefusal(name, { maxJobs: Number(reply[1]) }), QUEUE_FULL_RETRY_MS);
+  if (name === 'RATE_LIMITED') {
+    return withRetryAfter(new ScriptRefusal(name, { max: Number(reply[2]), periodMs: Number(reply[3]) }), Math.max(1000, Number(reply[1])));
+  }
+  if (name === 'DELAY_TOO_LONG') return new ScriptRefusal(name, { index: Number(reply[1]) - 1, maxDelayMs: Number(reply[2]) });
+  if (name === 'INVALID_STATE' && typeof reply[1] === 'string') {
+    return new ScriptRefusal(name, { state: reply[1] }, `the job is ${reply[1]}, which does not allow this`);
+  }
+  return new ScriptRefusal(name);
+}
+
+/** A script's DELAY_TOO_LONG as the 400 of the field (`path`) that asked for the start. */
+export function startTooLate(path: string, refusal: QueueError): QueueError {
+  const { maxDelayMs } = refusal.details as { maxDelayMs: number };
+  const message = `the job would start more than the queue's maxDelayMs (${maxDelayMs}) from now`;
+  return new QueueError('VALIDATION_FAILED', `${path}: ${message}`, [{ path, message }]);
+}
+
+/** Whether `error` is the refusal `name` of a script. */
+export function isRefusal(error: unknown, name: LuaStatusName): boolean {
+  return error instanceof ScriptRefusal && error.luaStatus === name;
+}

@@ -1,0 +1,48 @@
+// One error type for the whole engine, mapped to HTTP statuses through one table.
+
+export const ERROR_STATUS = {
+  VALIDATION_FAILED: 400,
+  BAD_JSON: 400,
+  UNAUTHORIZED: 401,
+  /** A publish token sent a job field its queue does not allow it (details.fields names them). */
+  FIELD_NOT_ALLOWED: 403,
+  QUEUE_NOT_FOUND: 404,
+  JOB_NOT_FOUND: 404,
+  GROUP_NOT_FOUND: 404,
+  REPEAT_NOT_FOUND: 404,
+  /** No such route. */
+  NOT_FOUND: 404,
+  /** A known path, but no route for the method (the Allow header lists those it takes). */
+  METHOD_NOT_ALLOWED: 405,
+  INVALID_STATE: 409,
+  LEASE_LOST: 409,
+  /** A lease callback of a job that was cancelled under it. */
+  JOB_CANCELLED: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  /** The enqueue would pass the queue's maxJobs (waiting + delayed). */
+  QUEUE_FULL: 429,
+  /** A publish token's client is past the queue's publishRateLimit. */
+  RATE_LIMITED: 429,
+  INTERNAL: 500,
+  REDIS_UNAVAILABLE: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export class QueueError extends Error {
+  override readonly name = 'QueueError';
+  readonly status: number;
+
+  /** How long to wait before trying again: sent as the answer's Retry-After (whole seconds). */
+  retryAfterMs?: number;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: unknown,
+  ) {
+    super(message);
+    this.status = ERROR_STATUS[code];
+  }
+}
