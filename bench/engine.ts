@@ -10,8 +10,10 @@
 //                             to override any size
 //   npm run bench -- --latency  only the e2e latency run, cut into stages (bench/lib/latency-stages.ts);
 //                             --rate=N sends N jobs/s instead of 200
+//   npm run bench -- --bundle   only the Worker's bundle size and startup time (bench/lib/worker-bundle.ts)
 // Either way the result is also written to bench/results/engine.json (engine-scale.json with
-// --scale, engine-scale-quick.json with --scale-quick, engine-latency.json with --latency).
+// --scale, engine-scale-quick.json with --scale-quick, engine-latency.json with --latency,
+// engine-bundle.json with --bundle). The exit code is 1 when the bundle is over its budget.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,8 +24,9 @@ import { runIdle } from './lib/idle';
 import { formatLatencyStages, runLatencyStages } from './lib/latency-stages';
 import { runMemory } from './lib/memory';
 import { serverInfo } from './lib/redis-stats';
-import { formatReport } from './lib/report';
-import { BUDGETS, type BenchConfig, type BenchResult, type MachineInfo } from './lib/result';
+import { formatReport, formatWorkerBundle } from './lib/report';
+import { BUDGETS } from './lib/budgets';
+import type { BenchConfig, BenchResult, MachineInfo } from './lib/result';
 import { runScale, scaleSizes } from './lib/scale';
 import { formatScale } from './lib/scale-report';
 import { runSingleJob } from './lib/single-job';
@@ -31,6 +34,7 @@ import { startBenchStack, type BenchStack } from './lib/stack';
 import { runThroughput } from './lib/throughput';
 import { runHistoryBytes } from './lib/history';
 import { runWait } from './lib/wait';
+import { type WorkerBundleResult, runWorkerBundle } from './lib/worker-bundle';
 
 const CONFIG: BenchConfig = {
   jobs: 20_000,
@@ -73,7 +77,8 @@ const json = args.includes('--json');
 const quick = args.includes('--scale-quick');
 const scale = quick || args.includes('--scale');
 const latency = args.includes('--latency');
-const RESULT_FILE = path.join('bench', 'results', `engine${latency ? '-latency' : scale ? (quick ? '-scale-quick' : '-scale') : ''}.json`);
+const bundleOnly = args.includes('--bundle');
+const RESULT_FILE = path.join('bench', 'results', `engine${bundleOnly ? '-bundle' : latency ? '-latency' : scale ? (quick ? '-scale-quick' : '-scale') : ''}.json`);
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
 async function upstashVersion(): Promise<string> {
@@ -129,6 +134,7 @@ async function run(stack: BenchStack): Promise<BenchResult> {
     const flow = await runFlow(stack, { ...CONFIG, ...CONFIG.flow }, fetches, log);
     // Its own redis-server, bridge and Worker: nothing above is counted there.
     const e2e = await runE2e(CONFIG.e2e, log);
+    const workerBundle = await runWorkerBundle(log);
     const { p50, p95, p99 } = e2e.latency.latencyMs;
     // Fresh queues on the same Redis (each deleted once drained), then stacks of their own.
     const scaled = scale ? await runScale(stack, scaleSizes(quick), CONFIG, CONFIG.e2e, fetches, log) : undefined;
@@ -153,6 +159,8 @@ async function run(stack: BenchStack): Promise<BenchResult> {
       singleJobE2eCommands: e2e.lone.commandsPerJob,
       singleJobWithCallbackE2eCommands: e2e.loneWithCallback.commandsPerJob,
       ...(idleRows ? { idleCommandsPerPass: idleRows[idleRows.length - 1]!.commandsPerPass } : {}),
+      workerBundleBytes: workerBundle.bytes,
+      workerStartupMs: workerBundle.startup.medianMs,
       budgets: BUDGETS,
       config: CONFIG,
       machine,
@@ -163,6 +171,7 @@ async function run(stack: BenchStack): Promise<BenchResult> {
       wait,
       e2e,
       flow,
+      workerBundle,
       ...(scaled ? { scale: scaled } : {}),
     };
   } finally {
@@ -178,6 +187,13 @@ async function writeResult(result: object, report: () => string) {
   log(`result written to ${RESULT_FILE}`);
 }
 
+/** The budget check that fails the run: a Worker bundle past its budget. */
+function checkBundle(bundle: WorkerBundleResult) {
+  if (bundle.bytes.minified <= BUDGETS.workerBundleMinifiedBytes) return;
+  log(`OVER BUDGET: the Worker bundle is ${bundle.bytes.minified} bytes minified, the budget ${BUDGETS.workerBundleMinifiedBytes}`);
+  process.exitCode = 1;
+}
+
 async function main() {
   // stdout carries the report (or the one JSON object) only: anything else that logs goes to stderr.
   console.log = console.error;
@@ -187,6 +203,12 @@ async function main() {
     if (!(rate > 0)) throw new Error('--rate= takes the jobs per second, a number above 0');
     const result = await runLatencyStages({ ...CONFIG.e2e, latencyRatePerSecond: rate }, log);
     await writeResult(result, () => formatLatencyStages(result));
+    return;
+  }
+  if (bundleOnly) {
+    const result = { benchmark: 'groupq-worker-bundle', startedAt: new Date().toISOString(), budgets: BUDGETS, ...(await runWorkerBundle(log)) };
+    await writeResult(result, () => formatWorkerBundle(result, BUDGETS));
+    checkBundle(result);
     return;
   }
   const stack = await startBenchStack(log);
@@ -205,6 +227,7 @@ async function main() {
     process.removeListener('SIGTERM', stop);
   }
   await writeResult(result, () => [formatReport(result), ...(result.scale ? [formatScale(result.scale)] : [])].join('\n\n'));
+  checkBundle(result.workerBundle);
 }
 
 main().catch((error: unknown) => {

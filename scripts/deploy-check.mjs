@@ -112,7 +112,7 @@ function checkConfig(config) {
       : {
           status: 'note',
           text: 'no [placement]: the Worker runs near each caller, every Redis call crosses to the database region',
-          fix: 'put the Worker next to Upstash: [placement] region = "aws:<region>" (or "gcp:<region>") of your database, see the README',
+          fix: 'put the Worker next to Upstash: [placement] region = "aws:<region>" (or "gcp:<region>") of your database, see docs/deploy.md',
         },
   );
   return checks;
@@ -160,7 +160,7 @@ function checkBindings({ envSchema, vars, secrets, sources, devValues }) {
       continue;
     }
     const where = name in vars ? 'wrangler.toml [vars]' : sources[name];
-    const fix = `npx wrangler secret put ${name}   # ${SECRET_HINTS[name] ?? 'see the README'}`;
+    const fix = `npx wrangler secret put ${name}   # ${SECRET_HINTS[name] ?? 'see docs/deploy.md'}`;
     const message = issues.get(name) ?? (unset ? undefined : deployProblem(name, String(value), devValues));
     if (message && unset) checks.push({ status: 'missing', text: `secret ${name}`, fix });
     else if (message) checks.push({ status: 'invalid', text: `secret ${name} (from ${where}): ${message}`, fix });

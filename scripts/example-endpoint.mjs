@@ -91,7 +91,7 @@ export async function startExampleEndpoint({ port = 0, host = '127.0.0.1', secre
     return key;
   });
   if (keys.length === 0) throw new Error('example endpoint: a signing secret is required');
-  /** Delivery ids accepted, each until its timestamp is out of the tolerance (epoch ms). One process: see the README's "Replays". */
+  /** Delivery ids accepted, each until its timestamp is out of the tolerance (epoch ms). One process: see docs/receiver.md#replays. */
   const accepted = new Map();
   /** @param {string} id @param {number} timestampSec @returns {boolean} whether `id` was seen (else it is remembered) */
   const seen = (id, timestampSec) => {

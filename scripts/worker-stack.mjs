@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
 import { freePort, startRedis } from './redis-server.mjs';
@@ -17,6 +18,18 @@ import { startBridge } from './rest-bridge.mjs';
  * date supported by this server binary"): raise it only with workerd.
  */
 export const COMPATIBILITY_DATE = '2026-04-26';
+
+/**
+ * wrangler.toml's [assets] as wrangler hands them to Miniflare (`wrangler dev` does the same):
+ * public/ with its _headers, the ASSETS binding, and the paths where the Worker runs first.
+ * Written out rather than read through wrangler, whose import costs seconds per test file.
+ */
+export const ASSETS = {
+  directory: fileURLToPath(new URL('../public', import.meta.url)),
+  binding: 'ASSETS',
+  routerConfig: { has_user_worker: true, static_routing: { user_worker: ['/dashboard', '/dashboard/*'] } },
+  assetConfig: { html_handling: /** @type {const} */ ('auto-trailing-slash'), not_found_handling: /** @type {const} */ ('none') },
+};
 
 /**
  * Bundles src/index.ts as wrangler would, in memory: no files to leave behind.
@@ -146,6 +159,7 @@ async function startOnPort(stack, bindings, code, port, runtimeOutputTo) {
   const mf = new Miniflare({
     modules: [{ type: 'ESModule', path: 'index.mjs', contents: code }],
     compatibilityDate: COMPATIBILITY_DATE,
+    assets: ASSETS,
     host: '127.0.0.1',
     port,
     bindings: {

@@ -5,8 +5,28 @@ import { app } from './handlers/app';
 import { runScheduled } from './handlers/scheduled';
 import { BindingsError, settingsOf } from './handlers/settings';
 
+/** The most of an unread request body the Worker reads to keep the connection open. */
+const DRAIN_MAX_BYTES = 64 * 1024;
+
+/**
+ * Reads what an answer left unread of its request's body, up to DRAIN_MAX_BYTES (a refusal that
+ * never looked at it: 401, 404, 415). In workerd the Worker sits behind the static-assets router,
+ * which cannot reuse a keep-alive connection whose request body was left unread: the client's
+ * next request on it fails with a reset. A larger body is cancelled and its connection closes.
+ */
+async function drainBody(request: Request): Promise<void> {
+  if (request.body === null || request.bodyUsed) return;
+  const reader = request.body.getReader();
+  for (let read = 0; read <= DRAIN_MAX_BYTES; ) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    read += value.byteLength;
+  }
+  await reader.cancel();
+}
+
 export default {
-  fetch(request, env, ctx) {
+  async fetch(request, env, ctx) {
     try {
       settingsOf(env);
     } catch (error) {
@@ -14,7 +34,9 @@ export default {
       console.error(error.message);
       return Response.json({ error: { code: 'INTERNAL', message: error.message } }, { status: 500 });
     }
-    return app.fetch(request, env, ctx);
+    const response = await app.fetch(request, env, ctx);
+    ctx.waitUntil(drainBody(request).catch(() => {}));
+    return response;
   },
   async scheduled(_controller, env, ctx) {
     settingsOf(env);

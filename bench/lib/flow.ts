@@ -1,4 +1,4 @@
-// Flow control's cost and accuracy (issue 10; README, Cost):
+// Flow control's cost and accuracy (issue 10; docs/cost.md):
 // - Redis commands per job of each feature: the throughput run's enqueue + drain (producers
 //   enqueueBatch, reservers loop settle(outcomes, n)) on a queue with the feature on, against a
 //   default queue measured the same way in the same run. Rate limits high enough never to throttle
@@ -10,10 +10,10 @@
 //   runs past it.
 import { LEASE_GRACE_MS } from '../../src/protocol/delivery-body';
 import { queueKeys } from '../../src/core/store/keys';
-import type { Outcome } from '../../src/core/engine/leases';
+import type { Settlement } from '../../src/core/engine/leases';
 import type { BenchStack } from './stack';
 import type { FetchCounter } from './fetch-counter';
-import { BUDGETS } from './result';
+import { BUDGETS } from './budgets';
 import { type CommandCounts, addCounts, keyBytes, perUnit, quietUsedMemory, round, totalCalls } from './redis-stats';
 import { THROUGHPUT_QUEUE_CONFIG, type ThroughputOptions, drainPhase, enqueuePhase } from './throughput';
 import { type BenchJob, makeJobs, sleep } from './workload';
@@ -260,7 +260,7 @@ async function drainRateLimited(stack: BenchStack, queue: string, jobs: number, 
   await Promise.all(
     Array.from({ length: reservers }, async () => {
       const reserver = stack.engine();
-      let outcomes: Outcome[] = [];
+      let outcomes: Settlement[] = [];
       while (completed < jobs) {
         const settled = await reserver.settle(queue, outcomes, reserveBatch);
         completed += settled.results.filter((result) => result.state === 'completed').length;

@@ -1,6 +1,6 @@
 // Metric 5: what the cron's pass costs while a queue has nothing due: an empty queue, one holding
 // only a future delayed job, one with only a long live lease. The pass reads the due index only
-// (README, How jobs get delivered), so none of them adds a command to it.
+// (docs/delivery.md#how-jobs-get-delivered), so none of them adds a command to it.
 import { Invocation } from '../../src/core/run/invocation';
 import { DueTimes, runDueQueues } from '../../src/core/run/runner';
 import { createSigners } from '../../src/core/push/signing';

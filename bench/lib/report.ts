@@ -1,7 +1,9 @@
-// The human-readable report: headline metrics against the budgets of the README (Cost), then the
+// The human-readable report: headline metrics against the budgets of docs/cost.md, then the
 // per-command breakdowns that show where the commands go.
+import type { BUDGETS } from './budgets';
 import type { CommandCounts } from './redis-stats';
 import type { BenchResult } from './result';
+import type { WorkerBundleResult } from './worker-bundle';
 
 export const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
@@ -41,7 +43,7 @@ function formatFlow(r: BenchResult): string {
     row.budget === null ? '' : `<= +${row.budget}`,
     row.budget === null || row.notMeasured ? '' : verdict(row.extraCommandsPerJob, row.budget),
   ]);
-  // The README gives one decimal: a figure that rounds to it has not risen.
+  // docs/cost.md gives one decimal: a figure that rounds to it has not risen.
   const main = Math.round(r.commandsPerJob * 10) / 10;
   costRows.push([
     'default path: the throughput run above',
@@ -49,7 +51,7 @@ function formatFlow(r: BenchResult): string {
     fmt(r.commandsPerJob, 2),
     `${fmt(r.throughput.enqueueCommandsPerJob, 2)} / ${fmt(r.throughput.drainCommandsPerJob, 2)}`,
     '',
-    `<= ${b.defaultCommandsPerJob} (README)`,
+    `<= ${b.defaultCommandsPerJob} (docs/cost.md)`,
     verdict(main, b.defaultCommandsPerJob),
   ]);
   const rate = (name: string, a: BenchResult['flow']['queueRateLimit']) => [
@@ -91,6 +93,24 @@ function formatFlow(r: BenchResult): string {
 }
 
 /** The end-to-end section: the Worker in Miniflare pushing to a loopback endpoint. */
+/** The Worker's bundle against its budget, and its cold start in workerd. */
+export function formatWorkerBundle(w: WorkerBundleResult, b: typeof BUDGETS): string {
+  const st = w.startup;
+  return [
+    table(
+      [
+        ['workerBundleBytes: minified', fmt(w.bytes.minified), `<= ${fmt(b.workerBundleMinifiedBytes)}`, w.bytes.minified <= b.workerBundleMinifiedBytes ? 'ok' : 'OVER'],
+        ['  gzipped', fmt(w.bytes.gzipped), '', ''],
+        ['workerStartupMs: load the Worker, answer GET / (median)', fmt(st.medianMs, 1), 'no budget', ''],
+        ['  the same, an empty Worker', fmt(st.emptyWorkerMedianMs, 1), '', ''],
+      ],
+      ['Worker (wrangler deploy --dry-run --minify; workerd via Miniflare)', 'value', 'budget', ''],
+    ),
+    `startup: ${st.runs} runs each, a new workerd per run, the first GET / less the second; samples (ms) ${st.samplesMs.map((v) => fmt(v, 1)).join(', ')}; ` +
+      `empty Worker ${st.emptyWorkerSamplesMs.map((v) => fmt(v, 1)).join(', ')}`,
+  ].join('\n');
+}
+
 function formatE2e(r: BenchResult): string {
   const { throughput: t, latency: l, definitions: d } = r.e2e;
   const c = r.config.e2e;
@@ -111,7 +131,7 @@ function formatE2e(r: BenchResult): string {
       ['singleJobWithCallbackE2eCommands (the same, with a callbackUrl)', fmt(r.e2e.loneWithCallback.commandsPerJob, 2), 'no budget', ''],
       ['  its REST requests', fmt(r.e2e.loneWithCallback.restRequestsPerJob, 2), '', ''],
       ['e2eRestRequestsPerJob (batch run)', fmt(r.e2eRestRequestsPerJob, 4), '', ''],
-      [`  single jobs at ${fmt(l.targetRatePerSecond)}/s`, fmt(l.restRequestsPerJob, 4), '~2 (README)', ''],
+      [`  single jobs at ${fmt(l.targetRatePerSecond)}/s`, fmt(l.restRequestsPerJob, 4), '~2 (docs/cost.md)', ''],
     ],
     ['end to end through the Worker', 'value', 'budget', ''],
   );
@@ -166,7 +186,7 @@ export function formatReport(r: BenchResult): string {
       ['idleCommandsPerTick: a cron pass, queue without jobs', fmt(r.idle.empty.commandsPerTick, 2), `<= ${b.idleCommandsPerTick}`, ok(r.idle.empty.commandsPerTick, b.idleCommandsPerTick)],
       ['  a queue with one future delayed job', fmt(r.idle.delayedJob.commandsPerTick, 2), `<= ${b.idleCommandsPerTick}`, ok(r.idle.delayedJob.commandsPerTick, b.idleCommandsPerTick)],
       ['  a queue with one live long lease', fmt(r.idle.activeLease.commandsPerTick, 2), `<= ${b.idleCommandsPerTick}`, ok(r.idle.activeLease.commandsPerTick, b.idleCommandsPerTick)],
-      // The budget is per job of the run above (README, Cost); a lone job on an idle queue pays
+      // The budget is per job of the run above (docs/cost.md); a lone job on an idle queue pays
       // three scripts' fixed costs alone ("a lone job pays the fixed cost of its script calls by
       // itself"), shown for what it is.
       ['lone job: enqueue, reserve, complete (cold path)', fmt(r.singleJobCommands, 2), 'no budget', ''],
@@ -236,5 +256,7 @@ export function formatReport(r: BenchResult): string {
     formatFlow(r),
     '',
     formatE2e(r),
+    '',
+    formatWorkerBundle(r.workerBundle, r.budgets),
   ].join('\n');
 }

@@ -1,4 +1,5 @@
 // The benchmark's result object: what `--json` prints and bench/results/engine.json holds.
+import type { BUDGETS } from './budgets';
 import type { E2eConfig, E2eResult } from './e2e';
 import type { FlowConfig, FlowResult } from './flow';
 import type { HistoryBytesResult } from './history';
@@ -8,24 +9,7 @@ import type { ScaleResult } from './scale';
 import type { SingleJobResult } from './single-job';
 import type { ThroughputOptions, ThroughputResult } from './throughput';
 import type { WaitResult } from './wait';
-
-/** The budget column of the README's Cost table. */
-export const BUDGETS = {
-  commandsPerJob: 15,
-  commandsPerJobAim: 12,
-  bytesPerWaitingJob: 400,
-  idleCommandsPerTick: 2,
-  waitCommandsPerSecond: 1,
-  /** The default queue's engine commands per job as the README gives them: flow control must not raise them. */
-  defaultCommandsPerJob: 4.6,
-  // Flow control (issue 10), extra commands per job against a default queue in the same run.
-  groupConcurrencyExtraCommandsPerJob: 1,
-  priorityExtraCommandsPerJob: 1,
-  /** Per job started, queue or group rate limit. */
-  rateLimitExtraCommandsPerStart: 2,
-  /** Per job that has an id. */
-  dedupWindowExtraCommandsPerJob: 2,
-} as const;
+import type { WorkerBundleBytes, WorkerBundleResult } from './worker-bundle';
 
 export interface BenchConfig extends ThroughputOptions {
   concurrency: number;
@@ -92,6 +76,10 @@ export interface BenchResult {
   bytesPerRememberedId: number | null;
   /** With --scale: Redis commands of one whole cron invocation over the largest idle row's queues (1,000). */
   idleCommandsPerPass?: number;
+  /** The Worker as `wrangler deploy --minify` uploads it, and gzipped (bench/lib/worker-bundle.ts). */
+  workerBundleBytes: WorkerBundleBytes;
+  /** A new workerd loading the Worker and answering its first GET / (median, ms; bench/lib/worker-bundle.ts). */
+  workerStartupMs: number;
   budgets: typeof BUDGETS;
   config: BenchConfig;
   machine: MachineInfo;
@@ -102,6 +90,7 @@ export interface BenchResult {
   wait: WaitResult;
   e2e: E2eResult;
   flow: FlowResult;
+  workerBundle: WorkerBundleResult;
   /** With --scale (bench/lib/scale.ts). */
   scale?: ScaleResult;
 }

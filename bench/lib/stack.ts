@@ -10,6 +10,7 @@ import { createRespClient, type RespClient } from '../../scripts/resp.mjs';
 import { startBridge } from '../../scripts/rest-bridge.mjs';
 import { createEngine, type Engine } from '../../src/core/engine';
 import { createRedis } from '../../src/core/store/redis';
+import { sourceOf } from '../../src/core/store/scripts';
 import { scripts } from '../../src/lua/scripts.generated';
 
 export interface BenchStack {
@@ -50,7 +51,7 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
     // (through the bridge, which takes Upstash's allow-key-locking flag as Upstash does).
     const loader = createRedis({ url: bridge.url, token });
     for (const script of Object.values(scripts)) {
-      const sha = await loader.scriptLoad(script.source);
+      const sha = await loader.scriptLoad(sourceOf(script, true));
       if (sha !== script.sha1) throw new Error(`script ${script.name}: SCRIPT LOAD gave ${sha}, bundle says ${script.sha1}`);
     }
   } catch (error) {

@@ -4,7 +4,7 @@
 // (INFO commandstats, including those run inside scripts) and REST requests are counted per
 // phase. The two phases are exported on their own for the scale rows (bench/lib/scale-engine.ts),
 // which measure memory between them.
-import { type Outcome, placeOf } from '../../src/core/engine/leases';
+import { type Settlement, placeOf } from '../../src/core/engine/leases';
 import type { BenchStack } from './stack';
 import type { FetchCounter } from './fetch-counter';
 import { type CommandCounts, addCounts, commandStats, perUnit, redisCpuMs, resetStats, round, totalCalls } from './redis-stats';
@@ -126,7 +126,7 @@ export async function drainPhase(stack: BenchStack, queue: string, options: Thro
     let lastCompletionAt = startedAt;
     await Promise.all(
       engines.map(async (engine) => {
-        let outcomes: Outcome[] = [];
+        let outcomes: Settlement[] = [];
         // A drain ends when a settle finds nothing ready: whoever still holds a lease completes it
         // later and reserves that group's next job in the same call, so no job is left behind.
         for (;;) {

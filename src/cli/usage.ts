@@ -161,7 +161,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     args: '<queue>',
     min: 1,
     max: 1,
-    summary: 'bring back jobs a failed script left in no index (README, Repair)',
+    summary: 'bring back jobs a failed script left in no index (docs/http-api.md#repair)',
     flags: {},
     examples: ['groupq repair orders'],
   },

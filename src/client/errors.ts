@@ -1,5 +1,6 @@
 // The one error the client throws: the API's error shape, NETWORK_ERROR when no answer came, or
 // BAD_RESPONSE when a 2xx answer was not JSON (something other than groupq answered).
+import { parseErrorAnswer } from '../protocol/errors';
 import { parseRetryAfter } from '../protocol/retry-after';
 
 export class GroupqError extends Error {
@@ -37,14 +38,9 @@ const CODE_OF_STATUS: Record<number, string> = {
 export async function errorFromResponse(response: Response): Promise<GroupqError> {
   const text = await response.text().catch(() => '');
   const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), Date.now());
-  try {
-    const { error } = JSON.parse(text) as { error?: { code?: unknown; message?: unknown; details?: unknown } };
-    if (error && typeof error.code === 'string' && typeof error.message === 'string') {
-      return new GroupqError(error.code, response.status, error.message, error.details, retryAfterMs);
-    }
-  } catch {
-    // Not JSON: fall through to a message built from the status.
-  }
+  const error = parseErrorAnswer(text);
+  if (error) return new GroupqError(error.code, response.status, error.message, error.details, retryAfterMs);
+  // Not groupq's error body: a message built from the status.
   const code = CODE_OF_STATUS[response.status] ?? (response.status >= 500 ? 'INTERNAL' : `HTTP_${response.status}`);
   const body = text.trim().slice(0, 200);
   return new GroupqError(code, response.status, `HTTP ${response.status}${body ? `: ${body}` : ''}`, undefined, retryAfterMs);

@@ -34,10 +34,10 @@ export { GroupqError } from './errors';
 export { PagedList } from './pages';
 export { QueueClient } from './queue';
 export type {
-  CleanOptions, GroupLimits, GroupPage, GroupView, JobInput, JobPage, JobPatch, ListJobsOptions, PageOptions, QueueConfigInput, RepeatInput,
+  CleanOptions, GroupLimits, GroupDetail, GroupPage, JobInput, JobPage, JobPatch, ListJobsOptions, PageOptions, QueueConfigInput, RepeatInput,
   RetryAllOptions, WaitOptions,
 } from './queue';
 export type {
-  BulkResult, EnqueueResult, GroupState, GroupSummary, Job, JobDebounce, JobState, MinuteMetrics, QueueConfig, QueueCounts, QueueInfo,
+  BulkResult, EnqueueResult, GroupState, GroupSummary, Job, JobDebounce, JobState, MinuteMetrics, QueueConfig, QueueCounts, QueueInfo, QueuePut,
   QueueSummary, Repeat,
 } from '../protocol/api-types';

@@ -1,15 +1,16 @@
 // One queue's calls: its config, jobs, groups, repeatable jobs and metrics. Paths are built
 // here with every name percent-encoded; the server validates every input with the same zod
 // schemas the types below come from.
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type {
-  BulkResult, EnqueueResult, GroupState, GroupSummary, Job, MinuteMetrics, QueueCounts, QueueInfo, Repeat,
+  BulkResult, EnqueueResult, GroupDetail as ApiGroupDetail, GroupState, GroupSummary, Job, MinuteMetrics, QueueCounts, QueueInfo, QueuePut, Repeat,
 } from '../protocol/api-types';
 import type { GroupLimits, QueueConfigInput } from '../protocol/config';
-import { FINISHED_STATES } from '../protocol/api-types';
+import { MAX_WAIT_MS, isFinished } from '../protocol/constants';
 import type {
   cleanJobsSchema, jobInputSchema, jobPatchSchema, listJobsSchema, pageSchema, repeatInputSchema, retryJobsSchema,
 } from '../protocol/job-input';
+import type { groupPageSchema, jobPageSchema } from '../protocol/responses';
 import { PagedList } from './pages';
 import type { Transport } from './transport';
 
@@ -24,32 +25,22 @@ export type CleanOptions = z.input<typeof cleanJobsSchema>;
 export type RepeatInput<T = unknown> = Omit<z.input<typeof repeatInputSchema>, 'data'> & { data?: T };
 export type { GroupLimits, QueueConfigInput };
 
-export interface JobPage<T> {
-  jobs: Job<T>[];
-  cursor: string | null;
-}
+// The answers' types come from the server's response schemas (src/protocol/responses.ts), as
+// types only: a change there fails the client's compile, and nothing of zod reaches its bundle.
 
-export interface GroupPage {
-  groups: GroupSummary[];
-  cursor: string | null;
-}
+/** A page of jobs (GET /jobs); `data` typed by the queue's `T`. */
+export type JobPage<T> = Omit<z.output<typeof jobPageSchema>, 'jobs'> & { jobs: Job<T>[] };
 
-export interface GroupView<T> {
-  group: string;
-  state: GroupState;
-  /** Its own limits (setGroupLimits), null when the queue's apply. */
-  limits: GroupLimits | null;
-  /** Jobs of the group in flight now, up to `concurrency`. */
-  active: number;
-  /** How many of its jobs may be in flight at once: its own limit, or the queue's groupConcurrency. */
-  concurrency: number;
-  jobs: Job<T>[];
-}
+/** A page of groups (GET /groups). */
+export type GroupPage = z.output<typeof groupPageSchema>;
+
+/**
+ * One group (GET /groups/{group}): its state, its own limits (setGroupLimits; null when the
+ * queue's apply), its jobs in flight (`active`, up to `concurrency`) and its jobs in order.
+ */
+export type GroupDetail<T = unknown> = Omit<ApiGroupDetail, 'jobs'> & { jobs: Job<T>[] };
 
 const segment = encodeURIComponent;
-
-/** The longest one GET may wait for a job (the API's bound on `waitMs`). */
-const MAX_WAIT_MS = 25_000;
 
 export interface WaitOptions {
   /** How long to wait in all; each call waits up to 25 s on the server. @default 60000 */
@@ -74,7 +65,7 @@ export class QueueClient<T = unknown> {
   }
 
   /** Creates the queue, or replaces its whole config (omitted fields take their defaults). */
-  configure(config: QueueConfigInput): Promise<QueueInfo> {
+  configure(config: QueueConfigInput): Promise<QueuePut> {
     return this.request({ method: 'PUT', path: this.base, body: config, idempotent: true });
   }
 
@@ -99,7 +90,7 @@ export class QueueClient<T = unknown> {
     return this.request({ method: 'POST', path: `${this.base}/resume`, idempotent: true });
   }
 
-  /** Brings back jobs stranded in no index (README, Repair); safe to run again. */
+  /** Brings back jobs stranded in no index (docs/http-api.md#repair); safe to run again. */
   repair(): Promise<{ reindexed: number; offered: number }> {
     return this.request({ method: 'POST', path: `${this.base}/repair`, idempotent: true });
   }
@@ -136,7 +127,7 @@ export class QueueClient<T = unknown> {
       const waitMs = Math.min(MAX_WAIT_MS, Math.max(0, Math.ceil(deadline - Date.now())));
       const path = `${this.base}/jobs/${segment(id)}${query({ waitMs })}`;
       const job = await this.request<Job<T>>({ method: 'GET', path, idempotent: true });
-      if (FINISHED_STATES.has(job.state) || Date.now() >= deadline) return job;
+      if (isFinished(job.state) || Date.now() >= deadline) return job;
     }
   }
 
@@ -222,7 +213,7 @@ export class QueueClient<T = unknown> {
   }
 
   /** One group's state and its jobs in the order they will run. */
-  group(name: string): Promise<GroupView<T>> {
+  group(name: string): Promise<GroupDetail<T>> {
     return this.request({ method: 'GET', path: `${this.base}/groups/${segment(name)}`, idempotent: true });
   }
 

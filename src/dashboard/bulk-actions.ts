@@ -2,13 +2,14 @@
 // "Clean failed". Each asks first (Confirmer), then runs through the client, which repeats the
 // API's bounded steps until done; the count of what it did is announced and stays in the bar.
 import type { CleanOptions, JobState } from '../client';
+import { FINISHED_STATES } from '../protocol/constants';
 import { type QueueContext, act } from './actions';
 import type { Confirmer } from './confirm';
 import { h } from './dom';
 import { formatCount } from './format';
 
 /** The tabs with bulk actions; cleaning one more finished state is one more entry. */
-const CLEANABLE: readonly CleanOptions['state'][] = ['completed', 'failed', 'cancelled'];
+const CLEANABLE: readonly CleanOptions['state'][] = FINISHED_STATES;
 
 /** "1,000 failed jobs", "1 completed job". */
 const jobs = (n: number, state: string) => `${formatCount(n)} ${state} job${n === 1 ? '' : 's'}`;

@@ -1,4 +1,4 @@
-// Text and badges for flow control (README, Flow control): rate limits ("10 per 1 s"), what a
+// Text and badges for flow control (docs/flow-control.md): rate limits ("10 per 1 s"), what a
 // 429 holds, and a job's priority and debounce, shown in the jobs tables and in a job's view.
 import type { Job, QueueConfig } from '../client';
 import { h } from './dom';

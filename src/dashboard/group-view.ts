@@ -4,7 +4,7 @@
 // order they start. A group without jobs is `idle` while it has limits, and unknown to the API
 // (404) without them: the view says so and keeps refreshing, and limits can still be set. A
 // deleted queue stops the refreshes.
-import type { GroupView as ApiGroupView, GroupqClient, QueueInfo } from '../client';
+import type { GroupDetail, GroupqClient, QueueInfo } from '../client';
 import { GroupqError } from '../client';
 import type { QueueContext } from './actions';
 import { dataTable, fieldList, h, render } from './dom';
@@ -15,7 +15,6 @@ import { GROUP_JOB_COLUMNS } from './job-columns';
 import { queueHref } from './queues-view';
 
 /** GET /v1/queues/{queue}/groups/{group}. */
-type GroupDetail = ApiGroupView<unknown>;
 
 function fields(group: GroupDetail, { config }: QueueInfo): HTMLElement {
   const own = group.limits ?? {};

@@ -1,6 +1,6 @@
 // Two parts of a job's own view, drawn only when GET /jobs/{id} has them: its attempt history
 // (the last attempts, oldest first) and its outcome callback (the URL, and how delivering the
-// outcome there went). The shapes are the API's (README, HTTP API, Jobs).
+// outcome there went). The shapes are the API's (docs/http-api.md#jobs).
 import type { Job } from '../client';
 import { dataTable, fieldList, h } from './dom';
 import { formatWhen } from './format';

@@ -1,4 +1,4 @@
-// The HTTP API (README, HTTP API (v1)). Route groups live in their own files; admin routes carry
+// The HTTP API (docs/http-api.md). Route groups live in their own files; admin routes carry
 // adminAuth themselves, because enqueue routes (publish tokens, CORS) and lease callbacks (the
 // lease token) share their paths' prefix but not their auth.
 import { Hono } from 'hono';
@@ -11,15 +11,21 @@ import { healthRoutes } from './health';
 import { homeRoutes } from './home';
 import { jobRoutes } from './jobs';
 import { metricsRoutes } from './metrics';
+import { openApiRoutes } from './openapi';
 import { publishingRoutes } from './publishing';
 import { queueRoutes } from './queues';
 import { repeatRoutes } from './repeats';
-import type { AppEnv } from './scope';
+import { type AppEnv, openScope } from './scope';
 
 export const app = new Hono<AppEnv>()
+  // The request's scope (c.var.settings, c.var.service) for the routes that read it; the home
+  // page and the dashboard's files need none.
+  .use('/health', openScope)
+  .use('/v1/*', openScope)
   .route('/', homeRoutes)
   .route('/', healthRoutes)
   .route('/', dashboardRoutes)
+  .route('/', openApiRoutes)
   .route('/v1/queues', publishingRoutes)
   .route('/v1/queues', callbackRoutes)
   .route('/v1/queues', jobRoutes)

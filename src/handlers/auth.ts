@@ -4,26 +4,18 @@
 // with reason `unrecognised`, so an answer never tells which strings are tokens. No check costs
 // a Redis command: the admin token is a binding, and publish tokens are checked against the
 // queue's config as this isolate cached it (src/core/store/config-cache.ts). Secrets are compared in
-// constant time.
+// constant time (Hono's timingSafeEqual).
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
+import { timingSafeEqual } from 'hono/utils/buffer';
 import { type StoredConfig, TOKEN_PATTERN } from '../protocol/config';
 import { QueueError } from '../protocol/errors';
 import { sha256Hex } from '../protocol/ids';
-import { type AppEnv, scopeOf } from './scope';
+import type { AppEnv } from './scope';
 
 export function bearerOf(c: Context): string | null {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('authorization') ?? '');
   return match ? match[1]! : null;
-}
-
-/** Equal strings, in time that depends only on their lengths, not on where they differ. */
-export function constantTimeEqual(a: string, b: string): boolean {
-  const x = new TextEncoder().encode(a);
-  const y = new TextEncoder().encode(b);
-  let diff = x.byteLength ^ y.byteLength;
-  for (let i = 0; i < Math.max(x.byteLength, y.byteLength); i++) diff |= (x[i] ?? 0) ^ (y[i] ?? 0);
-  return diff === 0;
 }
 
 const missing = () =>
@@ -37,26 +29,31 @@ const unrecognised = () =>
 export const adminAuth = createMiddleware<AppEnv>(async function adminAuth(c, next) {
   const token = bearerOf(c);
   if (token === null) throw missing();
-  if (!constantTimeEqual(token, scopeOf(c).settings.adminToken)) throw unrecognised();
+  if (!(await timingSafeEqual(token, c.var.settings.adminToken))) throw unrecognised();
   await next();
 });
 
 /** Who sent an enqueue: the admin, or a holder of one of the queue's publish tokens. */
-export type Producer = { kind: 'admin' } | { kind: 'publish'; tokenHash: string };
+export type Producer =
+  | { kind: 'admin' }
+  /** `config`: the queue's config the token matched; it says what the token may send. */
+  | { kind: 'publish'; tokenHash: string; config: StoredConfig };
 
 /**
  * Enqueue routes: the admin token, or a publish token of this queue, checked against the
- * queue's own config (`config` is what the CORS check already read, if anything). A token that
- * no publish token could be (TOKEN_PATTERN) is refused before the config is looked at.
+ * queue's own config (`config`: read from the isolate's cache, which the CORS check may have
+ * filled). A token that no publish token could be (TOKEN_PATTERN) is refused before the config
+ * is looked at.
  */
 export async function checkPublisher(c: Context<AppEnv>, config: () => Promise<StoredConfig | null>): Promise<Producer> {
   const token = bearerOf(c);
   if (token === null) throw missing();
-  if (constantTimeEqual(token, scopeOf(c).settings.adminToken)) return { kind: 'admin' };
+  if (await timingSafeEqual(token, c.var.settings.adminToken)) return { kind: 'admin' };
   if (!TOKEN_PATTERN.test(token)) throw unrecognised();
   const hash = await sha256Hex(token);
   // Hashes are compared, not tokens: equal hashes mean equal tokens, and a timing leak of a
   // SHA-256 prefix tells nothing about the token.
-  if ((await config())?.publishTokenHashes.includes(hash)) return { kind: 'publish', tokenHash: hash };
+  const stored = await config();
+  if (stored?.publishTokenHashes.includes(hash)) return { kind: 'publish', tokenHash: hash, config: stored };
   throw unrecognised();
 }

@@ -4,21 +4,16 @@
 // Anyone can call these routes, so what needs no Redis to refuse is refused before it: a body
 // over CALLBACK_MAX_BODY_BYTES (413), and a lease token that no lease could have (409).
 import { type Context, Hono } from 'hono';
-import type { z } from 'zod';
-import {
-  MAX_RESULT_BYTES,
-  completeInputSchema,
-  failInputSchema,
-  heartbeatInputSchema,
-  progressInputSchema,
-} from '../protocol/callback-input';
+import type * as z from 'zod';
+import { completeInputSchema, failInputSchema, heartbeatInputSchema, progressInputSchema } from '../protocol/callback-input';
+import { MAX_RESULT_BYTES } from '../protocol/constants';
 import { parse, parseParam } from '../core/store/context';
 import { QueueError } from '../protocol/errors';
 import { ScriptRefusal } from '../core/store/refusals';
 import { jobIdSchema } from '../protocol/job-input';
 import { checkQueueName } from '../core/engine/queues';
 import { readJson } from './body';
-import { type AppEnv, scopeOf } from './scope';
+import type { AppEnv } from './scope';
 
 /** The queue and job of the route, checked (400) before anything else. */
 function target(c: Context<AppEnv>) {
@@ -42,12 +37,12 @@ export const callbackRoutes = new Hono<AppEnv>()
   .post('/:queue/jobs/:id/heartbeat', async (c) => {
     const { queue, id } = target(c);
     const input = await readCallback(c, heartbeatInputSchema);
-    return c.json(await scopeOf(c).service.heartbeat(queue, { id, ...input }));
+    return c.json(await c.var.service.heartbeat(queue, { id, ...input }));
   })
   .post('/:queue/jobs/:id/progress', async (c) => {
     const { queue, id } = target(c);
     const input = await readCallback(c, progressInputSchema);
-    return c.json(await scopeOf(c).service.progress(queue, { id, ...input }));
+    return c.json(await c.var.service.progress(queue, { id, ...input }));
   })
   .post('/:queue/jobs/:id/complete', async (c) => {
     const { queue, id } = target(c);
@@ -55,10 +50,10 @@ export const callbackRoutes = new Hono<AppEnv>()
     if (input.result !== undefined && new TextEncoder().encode(JSON.stringify(input.result)).byteLength > MAX_RESULT_BYTES) {
       throw new QueueError('PAYLOAD_TOO_LARGE', `results are at most ${MAX_RESULT_BYTES} bytes of JSON`, { maxResultBytes: MAX_RESULT_BYTES });
     }
-    return c.json(await scopeOf(c).service.complete(queue, { id, ...input }));
+    return c.json(await c.var.service.complete(queue, { id, ...input }));
   })
   .post('/:queue/jobs/:id/fail', async (c) => {
     const { queue, id } = target(c);
     const input = await readCallback(c, failInputSchema);
-    return c.json(await scopeOf(c).service.fail(queue, { id, ...input }));
+    return c.json(await c.var.service.fail(queue, { id, ...input }));
   });

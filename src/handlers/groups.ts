@@ -3,26 +3,26 @@
 import { Hono } from 'hono';
 import { adminAuth } from './auth';
 import { readJson } from './body';
-import { type AppEnv, scopeOf } from './scope';
+import type { AppEnv } from './scope';
 
 export const groupRoutes = new Hono<AppEnv>()
   .get('/:queue/groups', adminAuth, async (c) =>
-    c.json(await scopeOf(c).service.listGroups(c.req.param('queue'), c.req.query())),
+    c.json(await c.var.service.listGroups(c.req.param('queue'), c.req.query())),
   )
   .get('/:queue/groups/:group', adminAuth, async (c) =>
-    c.json(await scopeOf(c).service.getGroup(c.req.param('queue'), c.req.param('group'))),
+    c.json(await c.var.service.getGroup(c.req.param('queue'), c.req.param('group'))),
   )
   .post('/:queue/groups/:group/pause', adminAuth, async (c) =>
-    c.json(await scopeOf(c).service.pauseGroup(c.req.param('queue'), c.req.param('group'))),
+    c.json(await c.var.service.pauseGroup(c.req.param('queue'), c.req.param('group'))),
   )
   .post('/:queue/groups/:group/resume', adminAuth, async (c) =>
-    c.json(await scopeOf(c).service.resumeGroup(c.req.param('queue'), c.req.param('group'))),
+    c.json(await c.var.service.resumeGroup(c.req.param('queue'), c.req.param('group'))),
   )
   .put('/:queue/groups/:group/limits', adminAuth, async (c) => {
     const body = await readJson(c);
-    return c.json(await scopeOf(c).service.setGroupLimits(c.req.param('queue'), c.req.param('group'), body));
+    return c.json(await c.var.service.setGroupLimits(c.req.param('queue'), c.req.param('group'), body));
   })
   .delete('/:queue/groups/:group/limits', adminAuth, async (c) => {
-    await scopeOf(c).service.clearGroupLimits(c.req.param('queue'), c.req.param('group'));
+    await c.var.service.clearGroupLimits(c.req.param('queue'), c.req.param('group'));
     return c.body(null, 204);
   });

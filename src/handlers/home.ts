@@ -2,9 +2,15 @@
 import { Hono } from 'hono';
 import type { AppEnv } from './scope';
 
-/** The README, which documents the API, the client, the receiver and the deploy. */
-const DOCS_URL = 'https://www.npmjs.com/package/groupq';
-
 export const homeRoutes = new Hono<AppEnv>().get('/', (c) =>
-  c.json({ name: 'groupq', dashboard: '/dashboard', health: '/health', api: '/v1/queues', docs: DOCS_URL }),
+  c.json({
+    name: 'groupq',
+    dashboard: '/dashboard',
+    health: '/health',
+    api: '/v1/queues',
+    /** The OpenAPI 3.1 document of the HTTP API. */
+    openapi: '/openapi.json',
+    /** The API reference, rendered from that document (a static asset: public/reference.html). */
+    docs: '/reference',
+  }),
 );

@@ -2,8 +2,8 @@
 // minutes, oldest first, the current minute last.
 import { Hono } from 'hono';
 import { adminAuth } from './auth';
-import { type AppEnv, scopeOf } from './scope';
+import type { AppEnv } from './scope';
 
 export const metricsRoutes = new Hono<AppEnv>().get('/:queue/metrics', adminAuth, async (c) =>
-  c.json({ minutes: await scopeOf(c).service.getMetrics(c.req.param('queue')) }),
+  c.json({ minutes: await c.var.service.getMetrics(c.req.param('queue')) }),
 );

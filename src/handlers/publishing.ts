@@ -4,36 +4,51 @@
 // queue's publish policy and rate limit (src/core/engine/publish-policy.ts, quota.lua), and its answers
 // say nothing of jobs it did not make: a duplicate carries no state.
 import { type Context, Hono } from 'hono';
+import { cors } from 'hono/cors';
+import { createMiddleware } from 'hono/factory';
 import type { EnqueueResult } from '../protocol/api-types';
 import type { StoredConfig } from '../protocol/config';
 import { QueueError } from '../protocol/errors';
 import { parseV6 } from '../protocol/private-address';
 import type { Publisher } from '../core/engine/producer';
-import { type Producer, checkPublisher } from './auth';
+import { checkPublisher } from './auth';
 import { readJsonWithText } from './body';
 import { rawBatchData, rawJobData } from './raw-json';
-import { type AppEnv, scopeOf } from './scope';
+import type { AppEnv } from './scope';
 
-/** The queue's stored config, read at most once per request; null for a missing queue. */
-function configReader(c: Context<AppEnv>, queue: string): () => Promise<StoredConfig | null> {
-  let read: Promise<StoredConfig | null> | undefined;
-  return () =>
-    (read ??= scopeOf(c)
-      .service.getStoredConfig(queue)
-      .catch((error: unknown) => {
-        if (error instanceof QueueError && (error.code === 'QUEUE_NOT_FOUND' || error.code === 'VALIDATION_FAILED')) return null;
-        throw error;
-      }));
+/**
+ * The queue's stored config, null for a missing queue. Served from the isolate's config cache
+ * (src/core/store/config-cache.ts), so CORS, auth and the publish policy share one read.
+ */
+async function queueConfig(c: Context<AppEnv>): Promise<StoredConfig | null> {
+  try {
+    return await c.var.service.getStoredConfig(c.req.param('queue')!);
+  } catch (error) {
+    if (error instanceof QueueError && (error.code === 'QUEUE_NOT_FOUND' || error.code === 'VALIDATION_FAILED')) return null;
+    throw error;
+  }
 }
 
-/** CORS headers for an allowed Origin; other origins get none. */
-async function allowOrigin(c: Context<AppEnv>, config: () => Promise<StoredConfig | null>): Promise<boolean> {
+/** Hono's CORS, for an origin the queue allows: a POST with a bearer token and a JSON body. */
+const allowedCors = cors({
+  origin: (origin) => origin,
+  allowMethods: ['POST', 'OPTIONS'],
+  allowHeaders: ['authorization', 'content-type'],
+  maxAge: 600,
+});
+
+/**
+ * CORS of the enqueue routes, before auth and the body, so that error answers carry it too. An
+ * Origin in the queue's allowedOrigins gets Hono's CORS; any other gets no access-control-*
+ * header at all (Hono's cors would still answer a preflight with allow-headers and max-age),
+ * and its preflight a bare 204.
+ */
+const enqueueCors = createMiddleware<AppEnv>(async function enqueueCors(c, next) {
   const origin = c.req.header('origin');
-  if (origin === undefined || !(await config())?.allowedOrigins.includes(origin)) return false;
-  c.header('access-control-allow-origin', origin);
-  c.header('vary', 'Origin', { append: true });
-  return true;
-}
+  if (origin !== undefined && (await queueConfig(c))?.allowedOrigins.includes(origin)) return allowedCors(c, next);
+  if (c.req.method === 'OPTIONS') return c.body(null, 204);
+  await next();
+});
 
 /** An address as Cloudflare gives it (IPv4 or IPv6); anything else is not one. */
 const ADDRESS = /^[0-9A-Fa-f:.]{2,45}$/;
@@ -52,16 +67,13 @@ function clientOf(c: Context<AppEnv>, tokenHash: string): string {
   return `ip6:${v6.slice(0, 4).map((group) => group.toString(16)).join(':')}::/64`;
 }
 
-/** CORS, then auth (the admin token or a publish token of this queue), then the body. */
+/** Auth (the admin token or a publish token of this queue), then the body; CORS ran before. */
 async function admit(
   c: Context<AppEnv>,
 ): Promise<{ queue: string; text: string; value: unknown; publisher: Publisher | undefined }> {
   const queue = c.req.param('queue')!;
-  const config = configReader(c, queue);
-  await allowOrigin(c, config);
-  const producer: Producer = await checkPublisher(c, config);
-  // A publish token matched the config it was checked against: that config says what it may send.
-  const publisher = producer.kind === 'publish' ? { config: (await config())!, client: clientOf(c, producer.tokenHash) } : undefined;
+  const producer = await checkPublisher(c, () => queueConfig(c));
+  const publisher = producer.kind === 'publish' ? { config: producer.config, client: clientOf(c, producer.tokenHash) } : undefined;
   return { queue, publisher, ...(await readJsonWithText(c)) };
 }
 
@@ -70,25 +82,16 @@ function answerOf(result: EnqueueResult, publisher: Publisher | undefined) {
   return publisher && result.duplicate ? { id: result.id, duplicate: true } : result;
 }
 
-async function preflight(c: Context<AppEnv>) {
-  if (await allowOrigin(c, configReader(c, c.req.param('queue')!))) {
-    c.header('access-control-allow-methods', 'POST, OPTIONS');
-    c.header('access-control-allow-headers', 'authorization, content-type');
-    c.header('access-control-max-age', '600');
-  }
-  return c.body(null, 204);
-}
-
 export const publishingRoutes = new Hono<AppEnv>()
-  .options('/:queue/jobs', preflight)
-  .options('/:queue/jobs/batch', preflight)
-  .post('/:queue/jobs/batch', async (c) => {
+  .options('/:queue/jobs', enqueueCors)
+  .options('/:queue/jobs/batch', enqueueCors)
+  .post('/:queue/jobs/batch', enqueueCors, async (c) => {
     const { queue, text, value, publisher } = await admit(c);
-    const results = await scopeOf(c).service.enqueueBatch(queue, value, rawBatchData(text), publisher);
+    const results = await c.var.service.enqueueBatch(queue, value, rawBatchData(text), publisher);
     return c.json({ jobs: results.map((result) => answerOf(result, publisher)) }, 201);
   })
-  .post('/:queue/jobs', async (c) => {
+  .post('/:queue/jobs', enqueueCors, async (c) => {
     const { queue, text, value, publisher } = await admit(c);
-    const result = await scopeOf(c).service.enqueue(queue, value, rawJobData(text), publisher);
+    const result = await c.var.service.enqueue(queue, value, rawJobData(text), publisher);
     return c.json(answerOf(result, publisher), result.duplicate || result.debounced ? 200 : 201);
   });

@@ -2,18 +2,18 @@
 import { Hono } from 'hono';
 import { adminAuth } from './auth';
 import { readJson } from './body';
-import { type AppEnv, scopeOf } from './scope';
+import type { AppEnv } from './scope';
 
 export const repeatRoutes = new Hono<AppEnv>()
   .get('/:queue/repeats', adminAuth, async (c) =>
-    c.json({ repeats: await scopeOf(c).service.listRepeats(c.req.param('queue')) }),
+    c.json({ repeats: await c.var.service.listRepeats(c.req.param('queue')) }),
   )
   .put('/:queue/repeats/:key', adminAuth, async (c) => {
     const body = await readJson(c);
     const { queue, key } = c.req.param();
-    return c.json(await scopeOf(c).service.putRepeat(queue, key, body));
+    return c.json(await c.var.service.putRepeat(queue, key, body));
   })
   .delete('/:queue/repeats/:key', adminAuth, async (c) => {
-    await scopeOf(c).service.deleteRepeat(c.req.param('queue'), c.req.param('key'));
+    await c.var.service.deleteRepeat(c.req.param('queue'), c.req.param('key'));
     return c.body(null, 204);
   });

@@ -1,14 +1,13 @@
 // What each invocation works with. Per isolate (reused across requests): the parsed settings,
 // the Redis client, the signers (each queue's keys imported once) and what this isolate has learned of each queue's next timer.
 // Per invocation: an engine whose Redis calls count against the invocation's budgets, and a
-// dispatcher for the drains it starts; a request gets them as the service its routes call, its
-// config reads served from the isolate's ConfigCache.
-import type { Context } from 'hono';
+// dispatcher for the drains it starts; a request gets them as the service its routes call
+// (`c.var.service`, set by openScope), its config reads served from the isolate's ConfigCache.
+import { createMiddleware } from 'hono/factory';
 import { ConfigCache } from '../core/store/config-cache';
 import type { Dispatcher } from '../core/run/dispatcher';
 import { createEngine } from '../core/engine';
 import { Invocation } from '../core/run/invocation';
-import { ScriptRefusal } from '../core/store/refusals';
 import { createRedis } from '../core/store/redis';
 import { DueTimes } from '../core/run/runner';
 import { type Service, createService } from '../core/run/service';
@@ -74,49 +73,26 @@ export function openInvocation(
   };
 }
 
-export interface Scope {
+/** What a route reads of its request's scope: `c.var.settings`, `c.var.service`. */
+export interface ScopeVariables {
   settings: Settings;
   /** Every operation a route calls; writes start their own follow-ups (src/core/run/service.ts). */
   service: Service;
 }
 
-export type AppEnv = { Bindings: Env; Variables: { scope: Scope } };
-
-/** The request's scope, opened on first use; work after the response runs under its waitUntil. */
-export function scopeOf(c: Context<AppEnv>): Scope {
-  let scope = c.get('scope') as Scope | undefined;
-  if (!scope) {
-    const origin = new URL(c.req.url).origin;
-    const { settings, dispatcher, due, configs } = openInvocation(c.env, { deadline: Date.now() + REQUEST_DRAIN_MS, origin });
-    const waitUntil = (work: Promise<unknown>) => c.executionCtx.waitUntil(work);
-    scope = { settings, service: withConfigCache(createService({ dispatcher, due, waitUntil }), configs) };
-    c.set('scope', scope);
-  }
-  return scope;
-}
+export type AppEnv = { Bindings: Env; Variables: ScopeVariables };
 
 /**
- * The service, its config reads served from the isolate's cache (a missing queue too), and its
- * config writes forgetting the cached config once they end, so they take effect at once here.
+ * Opens the request's scope before its route runs. Opening costs no Redis command: the
+ * isolate's client, signers and config cache are reused, and the invocation's engine and
+ * service are plain objects; Redis is reached only by what a route then calls. Work after the
+ * response runs under its waitUntil.
  */
-function withConfigCache(service: Service, configs: ConfigCache): Service {
-  const changing =
-    <A extends unknown[], R>(op: (queue: string, ...rest: A) => Promise<R>) =>
-    async (queue: string, ...rest: A): Promise<R> => {
-      try {
-        return await op(queue, ...rest);
-      } finally {
-        configs.forget(queue);
-      }
-    };
-  return {
-    ...service,
-    async getStoredConfig(queue: string) {
-      const config = await configs.get(queue, () => service.getStoredConfig(queue));
-      if (config === null) throw new ScriptRefusal('QUEUE_NOT_FOUND');
-      return config;
-    },
-    putQueue: changing(service.putQueue),
-    deleteQueue: changing(service.deleteQueue),
-  };
-}
+export const openScope = createMiddleware<AppEnv>(async function openScope(c, next) {
+  const origin = new URL(c.req.url).origin;
+  const { settings, dispatcher, due, configs } = openInvocation(c.env, { deadline: Date.now() + REQUEST_DRAIN_MS, origin });
+  const waitUntil = (work: Promise<unknown>) => c.executionCtx.waitUntil(work);
+  c.set('settings', settings);
+  c.set('service', createService({ dispatcher, due, waitUntil, configs }));
+  await next();
+});

@@ -1,5 +1,5 @@
 // The Worker's configuration: its bindings parsed once with zod. Core code never reads `env`.
-import { z } from 'zod';
+import * as z from 'zod';
 import { isSigningSecret } from '../protocol/signing-secret';
 
 const signingSecret = z.string().refine(isSigningSecret, 'expected whsec_ followed by at least 16 bytes of base64');

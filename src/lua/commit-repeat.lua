@@ -33,7 +33,7 @@ Errors  {-1} QUEUE_NOT_FOUND, {-7} REPEAT_NOT_FOUND
 -- @include quota
 
 local K = { jobs = KEYS[2], ready = KEYS[3], delayed = KEYS[4], active = KEYS[5], held = KEYS[8], prioritized = KEYS[9] }
-local repeatsKey, dueKey, groupKey = KEYS[6], KEYS[7], KEYS[10]
+local repeatsKey, repeatDueKey, groupKey = KEYS[6], KEYS[7], KEYS[10]
 local now, key, group = tonumber(ARGV[1]), ARGV[2], ARGV[6]
 local version, runAt, nextRunAt = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 
@@ -64,11 +64,11 @@ end
 if spec.limit and spec.count >= spec.limit then nextRunAt = -1 end
 if nextRunAt >= 0 then
   spec.nextRunAt = nextRunAt
-  redis.call('ZADD', dueKey, nextRunAt, key)
+  redis.call('ZADD', repeatDueKey, nextRunAt, key)
   noteTimer(M, nextRunAt)
 else
   spec.nextRunAt = nil
-  redis.call('ZREM', dueKey, key)
+  redis.call('ZREM', repeatDueKey, key)
 end
 redis.call('HSET', repeatsKey, key, cjson.encode(spec))
 saveMeta(M)

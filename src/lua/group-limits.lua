@@ -1,5 +1,5 @@
 #!lua flags=allow-key-locking
---[[ group-limits: sets or clears a group's own limits at runtime (README, Flow control): its
+--[[ group-limits: sets or clears a group's own limits at runtime (docs/flow-control.md#group-limits-at-runtime): its
 concurrency and rate limit, over the queue's groupConcurrency and groupRateLimit. They apply to
 the group's next start: a raised concurrency offers more of its jobs at once (the caller then
 drains), a lowered one lets the jobs in flight finish. They are kept in meta ('l:<group>'),

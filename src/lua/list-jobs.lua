@@ -31,7 +31,7 @@ Errors  {-1} QUEUE_NOT_FOUND
 -- @include zset-page
 -- @include hash-page
 
-local K = { jobs = KEYS[2], active = KEYS[3] }
+local K = { jobs = KEYS[2], active = KEYS[3], group = KEYS[8] }
 local wanted, limit, group = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local M = openMeta(KEYS[1])
 if not M.cfg then return { QUEUE_NOT_FOUND } end
@@ -41,13 +41,13 @@ local function viewIf(id, raw)
   if view[4] == wanted and (group == '' or decodeJob(raw).g == group) then return view end
 end
 
-if wanted == 'waiting' and not KEYS[8] then
+if wanted == 'waiting' and not K.group then
   local views, next = hashPage(K.jobs, '*', limit, ARGV[4] or '0', ARGV[5] or '', ARGV[6] or '', ARGV[7], viewIf)
   return { 1, next, views }
 end
 
 local source = ({ delayed = KEYS[4], active = KEYS[3], completed = KEYS[5], failed = KEYS[6],
-  cancelled = KEYS[7], waiting = KEYS[8] })[wanted]
+  cancelled = KEYS[7], waiting = K.group })[wanted]
 local reverse = wanted == 'completed' or wanted == 'failed' or wanted == 'cancelled'
 local idOfMember = ({ waiting = idOf, delayed = function(m) return (splitMember(m)) end,
   active = function(m) return (splitLease(m)) end })[wanted] or function(m) return m end

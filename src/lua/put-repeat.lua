@@ -20,7 +20,7 @@ Errors  {-1} QUEUE_NOT_FOUND, {-9, max} TOO_MANY_REPEATS
 -- @include job
 -- @include meta
 
-local repeatsKey, dueKey = KEYS[2], KEYS[3]
+local repeatsKey, repeatDueKey = KEYS[2], KEYS[3]
 local key, nextRunAt, maxRepeats = ARGV[1], tonumber(ARGV[3]), tonumber(ARGV[4])
 local M = openMeta(KEYS[1])
 if not M.cfg then return { QUEUE_NOT_FOUND } end
@@ -38,10 +38,10 @@ end
 if spec.limit and spec.count >= spec.limit then nextRunAt = -1 end
 if nextRunAt >= 0 then
   spec.nextRunAt = nextRunAt
-  redis.call('ZADD', dueKey, nextRunAt, key)
+  redis.call('ZADD', repeatDueKey, nextRunAt, key)
   noteTimer(M, nextRunAt)
 else
-  redis.call('ZREM', dueKey, key)
+  redis.call('ZREM', repeatDueKey, key)
 end
 redis.call('HSET', repeatsKey, key, cjson.encode(spec))
 saveMeta(M)

@@ -1,6 +1,6 @@
 #!lua flags=allow-key-locking
 --[[ repair: brings back jobs that a script failing half way left out of every index (before
-issue 16, group names "0".."59" made scripts fail after their first writes: README, Redis keys).
+issue 16, group names "0".."59" made scripts fail after their first writes: docs/internals.md#redis-keys).
 One page of the `jobs` hash per call; the caller repeats until the cursor comes back '0'. A
 record is indexed when
   delayed:                      its '<id> <group>' is in `delayed`;

@@ -15,7 +15,7 @@ KEYS[4] outcome-records  hash  job id -> outcome record
 ARGV[1] now (epoch ms)
 ARGV[2] m, the number of attempts; then 4 fields per attempt:
         job id, attempt (the record's `n`), finishedAt (its `f`),
-        error ('' = delivered, '-' = not sent, src/core/engine/outcomes.ts NOT_SENT)
+        error ('' = delivered, '-' = not sent, src/core/push/outcomes.ts NOT_SENT)
 
 Returns {1, dueAt}
 Errors  {-1} QUEUE_NOT_FOUND
@@ -25,8 +25,8 @@ Errors  {-1} QUEUE_NOT_FOUND
 -- @include meta
 -- @include outcome
 
--- The wait before attempt n + 1 after attempt n failed; attempt 6 is the last (README, Outcome
--- callbacks): attempts at 0, 5 s, 35 s, 2 min 35 s, 12 min 35 s and 1 h 12 min 35 s.
+-- The wait before attempt n + 1 after attempt n failed; attempt 6 is the last
+-- (docs/delivery.md#outcome-callbacks): attempts at 0, 5 s, 35 s, 2 min 35 s, 12 min 35 s and 1 h 12 min 35 s.
 local RETRY_MS = { 5000, 30000, 120000, 600000, 3600000 }
 
 local K = { outcomes = KEYS[3], outcomeRecords = KEYS[4] }

@@ -1,6 +1,6 @@
-// Queue configuration: the zod schema with the defaults of the README (HTTP API, Queues), and how
+// Queue configuration: the zod schema with the defaults of docs/http-api.md#queues, and how
 // it is stored.
-import { z } from 'zod';
+import * as z from 'zod';
 import { sha256Hex } from './ids';
 import { type AddressKind, addressKind } from './private-address';
 import { isSigningSecret } from './signing-secret';
@@ -24,7 +24,7 @@ export const backoffSchema = z
 
 export type Backoff = z.infer<typeof backoffSchema>;
 
-/** Starts allowed in any window of `periodMs` (README, Flow control). */
+/** Starts allowed in any window of `periodMs` (docs/flow-control.md#rate-limits). */
 export const rateLimitSchema = z
   .object({ max: int(1, 1_000_000), periodMs: int(1000, DAY_MS) })
   .strict();
@@ -104,7 +104,7 @@ export function pushUrlSchema(options: ConfigOptions, what: string) {
 }
 
 /**
- * A job's or a queue's `callbackUrl` (README, Outcome callbacks). Producers name it, so an IP
+ * A job's or a queue's `callbackUrl` (docs/delivery.md#outcome-callbacks). Producers name it, so an IP
  * literal of an internal range is refused (private-address.ts); loopback only in local development.
  */
 export function callbackUrlSchema(options: ConfigOptions) {

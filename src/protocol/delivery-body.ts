@@ -1,7 +1,7 @@
-// The body of a delivery (README, Delivery), as a zod schema: the Worker builds it
+// The body of a delivery (docs/delivery.md), as a zod schema: the Worker builds it
 // (deliveryBody in delivery.ts) and the receiver (src/receiver) parses it, so both sides share
 // one description. Plain module: zod only, nothing that needs Redis or the Worker.
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * Every delivery's `webhook-id` starts with this (an outcome callback's with `out_`): the signed

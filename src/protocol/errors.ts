@@ -46,3 +46,27 @@ export class QueueError extends Error {
     this.status = ERROR_STATUS[code];
   }
 }
+
+/** What an error answer says: `{"error":{code,message,details}}` (errorBodySchema in responses.ts). */
+export interface ErrorAnswer {
+  /** A code of ERROR_STATUS; a string, since a newer Worker may answer codes this side does not know. */
+  code: string;
+  message: string;
+  details?: unknown;
+}
+
+/**
+ * The error of an answer's body, read by the client and the receiver alike; null when the body
+ * is not groupq's error shape (a proxy's page, an empty 503, text that is not JSON).
+ */
+export function parseErrorAnswer(text: string): ErrorAnswer | null {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const error = (body as { error?: { code?: unknown; message?: unknown; details?: unknown } } | null)?.error;
+  if (!error || typeof error.code !== 'string' || typeof error.message !== 'string') return null;
+  return { code: error.code, message: error.message, details: error.details };
+}

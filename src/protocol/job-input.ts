@@ -1,6 +1,7 @@
 // What producers send: zod schemas for jobs, job updates and repeatable jobs.
-import { z } from 'zod';
+import * as z from 'zod';
 import { type ConfigOptions, DAY_MS, YEAR_MS, backoffSchema, callbackUrlSchema } from './config';
+import { FINISHED_STATES, MAX_BATCH } from './constants';
 
 /** URLs resolve these as path segments (`jobs/../complete`): no route could reach such a name. */
 const notDotSegment = (name: string) => name !== '.' && name !== '..';
@@ -69,7 +70,7 @@ export function jobInputSchemaFor(options: ConfigOptions) {
       callbackUrl: callbackUrlSchema(options).optional(),
       /** Across groups, higher starts first; inside a group order never changes. @default 0 */
       priority: z.number().int().min(-1000).max(1000).optional(),
-      /** Collapses enqueues with the same key into one waiting job (README, Flow control). */
+      /** Collapses enqueues with the same key into one waiting job (docs/flow-control.md#debounce). */
       debounce: debounceSchema.optional(),
     })
     .strict()
@@ -85,8 +86,6 @@ export function jobInputSchemaFor(options: ConfigOptions) {
 
 /** The job schema's type (what the client accepts). */
 export const jobInputSchema = jobInputSchemaFor({});
-
-const MAX_BATCH = 1000;
 
 export function batchInputSchemaFor(options: ConfigOptions) {
   return z
@@ -108,12 +107,10 @@ export type GroupState = 'ready' | 'active' | 'held' | 'paused' | 'idle';
 /** An opaque cursor (cursors.ts): a page's position by key, the last member can be long. */
 const cursorSchema = z.string().max(4096);
 
-/** Finished states whose jobs `DELETE /jobs?state=` deletes in bulk. */
-export const CLEANABLE_STATES = ['completed', 'failed', 'cancelled'] as const;
 /** States whose jobs `POST /jobs/retry` sends back to waiting in bulk. */
 export const RETRYABLE_STATES = ['failed'] as const;
 
-export const cleanJobsSchema = z.object({ state: z.enum(CLEANABLE_STATES) }).strict();
+export const cleanJobsSchema = z.object({ state: z.enum(FINISHED_STATES) }).strict();
 export const retryJobsSchema = z.object({ state: z.enum(RETRYABLE_STATES) }).strict();
 
 export const listJobsSchema = z

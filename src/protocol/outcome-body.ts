@@ -1,10 +1,8 @@
-// The body of an outcome callback (README, Outcome callbacks), as a zod schema: the Worker builds
+// The body of an outcome callback (docs/delivery.md#outcome-callbacks), as a zod schema: the Worker builds
 // it (outcomeBody in outcomes.ts) and the receiver (src/receiver) parses it, so both sides share
 // one description. Plain module: zod only, nothing that needs Redis or the Worker.
-import { z } from 'zod';
-
-/** How a job ended: the `groupq-outcome` header and the body's `state`. */
-export const OUTCOME_STATES = ['completed', 'failed', 'cancelled'] as const;
+import * as z from 'zod';
+import { FINISHED_STATES } from './constants';
 
 /** Every outcome callback's `webhook-id` starts with this (a delivery's with `msg_`). */
 export const OUTCOME_ID_PREFIX = 'out_';
@@ -22,7 +20,8 @@ export const outcomeBodySchema = z.object({
   id: z.string().min(1),
   queue: z.string().min(1),
   group: z.string().min(1),
-  state: z.enum(OUTCOME_STATES),
+  /** How the job ended: the `groupq-outcome` header says it too. */
+  state: z.enum(FINISHED_STATES),
   /** A completed job's result, as the job shows it. */
   result: z.unknown().optional(),
   resultTruncated: z.boolean().optional(),

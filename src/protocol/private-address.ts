@@ -1,5 +1,5 @@
 // Whether a URL's host is an IP literal that a public service must not POST to on a stranger's
-// say-so (README, Outcome callbacks): loopback, private, link-local, unique-local and the like.
+// say-so (docs/delivery.md#outcome-callbacks): loopback, private, link-local, unique-local and the like.
 // A callbackUrl comes from producers, publish tokens included; such an address would aim groupq's
 // signed POSTs at the network it runs in. Hostnames are not resolved (a Worker cannot, and DNS
 // can change after the check): only literals are judged, on the host as WHATWG URL normalizes it

@@ -1,5 +1,6 @@
 // What a signing secret looks like (Standard Webhooks' `whsec_<base64>`): the queue config checks
 // it, the Worker signs with it (src/core/push/signing.ts).
+import { fromBase64 } from './encoding';
 
 export const SECRET_PREFIX = 'whsec_';
 
@@ -7,7 +8,7 @@ export const SECRET_PREFIX = 'whsec_';
 export function isSigningSecret(secret: string): boolean {
   if (!secret.startsWith(SECRET_PREFIX)) return false;
   try {
-    return atob(secret.slice(SECRET_PREFIX.length)).length >= 16;
+    return fromBase64(secret.slice(SECRET_PREFIX.length)).length >= 16;
   } catch {
     return false;
   }

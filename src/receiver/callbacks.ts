@@ -1,7 +1,9 @@
-// The lease callbacks a receiver sends back to groupq (README, Delivery, "Async mode"): heartbeat,
+// The lease callbacks a receiver sends back to groupq (docs/delivery.md#async-mode-jobs-longer-than-one-invocation): heartbeat,
 // progress, complete and fail, each a POST of JSON to the URL the delivery named, authorized by
 // the lease token in the body. 409 means the lease is gone (JOB_CANCELLED: the job was
 // cancelled); brief network trouble is retried.
+import { MAX_ERROR_CHARS } from '../protocol/constants';
+import { parseErrorAnswer } from '../protocol/errors';
 import type { Delivery } from '../protocol/delivery-body';
 import { JobCancelledError, LeaseLostError } from './errors';
 
@@ -24,8 +26,6 @@ export class CallbackError extends Error {
 const RETRY_DELAYS_MS = [250, 1_000];
 /** Answers worth another try: the Worker or its Redis was briefly unavailable. */
 const TRANSIENT = new Set([502, 503, 504]);
-/** The fail callback takes an error of at most this many characters. */
-const MAX_ERROR_CHARS = 2048;
 /** groupq caps a retryAfterMs, and a heartbeat's extendMs, at one day. */
 export const DAY_MS = 86_400_000;
 
@@ -38,17 +38,6 @@ export interface LeaseCalls {
   progress(progress: unknown): Promise<void>;
   complete(result: unknown): Promise<{ state: string }>;
   fail(body: FailBody): Promise<{ state: string }>;
-}
-
-/** The error body groupq answers with: {"error":{code,message}}; anything else gives undefineds. */
-async function errorOf(response: Response): Promise<{ code?: string; message?: string }> {
-  try {
-    const body = (await response.json()) as { error?: { code?: unknown; message?: unknown } };
-    const { code, message } = body?.error ?? {};
-    return { code: typeof code === 'string' ? code : undefined, message: typeof message === 'string' ? message : undefined };
-  } catch {
-    return {};
-  }
 }
 
 async function post(fetch: FetchLike, url: string, body: string): Promise<unknown> {
@@ -69,7 +58,8 @@ async function post(fetch: FetchLike, url: string, body: string): Promise<unknow
       await sleep(RETRY_DELAYS_MS[attempt]!);
       continue;
     }
-    const { code, message } = await errorOf(response);
+    // groupq's error body, or undefineds for anything else.
+    const { code, message } = parseErrorAnswer(await response.text().catch(() => '')) ?? {};
     // A retried complete or fail whose first try did land also gets 409: either way the lease is over.
     if (response.status === 409 && code === 'JOB_CANCELLED') throw new JobCancelledError(message ?? 'the job was cancelled');
     if (response.status === 409) throw new LeaseLostError(message ?? 'the lease is no longer held');

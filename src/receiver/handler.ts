@@ -12,7 +12,7 @@ import { type Settled, outcomeOf, parseErrorText, responseOf, settle, textRespon
 import { type DeliveryVerifyOptions, createVerifier } from './verify';
 
 export interface HandlerOptions<T> extends DeliveryVerifyOptions {
-  /** Answer 202 at once and finish through the callbacks. @default false (auto: see README) */
+  /** Answer 202 at once and finish through the callbacks. @default false (auto: see docs/receiver.md#long-jobs-202-and-callbacks) */
   async?: boolean;
   /** Keeps background work alive after the response (a Worker's `ctx.waitUntil`). */
   waitUntil?: (promise: Promise<unknown>) => void;

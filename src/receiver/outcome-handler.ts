@@ -1,4 +1,4 @@
-// createOutcomeHandler: a whole endpoint for outcome callbacks (README, Outcome callbacks) from
+// createOutcomeHandler: a whole endpoint for outcome callbacks (docs/delivery.md#outcome-callbacks) from
 // one function. It verifies the callback (401 if not genuine), runs the function with the
 // outcome, and answers 204 once it returned, or 500 with its error's message, which groupq
 // retries by its schedule. Outcomes come at least once: dedupe on `webhook-id` (`out_<job id>`).

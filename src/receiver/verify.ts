@@ -5,9 +5,11 @@
 // its shared schema; a delivery last of all must carry a webhook-id not seen before (a
 // replay). One verifier for both kinds; Web Crypto only, so it runs on Workers, Node 20, Deno
 // and Bun alike.
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { DELIVERY_ID_PREFIX, type Delivery, deliveryBodySchema } from '../protocol/delivery-body';
+import { fromBase64 } from '../protocol/encoding';
 import { OUTCOME_ID_PREFIX, type OutcomeCallback, outcomeBodySchema, outcomeWebhookId } from '../protocol/outcome-body';
+import { SECRET_PREFIX } from '../protocol/signing-secret';
 import { DeliveryVerificationError } from './errors';
 import { type SeenHook, rememberDelivery } from './replays';
 
@@ -63,27 +65,26 @@ const OUTCOME: Expected<OutcomeCallback> = {
 /** The kinds by prefix, to name what a request of the wrong kind is. */
 const KINDS = [DELIVERY, OUTCOME];
 
-const SECRET_PREFIX = 'whsec_';
 const DEFAULT_TOLERANCE_SEC = 300;
 
 /** The key bytes of a secret; the `whsec_` prefix is optional, as in other Standard Webhooks libraries. */
 function secretBytes(secret: string): Uint8Array<ArrayBuffer> {
   const encoded = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
-  let binary: string;
+  let bytes: Uint8Array<ArrayBuffer>;
   try {
-    binary = atob(encoded);
+    bytes = fromBase64(encoded);
   } catch {
     throw new TypeError('a signing secret is "whsec_" followed by base64');
   }
   // A short key is a configuration mistake (an empty env var, a truncated paste): say so early.
-  if (binary.length < 16) throw new TypeError('a signing secret holds at least 16 bytes of base64 key material');
-  return Uint8Array.from(binary, (c) => c.charCodeAt(0));
+  if (bytes.length < 16) throw new TypeError('a signing secret holds at least 16 bytes of base64 key material');
+  return bytes;
 }
 
 /** The bytes of a base64 signature, or null when it is not base64 (such a signature never matches). */
 function signatureBytes(value: string): Uint8Array<ArrayBuffer> | null {
   try {
-    return Uint8Array.from(atob(value), (c) => c.charCodeAt(0));
+    return fromBase64(value);
   } catch {
     return null;
   }
@@ -240,7 +241,7 @@ export async function verifyDelivery<T = unknown>(request: Request, options: Del
 }
 
 /**
- * Reads an outcome callback (README, Outcome callbacks) and checks it as verifyDelivery checks a
+ * Reads an outcome callback (docs/delivery.md#outcome-callbacks) and checks it as verifyDelivery checks a
  * delivery: headers, timestamp, signature, a webhook-id of an outcome (`out_`), then the body,
  * whose id must be the one webhook-id names (`out_<job id>`). Its webhook-id is the same on every
  * attempt, so it is no replay check: dedupe on it. Returns the parsed outcome; throws

@@ -122,8 +122,8 @@ describe('a Redis of its own', () => {
 
   it('after SCRIPT FLUSH EVALSHA is NOSCRIPT, and the engine falls back to EVAL', async () => {
     const own = createRedis({ url: bridge.url, token });
-    const source = `${FLAG}return {0, redis.call('INCR', KEYS[1])}`;
-    const script = { name: 'counter', keys: [], keyPerItem: null, source, sha1: sha1(source), plainSource: source, plainSha1: sha1(source) };
+    const text = `\nreturn {0, redis.call('INCR', KEYS[1])}`; // the first line left empty for the shebang
+    const script = { name: 'counter', keys: [], keyPerItem: null, flags: [], text, sha1: sha1(`${FLAG.trimEnd()}${text}`), plainSha1: sha1(text) };
     expect(await runScript(own, script, ['n'], [])).toEqual([0, 1]);
     expect(await own.evalsha(script.sha1, ['n'], [])).toEqual([0, 2]);
     await raw.call(['SCRIPT', 'FLUSH']);

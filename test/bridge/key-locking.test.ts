@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { bridgeModeFromEnv } from '../../scripts/rest-bridge.mjs';
 import { stripKeyLockingFlag, UNDECLARED_KEY_ERROR } from '../../scripts/upstash-scripts.mjs';
 import { QueueError } from '../../src/protocol/errors';
-import { runScript } from '../../src/core/store/scripts';
+import { runScript, sourceOf } from '../../src/core/store/scripts';
 import { scripts } from '../../src/lua/scripts.generated';
 import { restRedis, stack, testKeys } from '../helpers/stack';
 
@@ -39,7 +39,8 @@ describe('the flag', () => {
 
   it('is INTERNAL for the engine (a script error, not Redis being down)', async () => {
     const source = unique(`${FLAG}redis.call('INCR', ARGV[1]); return {0}`);
-    const script = { name: 'undeclared', keys: [], keyPerItem: null, source, sha1: sha1(source), plainSource: source, plainSha1: sha1(source) };
+    const text = source.slice(FLAG.length - 1); // the first line left empty for the shebang
+    const script = { name: 'undeclared', keys: [], keyPerItem: null, flags: [], text, sha1: sha1(source), plainSha1: sha1(text) };
     const error = await runScript(redis, script, [key()], [`${key()}:counter`]).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(QueueError);
     expect((error as QueueError).code).toBe('INTERNAL');
@@ -110,7 +111,7 @@ describe('the flag', () => {
 describe("groupq's own scripts", () => {
   it.each(Object.values(scripts))('$name compiles with the key check in front of it', async (script) => {
     // The check adds locals and makes `redis` an upvalue: no script may hit Lua's limits.
-    const source = script.source.startsWith('#!lua') ? script.source : `${FLAG}${script.source}`;
+    const source = sourceOf(script, true);
     expect(await redis.scriptLoad(source)).toBe(sha1(source));
   });
 });

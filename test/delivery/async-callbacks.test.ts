@@ -1,4 +1,4 @@
-// Asynchronous deliveries (README, Delivery, "Async mode"): an endpoint that answers 202 keeps the
+// Asynchronous deliveries (docs/delivery.md#async-mode-jobs-longer-than-one-invocation): an endpoint that answers 202 keeps the
 // lease and finishes the job through heartbeat, progress, complete and fail, authorized by the
 // lease token alone. A stale or made-up token, or a job whose queue was deleted, gets 409
 // LEASE_LOST and changes nothing.

@@ -1,4 +1,4 @@
-// The invocation's budgets (README, Deploying, "Limits, and what they mean for your jobs"): one
+// The invocation's budgets (docs/deploy.md#limits-and-what-they-mean-for-your-jobs): one
 // invocation never has more than 6 pushes open at once, and a drain stops at its subrequest
 // budget, leaving the rest to the next trigger (here the cron) without losing anything.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -215,7 +215,7 @@ describe('ordering and one-in-flight under real concurrency', () => {
   // A fails once; B is enqueued while A is in flight. Whether B may run before A's retry is
   // decided by the group's order, (orderMs, enqueue sequence): A stays at the head against any
   // job ordered after it, and a late job ordered before it (an earlier orderMs, what
-  // orderingWindowMs exists for) is not made to wait behind it. README, "Guarantees", G2.
+  // orderingWindowMs exists for) is not made to wait behind it. README.md#guarantees, G2.
   for (const [name, orderMsOfB, expected] of [
     ['a later job waits for the retried job at the head', 3_000_000, ['a#1', 'a#2', 'b#1']],
     ['a late job ordered before the retried one runs first', 1_000_000, ['a#1', 'b#1', 'a#2']],

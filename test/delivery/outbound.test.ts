@@ -1,4 +1,4 @@
-// Outbound requests (README, Outcome callbacks): a callbackUrl that is an IP literal of an
+// Outbound requests (docs/delivery.md#outcome-callbacks): a callbackUrl that is an IP literal of an
 // internal range is refused with 400 VALIDATION_FAILED, for a job, a batch and a queue, writing
 // nothing; loopback only while GROUPQ_ALLOW_HTTP_LOOPBACK is on. Outcome sends, through the
 // Worker to real loopback servers: at most 2 of an invocation's push slots, so deliveries go on

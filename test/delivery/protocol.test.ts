@@ -1,4 +1,4 @@
-// The delivery protocol as an endpoint sees it (README, Delivery): the request's
+// The delivery protocol as an endpoint sees it (docs/delivery.md): the request's
 // method and headers, the Standard Webhooks signature (one secret, and two during a rotation),
 // the percent-encoded group header, the exact body fields, data forwarded as enqueued, and the
 // idempotency key (groupq-job-id) that stays the same across retries while the attempt number

@@ -1,4 +1,4 @@
-// How the endpoint's answer decides a job's fate (README, Delivery): 2xx completes
+// How the endpoint's answer decides a job's fate (docs/delivery.md): 2xx completes
 // with the body as result (JSON parsed, text kept, empty null, over 64 KiB truncated and marked),
 // any other status is a failed attempt quoting the body, retried until maxAttempts unless the
 // endpoint says `groupq-retry: false`; Retry-After sets the next delay; a refused connection and

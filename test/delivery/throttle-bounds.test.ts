@@ -1,4 +1,4 @@
-// maxThrottleMs bounds what an endpoint's 429s can hold (README, Flow control, backpressure):
+// maxThrottleMs bounds what an endpoint's 429s can hold (docs/flow-control.md#backpressure-the-endpoints-429):
 // each 429's wait is cut to what is left of the job's maxThrottleMs, whatever Retry-After asks,
 // and a job that has spent it all fails for good as `throttled`; a group's or the queue's hold is
 // cut the same way. Through the Worker, against an endpoint on loopback that answers 429 with a

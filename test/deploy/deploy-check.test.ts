@@ -1,4 +1,4 @@
-// `npm run deploy:check` is what a user runs before `wrangler deploy` (README, Deploying): it
+// `npm run deploy:check` is what a user runs before `wrangler deploy` (docs/deploy.md): it
 // passes on the repo's wrangler.toml with production-like secrets, and otherwise names each
 // problem with the command that fixes it, without printing a secret.
 import { execFile } from 'node:child_process';

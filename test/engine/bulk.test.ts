@@ -1,4 +1,4 @@
-// Bulk actions (README, HTTP API, Jobs): retry every failed job, delete every job of a finished
+// Bulk actions (docs/http-api.md#jobs): retry every failed job, delete every job of a finished
 // state, in steps of BULK_STEP jobs, each answering an exact count and whether it is done. Run
 // on the engine with a test clock; test/http/bulk.test.ts runs them through the Worker.
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Flow control in the engine (README, Flow control): concurrency per group, priority, the queue
+// Flow control in the engine (docs/flow-control.md): concurrency per group, priority, the queue
 // and group rate limits, and 429s that use no attempt. The clock is the test's: every window is
 // exact. The same features through the Worker, under real concurrency: test/flow.
 import { describe, expect, it } from 'vitest';

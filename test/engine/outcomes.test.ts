@@ -15,7 +15,7 @@ import { adminClient } from '../helpers/stack';
 
 const CALLBACK = 'https://producer.example/outcomes';
 const LEASE_MS = 15_000; // an outcome attempt's lease (outcome.lua)
-/** The waits after attempts 1-5 fail (settle-outcomes.lua; README, Outcome callbacks). */
+/** The waits after attempts 1-5 fail (settle-outcomes.lua; docs/delivery.md#outcome-callbacks). */
 const SCHEDULE = [5_000, 30_000, 120_000, 600_000, 3_600_000];
 
 const ref = (job: LeasedJob) => ({ id: job.id, lease: job.lease.token });

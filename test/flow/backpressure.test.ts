@@ -1,4 +1,4 @@
-// Backpressure from the endpoint through the Worker (README, Flow control): a 429 holds the job
+// Backpressure from the endpoint through the Worker (docs/flow-control.md#backpressure-the-endpoints-429): a 429 holds the job
 // ("job"), its group ("group") or the queue's dispatch ("queue") until its Retry-After, or the
 // backoff when it has none, and never uses up an attempt; 100 429s in a row fail the job with
 // `throttled`. A hold begins when the Worker has read the 429, after the endpoint answered it,

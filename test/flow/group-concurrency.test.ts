@@ -1,4 +1,4 @@
-// groupConcurrency under real concurrency, through the Worker (README, Flow control): producers
+// groupConcurrency under real concurrency, through the Worker (docs/flow-control.md#concurrency-per-group): producers
 // enqueue 20 groups' jobs (singles and batches) while the queue flows, the endpoint answers after
 // a random short delay, and some first attempts fail (500) to be retried after a backoff. Each
 // round checks on the FlowChecker's record that no group ever had more than 3 jobs at the

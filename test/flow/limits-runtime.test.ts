@@ -1,5 +1,5 @@
-// A group's limits changed while its jobs run, through the Worker (README, Flow control: group
-// limits at runtime). The endpoint holds each delivery until the test lets it go, so the jobs in
+// A group's limits changed while its jobs run, through the Worker
+// (docs/flow-control.md#group-limits-at-runtime). The endpoint holds each delivery until the test lets it go, so the jobs in
 // flight are known at every change; the FlowChecker then judges every start against the limit in
 // force when it happened (a change applies somewhere between its request and its answer).
 import { describe, expect, it } from 'vitest';

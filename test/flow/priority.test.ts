@@ -1,4 +1,4 @@
-// Priority through the Worker (README, Flow control): across groups the next job started is the
+// Priority through the Worker (docs/flow-control.md#priority): across groups the next job started is the
 // due head with the highest priority, then the oldest by (orderMs, sequence); inside a group the
 // order never changes, so a job's priority only counts once it is its group's head. Jobs are
 // enqueued into a paused queue, which then resumes with concurrency 1: each start follows the
@@ -16,7 +16,7 @@ interface Spec {
 }
 
 /**
- * The order the README promises, job after job: of the groups' heads (each group in
+ * The order docs/flow-control.md#priority promises, job after job: of the groups' heads (each group in
  * (orderMs, enqueue order)), the highest priority starts, ties to the oldest.
  */
 function promisedOrder(specs: Spec[]): string[] {

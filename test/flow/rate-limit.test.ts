@@ -1,4 +1,4 @@
-// Rate limits through the Worker (README, Flow control): starts counted in every sliding window
+// Rate limits through the Worker (docs/flow-control.md#rate-limits): starts counted in every sliding window
 // (t - periodMs, t], each start placed between its lease start and its arrival at the endpoint.
 // A queue-wide limit over 200 jobs holds in every window and still runs close to the limit; a
 // group limit alongside a queue limit holds both, each reached.

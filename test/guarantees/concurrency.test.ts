@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/core/engine';
 import { QueueError } from '../../src/protocol/errors';
-import type { LeasedJob, Outcome } from '../../src/core/engine/leases';
+import type { LeasedJob, Settlement } from '../../src/core/engine/leases';
 import { type Action, type Delivery, DeliveryChecker, type JobSpec } from '../helpers/checker';
 import { T0, type TestClock, createQueue, testClock, testEngine } from '../helpers/engine';
 import { hash, prng } from '../helpers/random';
@@ -46,7 +46,7 @@ function decide(s: Scenario, job: Pick<LeasedJob, 'id' | 'attempt'>): { action: 
   return { action: 'fail' };
 }
 
-function outcomeOf(d: Delivery): Outcome {
+function outcomeOf(d: Delivery): Settlement {
   const { id, lease } = d.job;
   if (d.action === 'complete') return { kind: 'complete', id, lease: lease.token, result: { ok: id } };
   const retry = d.action === 'retry';
@@ -113,7 +113,7 @@ async function reserve(run: Run, name: string, mode: 'batch' | 'single', seed: n
   const engine = testEngine(run.clock);
   const rand = prng(seed);
   const k = run.s.fixedReserve ? run.s.reserveMax : 1 + Math.floor(rand() * run.s.reserveMax);
-  const spent: Outcome[] = []; // outcomes already sent: replaying one must be refused (fencing)
+  const spent: Settlement[] = []; // outcomes already sent: replaying one must be refused (fencing)
   let held: Delivery[] = [];
   while (!done(run)) {
     if (held.length === 0) {

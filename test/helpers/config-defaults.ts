@@ -1,4 +1,4 @@
-// The README's queue defaults (HTTP API, Queues) as GET shows them (publish tokens as a count), written out by hand:
+// The queue defaults (docs/http-api.md#queues) as GET shows them (publish tokens as a count), written out by hand:
 // the engine and HTTP suites check the code against this, not against the code's own schema.
 export const CONFIG_DEFAULTS = {
   concurrency: 10,

@@ -12,7 +12,7 @@
 // for clock skew): its end as observed lies inside the real lease, as every check requires.
 import { type Accepted, type CheckedJob, type Delivery, DeliveryChecker, type Reservation, TERMINAL } from './checker';
 
-/** A lease lasts timeoutMs + this (README, "Delivery"); the Worker aborts its push at timeoutMs. */
+/** A lease lasts timeoutMs + this (docs/http-api.md#queues); the Worker aborts its push at timeoutMs. */
 const LEASE_MARGIN_MS = 5000;
 /** How far workerd's clock and this process's may disagree. */
 const CLOCK_SKEW_MS = 100;

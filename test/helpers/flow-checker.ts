@@ -1,4 +1,4 @@
-// The recording checker of flow control (README, Flow control), fed by a real endpoint: every
+// The recording checker of flow control (docs/flow-control.md), fed by a real endpoint: every
 // delivery as it arrives and as it is answered, and every job as its producer enqueues it. Then
 // checks on that record, each returning its violations (empty when the rule held):
 //   - jobs of a group in flight at once, against the group's concurrency (fixed, or changed at
@@ -11,14 +11,14 @@
 // delivery is in flight from its arrival to its answer, which lies inside its real lease (the
 // lease begins before the push and ends after the answer is acknowledged), so overlaps seen here
 // are real. The engine's start of a delivery is its lease start, read from the push: the lease
-// lasts timeoutMs + 5 s (README, Delivery), so it began at expiresAt - timeoutMs - 5000, by the
+// lasts timeoutMs + 5 s (docs/http-api.md#queues), so it began at expiresAt - timeoutMs - 5000, by the
 // Worker's clock: the instant the engine counted for its rate windows. workerd's clock stands
 // still between I/O events, so that instant is never later than the real start (a delivery
 // started somewhere in [lease start, arrival]), but two reservations' times may disagree with
 // the order Redis ran them in.
 import type { Received } from './endpoint';
 
-/** A lease lasts the job's timeoutMs + this (README, Delivery). */
+/** A lease lasts the job's timeoutMs + this (docs/http-api.md#queues). */
 const LEASE_GRACE_MS = 5000;
 /** Slack for comparing an instant of workerd's clock with one of this process's. */
 const CLOCK_SLACK_MS = 5;

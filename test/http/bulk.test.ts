@@ -1,4 +1,4 @@
-// Bulk actions through the Worker (README, HTTP API, Jobs): POST /jobs/retry retries every failed
+// Bulk actions through the Worker (docs/http-api.md#jobs): POST /jobs/retry retries every failed
 // job and DELETE /jobs?state= deletes every completed or failed one, over 1,000 jobs, answering
 // an exact {count, done}. A Worker with a small subrequest budget stops early with done: false
 // and the client repeats until done. Bad input is refused and writes nothing.

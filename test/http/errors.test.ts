@@ -63,8 +63,10 @@ describe('unknown routes', () => {
 describe('GET /', () => {
   it('answers 200 without a token, pointing at the dashboard, /health and the docs', async () => {
     const body = await expectJson(await fetch(`${suite.worker.url}/`), 200);
-    expect(body).toEqual({ name: 'groupq', dashboard: '/dashboard', health: '/health', api: '/v1/queues', docs: expect.stringMatching(/^https:\/\//) });
+    expect(body).toEqual({ name: 'groupq', dashboard: '/dashboard', health: '/health', api: '/v1/queues', openapi: '/openapi.json', docs: '/reference' });
     expect((await fetch(`${suite.worker.url}${body.dashboard}`)).status).toBe(200);
+    // The docs are the project's own: the reference page and the document it renders.
+    for (const path of [body.docs, body.openapi]) expect((await fetch(`${suite.worker.url}${path}`)).status).toBe(200);
   });
 });
 

@@ -1,4 +1,4 @@
-// Requests anyone can send without a credential cost Redis nothing (README, Security): bogus
+// Requests anyone can send without a credential cost Redis nothing (docs/security.md#what-costs-nothing): bogus
 // bearer tokens on admin and enqueue routes, CORS preflights, lease callbacks with a lease token
 // no lease could have, and callback bodies over the callbacks' cap are refused by the Worker
 // alone. Enqueue routes read the queue's config once per isolate for a few seconds (a queue that

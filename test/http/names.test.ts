@@ -1,5 +1,5 @@
 // Strings groupq stores must be ones every layer can carry, and names must be ones a person can
-// tell apart (README, HTTP API): a lone surrogate (a \uD800-\uDFFF escape without its pair)
+// tell apart (docs/security.md#names): a lone surrogate (a \uD800-\uDFFF escape without its pair)
 // anywhere in a request body is 400 VALIDATION_FAILED naming where, not a 500 from Redis half
 // way; new group names with format characters (bidi controls, zero-width) are 400 (a path or a
 // listing may still name such a group, made before the rule); queue names "."

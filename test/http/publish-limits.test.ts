@@ -1,4 +1,4 @@
-// Publish tokens add jobs and nothing more (README, Security), through the Worker against real
+// Publish tokens add jobs and nothing more (docs/security.md#what-a-public-publish-token-exposes), through the Worker against real
 // Redis: `group`, `data` and `id` always; `delayMs` and `callbackUrl` only as far as the queue
 // opens them; every other field 403 FIELD_NOT_ALLOWED. Their ids live apart (`x` is the job
 // `pub:x`), a duplicate tells them no state, `repeat:` ids are the scheduler's, and

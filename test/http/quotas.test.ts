@@ -1,4 +1,4 @@
-// Quotas for every producer (README, Security), through the Worker against real Redis: maxJobs
+// Quotas for every producer (docs/security.md#every-limit-and-its-default), through the Worker against real Redis: maxJobs
 // caps a queue's waiting + delayed jobs (429 QUEUE_FULL with Retry-After, a batch refused whole,
 // nothing written) and room comes back as jobs end, however they end; maxDelayMs caps delayMs
 // and runAt (400 VALIDATION_FAILED at the field). A queue stored before the count was kept gets

@@ -18,7 +18,7 @@ describe('commit-repeat', () => {
 
     // What a tick reads: the due repeat, version 1, group A.
     const listed = await callScript(ctx, scripts.tick, { queue: q }, [clock.now(), 'seed', 100]);
-    const [key, specJson] = listed.dueRepeats[0]!;
+    const [key, specJson] = listed.repeatsToRun[0]!;
     const read = JSON.parse(specJson) as { v: number; nextRunAt: number; group: string };
     expect(read).toMatchObject({ v: 1, nextRunAt: T0 + 1000, group: 'A' });
 

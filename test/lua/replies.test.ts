@@ -14,8 +14,8 @@ const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
 
 /** A keyless script named `name` whose body is `body` (unique: scripts are cached by SHA-1). */
 function standIn<N extends ScriptName>(name: N, body: string): LuaScript<N> {
-  const source = `#!lua flags=allow-key-locking\n${body}\n-- ${uniqueName('replies')}`;
-  return { name, keys: [], keyPerItem: null, source, sha1: sha1(source), plainSource: source, plainSha1: sha1(source) };
+  const text = `\n${body}\n-- ${uniqueName('replies')}`; // the first line left empty for the shebang
+  return { name, keys: [], keyPerItem: null, flags: [], text, sha1: sha1(`#!lua flags=allow-key-locking${text}`), plainSha1: sha1(text) };
 }
 
 async function internalError(promise: Promise<unknown>): Promise<QueueError> {

@@ -1,7 +1,7 @@
 // A reference model of one groupq queue, in plain memory: the spec the randomized test
 // (random-ops.test.ts) holds the engine to. It knows nothing of Redis keys or scripts; it says
-// what a user observes after each operation, from the README (Guarantees, HTTP API, Under the
-// hood). Where the contract is
+// what a user observes after each operation, from the docs (README.md#guarantees, docs/http-api.md,
+// docs/internals.md). Where the contract is
 // silent and the engine made a reasonable choice, the model mirrors it and says so ("mirror:").
 import type { JobState } from '../../src/protocol/job-input';
 import type { Job } from '../../src/protocol/api-types';

@@ -2,7 +2,7 @@
 // that test/global-setup.ts built with `npm run build`'s code, types included; the client
 // loads with no imports (browsers); the bin runs; `npm pack` ships dist, not the sources.
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readFile, readdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -44,6 +44,23 @@ describe('the groupq package', () => {
     const { version } = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8')) as { version: string };
     const { stdout } = await run(process.execPath, [path.join(root, 'dist/cli.js'), '--version'], { cwd: root });
     expect(stdout.trim()).toContain(version);
+  });
+
+  it('depends on exactly the packages its shipped files import (the Worker is deployed from the repository)', async () => {
+    const { dependencies = {} } = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8')) as {
+      dependencies?: Record<string, string>;
+    };
+    const shipped = (await readdir(path.join(root, 'dist'), { recursive: true })).filter((f) => /\.(js|d\.ts)$/.test(f));
+    const imported = new Set<string>();
+    for (const file of shipped) {
+      const source = await readFile(path.join(root, 'dist', file), 'utf8');
+      for (const [, specifier = ''] of source.matchAll(/\b(?:from|import)\s*\(?\s*["']([^"'.][^"']*)["']/g)) {
+        if (specifier.startsWith('node:')) continue;
+        const parts = specifier.split('/');
+        imported.add(specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!);
+      }
+    }
+    expect([...imported].sort()).toEqual(Object.keys(dependencies).sort());
   });
 
   it('packs dist/ and the README, not the sources', async () => {

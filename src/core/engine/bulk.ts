@@ -5,7 +5,6 @@
 import { scripts } from '../../lua/scripts.generated';
 import type { BulkResult } from '../../protocol/api-types';
 import { type EngineContext, parse } from '../store/context';
-import { noteDue } from '../store/due-index';
 import { randomSeed } from '../../protocol/ids';
 import { cleanJobsSchema, retryJobsSchema } from '../../protocol/job-input';
 import { checkQueueName } from './queues';
@@ -40,8 +39,7 @@ export async function retryJobs(ctx: EngineContext, queue: string, input: unknow
     const page = await callScript(ctx, scripts.finishedPage, { queue }, [state, BULK_STEP]);
     if (page.length === 0) return [0, 0];
     const groups = page.filter((_, i) => i % 2 === 1);
-    const { retried, left, dueAt } = await callScript(ctx, scripts.retryJobs, { queue, groups }, [ctx.now(), randomSeed(), ...page]);
-    await noteDue(ctx, queue, dueAt);
+    const { retried, left } = await callScript(ctx, scripts.retryJobs, { queue, groups }, [ctx.now(), randomSeed(), ...page]);
     return [retried, left];
   }, keepGoing);
 }

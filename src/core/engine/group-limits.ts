@@ -1,19 +1,16 @@
-// One group's limits at runtime (README, Flow control): set them, or delete them to fall back on
+// One group's limits at runtime (docs/flow-control.md#group-limits-at-runtime): set them, or delete them to fall back on
 // the queue's groupConcurrency and groupRateLimit. The group's next start obeys them, no deploy
 // needed; they are kept while the group has no jobs and deleted with the queue.
 import { scripts } from '../../lua/scripts.generated';
 import { type GroupLimits, groupLimitsSchema } from '../../protocol/config';
 import { type EngineContext, parse, parseParam } from '../store/context';
-import { noteDue } from '../store/due-index';
 import { groupParamSchema } from '../../protocol/job-input';
 import { checkQueueName } from './queues';
 import { callScript } from '../store/scripts';
 
 /** Writes `limits` as JSON ('' deletes them) once queue and group names are checked. */
 async function writeLimits(ctx: EngineContext, queue: string, group: string, limits: string) {
-  const reply = await callScript(ctx, scripts.groupLimits, { queue, group }, [ctx.now(), group, limits]);
-  await noteDue(ctx, queue, reply.dueAt);
-  return reply.limits;
+  return callScript(ctx, scripts.groupLimits, { queue, group }, [ctx.now(), group, limits]);
 }
 
 function checkTarget(queue: string, group: string): void {

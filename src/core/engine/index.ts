@@ -1,6 +1,7 @@
 // The engine's one entry point: every queue operation, given a Redis client and a clock.
 import type { ConfigOptions } from '../../protocol/config';
 import * as bulk from './bulk';
+import type { KeepGoing } from './bulk';
 import * as dueIndex from '../store/due-index';
 import type { EngineContext } from '../store/context';
 import * as groupLimits from './group-limits';
@@ -9,6 +10,7 @@ import * as leases from './leases';
 import * as metrics from './metrics';
 import * as outcomes from './outcomes';
 import * as producer from './producer';
+import type { Publisher } from './producer';
 import * as queues from './queues';
 import * as reads from './reads';
 import * as repair from './repair';
@@ -25,66 +27,75 @@ export interface EngineOptions extends ConfigOptions {
   keyLocking?: boolean;
 }
 
-type Op<F> = F extends (ctx: EngineContext, ...args: infer A) => infer R ? (...args: A) => R : never;
+/** The inputs of lease callbacks, as their operations take them. */
+type CompleteInput = Parameters<typeof leases.complete>[2];
+type FailInput = Parameters<typeof leases.fail>[2];
+type HeartbeatInput = Parameters<typeof leases.heartbeat>[2];
+type ProgressInput = Parameters<typeof leases.progress>[2];
+type OutcomeAttempts = Parameters<typeof outcomes.settleOutcomes>[2];
 
-function bind<F extends (ctx: EngineContext, ...args: never[]) => unknown>(ctx: EngineContext, f: F): Op<F> {
-  return ((...args: never[]) => f(ctx, ...args)) as Op<F>;
-}
-
+/** Every queue operation, each a plain call of its module's function with this engine's context. */
 export function createEngine({ redis, now = Date.now, keyLocking = true, ...options }: EngineOptions) {
   const ctx: EngineContext = { redis, now, options, keyLocking };
   return {
-    putQueue: bind(ctx, queues.putQueue),
-    getQueue: bind(ctx, queues.getQueue),
-    listQueues: bind(ctx, queues.listQueues),
-    listQueueNames: bind(ctx, queues.listQueueNames),
-    countQueues: bind(ctx, queues.countQueues),
-    deleteQueue: bind(ctx, queues.deleteQueue),
+    putQueue: (name: string, input: unknown) => queues.putQueue(ctx, name, input),
+    getQueue: (name: string) => queues.getQueue(ctx, name),
+    listQueues: () => queues.listQueues(ctx),
+    listQueueNames: () => queues.listQueueNames(ctx),
+    countQueues: () => queues.countQueues(ctx),
+    deleteQueue: (name: string) => queues.deleteQueue(ctx, name),
     pauseQueue: (queue: string) => queues.setQueuePaused(ctx, queue, true),
     resumeQueue: (queue: string) => queues.setQueuePaused(ctx, queue, false),
     pauseGroup: (queue: string, group: string) => queues.setGroupPaused(ctx, queue, group, true),
     resumeGroup: (queue: string, group: string) => queues.setGroupPaused(ctx, queue, group, false),
-    setGroupLimits: bind(ctx, groupLimits.setGroupLimits),
-    clearGroupLimits: bind(ctx, groupLimits.clearGroupLimits),
+    setGroupLimits: (queue: string, group: string, input: unknown) => groupLimits.setGroupLimits(ctx, queue, group, input),
+    clearGroupLimits: (queue: string, group: string) => groupLimits.clearGroupLimits(ctx, queue, group),
 
-    enqueue: bind(ctx, producer.enqueue),
-    enqueueBatch: bind(ctx, producer.enqueueBatch),
-    enqueueAndReserve: bind(ctx, producer.enqueueAndReserve),
-    enqueueBatchAndReserve: bind(ctx, producer.enqueueBatchAndReserve),
-    getStoredConfig: bind(ctx, queues.getStoredConfig),
+    enqueue: (queue: string, input: unknown) => producer.enqueue(ctx, queue, input),
+    enqueueBatch: (queue: string, jobs: unknown) => producer.enqueueBatch(ctx, queue, jobs),
+    enqueueAndReserve: (queue: string, input: unknown, reserve: number, rawData?: string, publisher?: Publisher) =>
+      producer.enqueueAndReserve(ctx, queue, input, reserve, rawData, publisher),
+    enqueueBatchAndReserve: (
+      queue: string,
+      batch: unknown,
+      reserve: number,
+      rawData?: readonly (string | undefined)[],
+      publisher?: Publisher,
+    ) => producer.enqueueBatchAndReserve(ctx, queue, batch, reserve, rawData, publisher),
+    getStoredConfig: (name: string) => queues.getStoredConfig(ctx, name),
 
-    reserve: bind(ctx, leases.reserve),
-    settle: bind(ctx, leases.settle),
-    complete: bind(ctx, leases.complete),
-    fail: bind(ctx, leases.fail),
-    heartbeat: bind(ctx, leases.heartbeat),
-    progress: bind(ctx, leases.progress),
-    settleOutcomes: bind(ctx, outcomes.settleOutcomes),
+    reserve: (queue: string, max: number) => leases.reserve(ctx, queue, max),
+    settle: (queue: string, ended: leases.Settlement[], reserve: number) => leases.settle(ctx, queue, ended, reserve),
+    complete: (queue: string, input: CompleteInput, reserveNext?: number) => leases.complete(ctx, queue, input, reserveNext),
+    fail: (queue: string, input: FailInput, reserveNext?: number) => leases.fail(ctx, queue, input, reserveNext),
+    heartbeat: (queue: string, input: HeartbeatInput) => leases.heartbeat(ctx, queue, input),
+    progress: (queue: string, input: ProgressInput) => leases.progress(ctx, queue, input),
+    settleOutcomes: (queue: string, attempts: OutcomeAttempts) => outcomes.settleOutcomes(ctx, queue, attempts),
 
-    tick: bind(ctx, scheduler.tick),
-    noteDue: bind(ctx, dueIndex.noteDue),
-    firstDue: bind(ctx, dueIndex.firstDue),
-    dueQueues: bind(ctx, dueIndex.dueQueues),
-    nextDueAfter: bind(ctx, dueIndex.nextDueAfter),
-    putRepeat: bind(ctx, repeats.putRepeat),
-    listRepeats: bind(ctx, repeats.listRepeats),
-    deleteRepeat: bind(ctx, repeats.deleteRepeat),
+    tick: (queue: string, options?: { opportunistic?: boolean }) => scheduler.tick(ctx, queue, options),
+    noteDue: (queue: string, at: number) => dueIndex.noteDue(ctx, queue, at),
+    firstDue: () => dueIndex.firstDue(ctx),
+    dueQueues: (at: number, limit: number) => dueIndex.dueQueues(ctx, at, limit),
+    nextDueAfter: (at: number) => dueIndex.nextDueAfter(ctx, at),
+    putRepeat: (queue: string, key: string, input: unknown) => repeats.putRepeat(ctx, queue, key, input),
+    listRepeats: (queue: string) => repeats.listRepeats(ctx, queue),
+    deleteRepeat: (queue: string, key: string) => repeats.deleteRepeat(ctx, queue, key),
 
-    getJob: bind(ctx, reads.getJob),
-    waitForJob: bind(ctx, waitJob.waitForJob),
-    listJobs: bind(ctx, reads.listJobs),
-    listGroups: bind(ctx, reads.listGroups),
-    getGroup: bind(ctx, reads.getGroup),
-    getMetrics: bind(ctx, metrics.getMetrics),
+    getJob: (queue: string, id: string) => reads.getJob(ctx, queue, id),
+    waitForJob: (queue: string, id: string, query?: unknown) => waitJob.waitForJob(ctx, queue, id, query),
+    listJobs: (queue: string, query?: unknown) => reads.listJobs(ctx, queue, query),
+    listGroups: (queue: string, query?: unknown) => reads.listGroups(ctx, queue, query),
+    getGroup: (queue: string, group: string) => reads.getGroup(ctx, queue, group),
+    getMetrics: (queue: string) => metrics.getMetrics(ctx, queue),
 
-    removeJob: bind(ctx, jobOps.removeJob),
-    retryJob: bind(ctx, jobOps.retryJob),
-    promoteJob: bind(ctx, jobOps.promoteJob),
-    updateJob: bind(ctx, jobOps.updateJob),
-    retryJobs: bind(ctx, bulk.retryJobs),
-    cleanJobs: bind(ctx, bulk.cleanJobs),
-    cancelJob: bind(ctx, jobOps.cancelJob),
-    repairQueue: bind(ctx, repair.repairQueue),
+    removeJob: (queue: string, id: string) => jobOps.removeJob(ctx, queue, id),
+    retryJob: (queue: string, id: string) => jobOps.retryJob(ctx, queue, id),
+    promoteJob: (queue: string, id: string) => jobOps.promoteJob(ctx, queue, id),
+    updateJob: (queue: string, id: string, patch: unknown) => jobOps.updateJob(ctx, queue, id, patch),
+    retryJobs: (queue: string, input: unknown, keepGoing?: KeepGoing) => bulk.retryJobs(ctx, queue, input, keepGoing),
+    cleanJobs: (queue: string, query: unknown, keepGoing?: KeepGoing) => bulk.cleanJobs(ctx, queue, query, keepGoing),
+    cancelJob: (queue: string, id: string) => jobOps.cancelJob(ctx, queue, id),
+    repairQueue: (queue: string) => repair.repairQueue(ctx, queue),
   };
 }
 

@@ -2,7 +2,6 @@
 // cancel one that has not finished.
 import { scripts } from '../../lua/scripts.generated';
 import { type EngineContext, parse, parseParam } from '../store/context';
-import { noteDue } from '../store/due-index';
 import { type QueueError } from '../../protocol/errors';
 import { isRefusal, startTooLate } from '../store/refusals';
 import { randomSeed } from '../../protocol/ids';
@@ -31,23 +30,18 @@ async function onJob<T>(ctx: EngineContext, queue: string, id: string, run: (gro
 
 /** Deletes a job that is not active (active: INVALID_STATE). */
 export async function removeJob(ctx: EngineContext, queue: string, id: string): Promise<void> {
-  const { dueAt } = await onJob(ctx, queue, id, (group) => callScript(ctx, scripts.removeJob, { queue, group }, [id, group, ctx.now()]));
-  await noteDue(ctx, queue, dueAt);
+  await onJob(ctx, queue, id, (group) => callScript(ctx, scripts.removeJob, { queue, group }, [id, group, ctx.now()]));
 }
 
 /** failed -> waiting, attempts reset. */
 export async function retryJob(ctx: EngineContext, queue: string, id: string): Promise<Job> {
-  const { view, dueAt } = await onJob(ctx, queue, id, (group) =>
-    callScript(ctx, scripts.retryJob, { queue, group }, [id, randomSeed(), group, ctx.now()]),
-  );
-  await noteDue(ctx, queue, dueAt);
+  const view = await onJob(ctx, queue, id, (group) => callScript(ctx, scripts.retryJob, { queue, group }, [id, randomSeed(), group, ctx.now()]));
   return toJob(queue, view);
 }
 
 /** delayed -> waiting now. */
 export async function promoteJob(ctx: EngineContext, queue: string, id: string): Promise<Job> {
-  const { view, dueAt } = await onJob(ctx, queue, id, (group) => callScript(ctx, scripts.promoteJob, { queue, group }, [id, group, ctx.now()]));
-  await noteDue(ctx, queue, dueAt);
+  const view = await onJob(ctx, queue, id, (group) => callScript(ctx, scripts.promoteJob, { queue, group }, [id, group, ctx.now()]));
   return toJob(queue, view);
 }
 
@@ -56,22 +50,18 @@ export async function promoteJob(ctx: EngineContext, queue: string, id: string):
  * job's lease is revoked: its callbacks get JOB_CANCELLED, and its group's next job is ready.
  */
 export async function cancelJob(ctx: EngineContext, queue: string, id: string) {
-  const { dueAt, recorded } = await onJob(ctx, queue, id, (group) =>
-    callScript(ctx, scripts.cancelJob, { queue, group }, [id, group, ctx.now()]),
-  );
-  await noteDue(ctx, queue, dueAt);
-  // The outcome callback the cancel recorded, leased to the caller to send (README, Outcome callbacks).
+  const recorded = await onJob(ctx, queue, id, (group) => callScript(ctx, scripts.cancelJob, { queue, group }, [id, group, ctx.now()]));
+  // The outcome callback the cancel recorded, leased to the caller to send (docs/delivery.md#outcome-callbacks).
   return { id, state: 'cancelled' as const, outcomes: toOutcomesToSend(queue, recorded) };
 }
 
 /** Changes a waiting or delayed job's data and/or delay (delayMs counts from now). */
 export async function updateJob(ctx: EngineContext, queue: string, id: string, patch: unknown): Promise<Job> {
   const { data, delayMs } = parse(jobPatchSchema, patch);
-  const { view, dueAt } = await onJob(ctx, queue, id, (group) =>
+  const view = await onJob(ctx, queue, id, (group) =>
     callScript(ctx, scripts.updateJob, { queue, group }, [ctx.now(), id, data === undefined ? '' : JSON.stringify(data), delayMs ?? -1, group]),
   ).catch((error: unknown) => {
     throw isRefusal(error, 'DELAY_TOO_LONG') ? startTooLate('delayMs', error as QueueError) : error;
   });
-  await noteDue(ctx, queue, dueAt);
   return toJob(queue, view);
 }

@@ -1,30 +1,27 @@
 // Leases: reserve ready jobs, end leases (complete, fail) and extend them (heartbeat, progress).
-// Everything that ends a lease goes through settle.lua, so a drain acks a batch of outcomes and
-// reserves the next jobs in one round trip.
-import { z } from 'zod';
+// Everything that ends a lease goes through settle.lua, so a drain acks a batch of settlements
+// and reserves the next jobs in one round trip.
+import * as z from 'zod';
 import { scripts } from '../../lua/scripts.generated';
 import { DAY_MS, type StoredConfig } from '../../protocol/config';
+import { MAX_BATCH, MAX_ERROR_CHARS } from '../../protocol/constants';
 import { type EngineContext, parse, parseParam } from '../store/context';
 import { QueueError } from '../../protocol/errors';
 import { ScriptRefusal } from '../store/refusals';
 import { randomSeed } from '../../protocol/ids';
-import { noteDue } from '../store/due-index';
 import { jobIdSchema } from '../../protocol/job-input';
 import type { JobRecord } from '../store/job-records';
-import type { LeasePlace, LeasedJob, Outcome } from '../store/leased';
+import type { LeasePlace, LeasedJob, Settlement } from '../store/leased';
 import { type OutcomeToSend, pushTarget, toOutcomesToSend } from '../store/leased';
 import { checkQueueName } from './queues';
 import type { LeasedTuple } from '../store/replies';
 import { callScript } from '../store/scripts';
 
-/** The most jobs one call reserves, and the most outcomes it ends. */
-const MAX_BATCH = 1000;
-const MAX_ERROR_LENGTH = 2048;
 
-export type { LeasedJob, LeasePlace, Outcome } from '../store/leased';
+export type { LeasedJob, LeasePlace, Settlement } from '../store/leased';
 
 export interface Settled {
-  /** Per outcome: the job's new state, or LEASE_LOST / JOB_CANCELLED (nothing changed for it). */
+  /** Per settlement: the job's new state, or LEASE_LOST / JOB_CANCELLED (nothing changed for it). */
   results: { id: string; state: 'completed' | 'waiting' | 'failed' | 'LEASE_LOST' | 'JOB_CANCELLED' }[];
   config: StoredConfig;
   jobs: LeasedJob[];
@@ -76,33 +73,33 @@ async function readPlace(ctx: EngineContext, queue: string, id: string): Promise
   }
 }
 
-function outcomeArgs(outcome: Outcome, { group, seq, solo, callback, named }: LeasePlace): (string | number)[] {
+function settlementArgs(settlement: Settlement, { group, seq, solo, callback, named }: LeasePlace): (string | number)[] {
   const hint = solo === undefined ? '?' : solo ? 's' : 'm';
-  const lease = [outcome.id, outcome.lease, group, seq, hint];
-  const status = outcome.status ?? 0;
+  const lease = [settlement.id, settlement.lease, group, seq, hint];
+  const status = settlement.status ?? 0;
   const flags = [callback ? '1' : '0', named ? '1' : '0'];
-  if (outcome.kind === 'complete') {
-    const result = outcome.result === undefined ? '' : JSON.stringify(outcome.result);
-    return ['complete', ...lease, result, outcome.resultTruncated ? '1' : '0', -1, status, ...flags];
+  if (settlement.kind === 'complete') {
+    const result = settlement.result === undefined ? '' : JSON.stringify(settlement.result);
+    return ['complete', ...lease, result, settlement.resultTruncated ? '1' : '0', -1, status, ...flags];
   }
-  const retryAfterMs = outcome.retryAfterMs === undefined ? -1 : Math.min(Math.max(0, Math.floor(outcome.retryAfterMs)), DAY_MS);
-  const error = outcome.error.slice(0, MAX_ERROR_LENGTH);
-  return ['fail', ...lease, error, outcome.retry === false ? '0' : '1', retryAfterMs, status, ...flags];
+  const retryAfterMs = settlement.retryAfterMs === undefined ? -1 : Math.min(Math.max(0, Math.floor(settlement.retryAfterMs)), DAY_MS);
+  const error = settlement.error.slice(0, MAX_ERROR_CHARS);
+  return ['fail', ...lease, error, settlement.retry === false ? '0' : '1', retryAfterMs, status, ...flags];
 }
 
-async function runSettle(ctx: EngineContext, queue: string, outcomes: Outcome[], reserve: number, onlyIfLive: boolean): Promise<Settled> {
+async function runSettle(ctx: EngineContext, queue: string, settlements: Settlement[], reserve: number, onlyIfLive: boolean): Promise<Settled> {
   checkQueueName(queue);
-  if (outcomes.length > MAX_BATCH) {
-    throw new QueueError('VALIDATION_FAILED', `at most ${MAX_BATCH} outcomes per call`, [{ path: 'outcomes', message: 'too many' }]);
+  if (settlements.length > MAX_BATCH) {
+    throw new QueueError('VALIDATION_FAILED', `at most ${MAX_BATCH} settlements per call`, [{ path: 'settlements', message: 'too many' }]);
   }
-  for (const outcome of outcomes) parseLeaseRef(outcome);
-  const places = await Promise.all(outcomes.map((outcome) => outcome.place ?? readPlace(ctx, queue, outcome.id)));
+  for (const settlement of settlements) parseLeaseRef(settlement);
+  const places = await Promise.all(settlements.map((settlement) => settlement.place ?? readPlace(ctx, queue, settlement.id)));
   const n = Math.min(Math.max(0, reserve), MAX_BATCH);
-  const args: (string | number)[] = [ctx.now(), randomSeed(), outcomes.length, n, onlyIfLive ? '1' : '0'];
-  for (const [i, outcome] of outcomes.entries()) args.push(...outcomeArgs(outcome, places[i]!));
+  const args: (string | number)[] = [ctx.now(), randomSeed(), settlements.length, n, onlyIfLive ? '1' : '0'];
+  for (const [i, settlement] of settlements.entries()) args.push(...settlementArgs(settlement, places[i]!));
   const groups = places.map((place) => place.group);
-  const { results, config, leased, dueAt, recorded } = await callScript(ctx, scripts.settle, { queue, groups }, args);
-  await noteDue(ctx, queue, dueAt); // before the new leases are pushed (see producer.ts)
+  // callScript lowers the due index before the new leases are pushed (see producer.ts).
+  const { results, config, leased, recorded } = await callScript(ctx, scripts.settle, { queue, groups }, args);
   return {
     results,
     config,
@@ -111,9 +108,9 @@ async function runSettle(ctx: EngineContext, queue: string, outcomes: Outcome[],
   };
 }
 
-/** Ends each outcome's lease (fenced by its token), then reserves up to `reserve` ready jobs. */
-export function settle(ctx: EngineContext, queue: string, outcomes: Outcome[], reserve: number): Promise<Settled> {
-  return runSettle(ctx, queue, outcomes, reserve, false);
+/** Ends each settlement's lease (fenced by its token), then reserves up to `reserve` ready jobs. */
+export function settle(ctx: EngineContext, queue: string, settlements: Settlement[], reserve: number): Promise<Settled> {
+  return runSettle(ctx, queue, settlements, reserve, false);
 }
 
 /** Leases up to `max` ready jobs: oldest group heads first, within the queue's concurrency. */
@@ -123,9 +120,9 @@ export async function reserve(ctx: EngineContext, queue: string, max: number) {
 }
 
 // A stale holder changes nothing: with its lease lost, no next job is reserved either. A lease
-// of a deleted queue is lost too (README, Delivery, "Async mode": "its queue deleted").
-async function endLease(ctx: EngineContext, queue: string, outcome: Outcome, reserveNext: number) {
-  const settled = await runSettle(ctx, queue, [outcome], reserveNext, true).catch((error: unknown) => {
+// of a deleted queue is lost too (docs/delivery.md#async-mode-jobs-longer-than-one-invocation: "its queue deleted").
+async function endLease(ctx: EngineContext, queue: string, settlement: Settlement, reserveNext: number) {
+  const settled = await runSettle(ctx, queue, [settlement], reserveNext, true).catch((error: unknown) => {
     throw error instanceof QueueError && error.code === 'QUEUE_NOT_FOUND' ? new ScriptRefusal('LEASE_LOST') : error;
   });
   const state = settled.results[0]!.state;
@@ -159,8 +156,7 @@ export async function heartbeat(ctx: EngineContext, queue: string, input: { id: 
   const { id, lease } = parseLeaseRef(input);
   // Longer extensions are capped at 24 h (heartbeat.lua), not refused.
   const { extendMs = 0 } = parse(z.object({ extendMs: z.number().int().min(1).optional() }), { extendMs: input.extendMs });
-  const { expiresAt, dueAt } = await callScript(ctx, scripts.heartbeat, { queue }, [ctx.now(), id, lease, extendMs]);
-  await noteDue(ctx, queue, dueAt);
+  const expiresAt = await callScript(ctx, scripts.heartbeat, { queue }, [ctx.now(), id, lease, extendMs]);
   return { expiresAt };
 }
 

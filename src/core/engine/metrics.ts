@@ -1,7 +1,7 @@
-// Per-minute outcome counters of a queue, for the dashboard's chart: completed, failed (for good)
-// and retried attempts in each of the last 60 minutes. settle.lua and tick.lua write them once
-// per call into the queue's meta hash (src/lua/includes/meta.lua); this reads the ring and lays it
-// out minute by minute.
+// Per-minute counters of how a queue's attempts ended, for the dashboard's chart: completed,
+// failed (for good) and retried attempts in each of the last 60 minutes. settle.lua and tick.lua
+// write them once per call into the queue's meta hash (src/lua/includes/meta.lua); this reads the
+// ring and lays it out minute by minute.
 import { scripts } from '../../lua/scripts.generated';
 import type { MinuteMetrics } from '../../protocol/api-types';
 import type { EngineContext } from '../store/context';

@@ -1,10 +1,9 @@
-// Outcome callbacks, their Redis half (README, Outcome callbacks): the scripts that end a job record
+// Outcome callbacks, their Redis half (docs/delivery.md#outcome-callbacks): the scripts that end a job record
 // its outcome and lease it to their caller (src/lua/includes/outcome.lua); this module settles
 // attempts: delivered, failed and retried by the schedule in settle-outcomes.lua, or not sent
 // (given back uncounted). Sending one is src/core/push/outcomes.ts.
 import { scripts } from '../../lua/scripts.generated';
 import type { EngineContext } from '../store/context';
-import { noteDue } from '../store/due-index';
 import type { OutcomeToSend } from '../store/leased';
 import { callScript } from '../store/scripts';
 
@@ -20,6 +19,5 @@ export async function settleOutcomes(
   if (attempts.length === 0) return;
   const args: (string | number)[] = [ctx.now(), attempts.length];
   for (const { outcome, error } of attempts) args.push(outcome.id, outcome.record.n, outcome.record.f, error);
-  const { dueAt } = await callScript(ctx, scripts.settleOutcomes, { queue }, args);
-  await noteDue(ctx, queue, dueAt); // a retry's time
+  await callScript(ctx, scripts.settleOutcomes, { queue }, args); // lowers the due index to a retry's time
 }

@@ -1,7 +1,7 @@
 // Enqueue: validation in TypeScript (a bad batch writes nothing), then one script per batch. A
 // publish token's jobs also pass its policy first (publish-policy.ts); the script checks the
 // quotas and its rate limit before it writes (src/lua/includes/quota.lua).
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { scripts } from '../../lua/scripts.generated';
 import type { EnqueueResult } from '../../protocol/api-types';
 import type { ConfigOptions, StoredConfig } from '../../protocol/config';
@@ -9,7 +9,6 @@ import { type EngineContext, parse } from '../store/context';
 import { type QueueError } from '../../protocol/errors';
 import { isRefusal, startTooLate } from '../store/refusals';
 import { batchInputSchemaFor, jobInputSchemaFor } from '../../protocol/job-input';
-import { noteDue } from '../store/due-index';
 import { checkQueueName } from './queues';
 import { randomId } from '../../protocol/ids';
 import { type LeasedJob, toLeasedJob } from './leases';
@@ -102,14 +101,13 @@ async function enqueueParsed(
     args.push(job.id ?? randomId(), job.group, orderMs, runAt, rawData[i] ?? JSON.stringify(job.data), recordOptions(job, now, orderMs));
   }
   const target = { queue, groups: jobs.map((job) => job.group), client: publisher?.client };
-  const { results, config, leased, dueAt } = await callScript(ctx, scripts.enqueue, target, args).catch((error: unknown) => {
+  // callScript lowers the due index before anything is pushed: a lease's deadline there is what
+  // retries it if this invocation dies mid-delivery (G3).
+  const { results, config, leased } = await callScript(ctx, scripts.enqueue, target, args).catch((error: unknown) => {
     if (!isRefusal(error, 'DELAY_TOO_LONG')) throw error;
     const { index } = (error as QueueError).details as { index: number };
     throw startTooLate(pathOf(index) + startField(jobs[index]!), error as QueueError);
   });
-  // Before anything is pushed: a lease's deadline in the due index is what retries it if this
-  // invocation dies mid-delivery (G3).
-  await noteDue(ctx, queue, dueAt);
   return {
     results: results.map(([id, state, flag]) => ({ id, state, ...ANSWER_FLAGS[flag] })),
     leased: leased.map((tuple) => toLeasedJob(queue, config, tuple)),

@@ -1,4 +1,4 @@
-// What a publish token may send (README, Security). A publish token ships inside web pages, so
+// What a publish token may send (docs/security.md#what-a-public-publish-token-exposes). A publish token ships inside web pages, so
 // anyone may hold it: it adds jobs and nothing more. `group`, `data` and `id` are always
 // allowed; `delayMs` and `callbackUrl` only as far as the queue allows (publishMaxDelayMs,
 // publishCallbackOrigins); every other job field is 403 FIELD_NOT_ALLOWED. Its ids live apart

@@ -7,7 +7,7 @@ import { type EngineContext, parse, parseParam } from '../store/context';
 import { QueueError } from '../../protocol/errors';
 import { isRefusal } from '../store/refusals';
 import { groupParamSchema, queueNameSchema } from '../../protocol/job-input';
-import { dropDue, noteDue } from '../store/due-index';
+import { dropDue } from '../store/due-index';
 import { randomSeed } from '../../protocol/ids';
 import { callScript } from '../store/scripts';
 
@@ -26,17 +26,15 @@ export async function putQueue(ctx: EngineContext, name: string, input: unknown)
   // queue missing from the list would be invisible.
   await callScript(ctx, scripts.registry, {}, ['add', name]);
   const put = () => callScript(ctx, scripts.putQueue, { queue: name }, [ctx.now(), JSON.stringify(stored), randomSeed()]);
-  let reply;
   try {
-    reply = await put();
+    await put();
   } catch (error) {
     // A deletion that was cut off still holds the name: finish it, then create.
     if (!isRefusal(error, 'QUEUE_DELETING')) throw error;
     await deleteQueue(ctx, name);
     await callScript(ctx, scripts.registry, {}, ['add', name]);
-    reply = await put();
+    await put();
   }
-  await noteDue(ctx, name, reply.dueAt);
   return getQueue(ctx, name);
 }
 
@@ -92,16 +90,14 @@ export async function deleteQueue(ctx: EngineContext, name: string): Promise<voi
 }
 
 export async function setQueuePaused(ctx: EngineContext, name: string, paused: boolean) {
-  const reply = await callScript(ctx, scripts.pauseQueue, { queue: checkQueueName(name) }, [paused ? '1' : '0', ctx.now()]);
-  await noteDue(ctx, name, reply.dueAt);
-  return { name, paused: reply.paused };
+  const pausedNow = await callScript(ctx, scripts.pauseQueue, { queue: checkQueueName(name) }, [paused ? '1' : '0', ctx.now()]);
+  return { name, paused: pausedNow };
 }
 
 export async function setGroupPaused(ctx: EngineContext, name: string, group: string, paused: boolean) {
   checkQueueName(name);
   parseParam(groupParamSchema, group, 'group');
-  const { state, dueAt } = await callScript(ctx, scripts.pauseGroup, { queue: name, group }, [group, paused ? '1' : '0', ctx.now()]);
-  await noteDue(ctx, name, dueAt);
+  const state = await callScript(ctx, scripts.pauseGroup, { queue: name, group }, [group, paused ? '1' : '0', ctx.now()]);
   // A paused group without jobs is still paused (its next job will wait): say so.
   return { group, state: state ?? (paused ? 'paused' : 'ready') };
 }

@@ -1,10 +1,9 @@
 // POST /v1/queues/{q}/repair: brings back jobs that scripts failing half way left in no index
-// (src/lua/repair.lua; README, Repair). It pages the `jobs` hash; a page whose waiting records
+// (src/lua/repair.lua; docs/http-api.md#repair). It pages the `jobs` hash; a page whose waiting records
 // belong to groups not declared yet is done again with their keys declared (Upstash key locking:
 // a script touches only keys it was given).
 import { scripts } from '../../lua/scripts.generated';
 import type { EngineContext } from '../store/context';
-import { noteDue } from '../store/due-index';
 import { QueueError } from '../../protocol/errors';
 import { checkQueueName } from './queues';
 import { callScript } from '../store/scripts';
@@ -34,7 +33,6 @@ export async function repairQueue(ctx: EngineContext, queue: string): Promise<Re
       groups = step.groups;
       continue;
     }
-    await noteDue(ctx, queue, step.dueAt);
     report.reindexed += step.reindexed;
     report.offered += step.offered;
     if (step.cursor === '0') return report;

@@ -6,7 +6,6 @@ import type { Repeat } from '../../protocol/api-types';
 import { type EngineContext, parse, parseParam } from '../store/context';
 import { QueueError } from '../../protocol/errors';
 import { repeatInputSchema, repeatKeySchema } from '../../protocol/job-input';
-import { noteDue } from '../store/due-index';
 import { checkQueueName } from './queues';
 import { callScript } from '../store/scripts';
 
@@ -86,8 +85,7 @@ export async function putRepeat(ctx: EngineContext, queue: string, key: string, 
   if (parsed.pattern !== undefined) checkPattern(parsed.pattern, parsed.tz);
   const spec: RepeatSpec = { ...parsed, data: JSON.stringify(parsed.data) };
   const now = ctx.now();
-  const { nextRunAt, dueAt } = await callScript(ctx, scripts.putRepeat, { queue }, [key, JSON.stringify(spec), firstRunAt(spec, now) ?? -1, MAX_REPEATS, now]);
-  await noteDue(ctx, queue, dueAt);
+  const nextRunAt = await callScript(ctx, scripts.putRepeat, { queue }, [key, JSON.stringify(spec), firstRunAt(spec, now) ?? -1, MAX_REPEATS, now]);
   return { key, nextRunAt };
 }
 

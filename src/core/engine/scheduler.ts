@@ -1,10 +1,10 @@
-// The scheduler's pass over one queue: tick-scan.lua and tick.lua do the bounded work; due
-// repeats come back here for their next run time and are committed one by one with
-// compare-and-set.
+// The scheduler's pass over one queue: tick-scan.lua and tick.lua do the bounded work; repeats
+// whose run has come back here for their next run time and are committed one by one with
+// compare-and-set. Then the queue's due-index entry is set to its next tick.
 import { scripts } from '../../lua/scripts.generated';
 import type { EngineContext } from '../store/context';
 import { QueueError } from '../../protocol/errors';
-import { resetDue } from '../store/due-index';
+import { noteDue, setDue } from '../store/due-index';
 import { randomSeed } from '../../protocol/ids';
 import { type OutcomeToSend, toOutcomesToSend } from '../store/leased';
 import { checkQueueName } from './queues';
@@ -25,7 +25,7 @@ export interface TickResult {
   repeatsCreated: number;
   /** An opportunistic tick found another one running: it did nothing. */
   locked: boolean;
-  /** Outcome callbacks due for an attempt, leased to the caller to send. */
+  /** Outcome callbacks whose next attempt's time has come, leased to the caller to send. */
   outcomes: OutcomeToSend[];
 }
 
@@ -33,8 +33,18 @@ export interface TickResult {
 const TICK_LOCK_MS = 1000;
 
 /**
- * One bounded scheduler pass: tick-scan names the groups of what is due, tick (with their keys
- * declared) does the work, then the queue's due-index entry is set to its next due time.
+ * After a tick: the queue's due-index entry becomes `next` (null: removed), then the queue's
+ * timer is read back, and a timer another call lowered meanwhile lowers the entry again.
+ */
+async function resetDue(ctx: EngineContext, queue: string, next: number | null): Promise<void> {
+  await setDue(ctx, queue, next);
+  const timer = await callScript(ctx, scripts.queueTimer, { queue }, []);
+  if (timer !== null && (next === null || timer < next)) await noteDue(ctx, queue, timer);
+}
+
+/**
+ * One bounded scheduler pass: tick-scan names the groups of the work whose time has come, tick
+ * (with their keys declared) does it, then the queue's due-index entry is set to its next tick.
  * `opportunistic` (a request, not the cron) runs only under a short lock, so a burst of
  * requests makes one pass.
  */
@@ -50,12 +60,12 @@ export async function tick(ctx: EngineContext, queue: string, { opportunistic = 
     return { ...idle, nextDueAt: scan.timer };
   }
   const { groups } = scan;
-  const { nextDueAt, readyDue, more, dueRepeats, outcomes } = await callScript(ctx, scripts.tick, { queue, groups }, [
+  const { nextDueAt, readyDue, more, repeatsToRun, outcomes } = await callScript(ctx, scripts.tick, { queue, groups }, [
     now, randomSeed(), TICK_LIMIT, ...groups,
   ]);
   let repeatsCreated = 0;
   let nextAt = nextDueAt;
-  for (const [key, specJson] of dueRepeats) {
+  for (const [key, specJson] of repeatsToRun) {
     const spec = JSON.parse(specJson) as RepeatSpec;
     const runAt = spec.nextRunAt!;
     const next = runAfter(spec, runAt, now);

@@ -4,8 +4,8 @@
 // when the wait ends. A job gone from the hash (removed, or completed with keepCompleted 0) ends
 // the wait too, and that read answers JOB_NOT_FOUND. Redis failing meanwhile is 503
 // REDIS_UNAVAILABLE with a Retry-After, as for any other read, so that clients retry.
-import { z } from 'zod';
-import { FINISHED_STATES } from '../../protocol/api-types';
+import * as z from 'zod';
+import { MAX_WAIT_MS, isFinished } from '../../protocol/constants';
 import { type EngineContext, parse, parseParam } from '../store/context';
 import { QueueError } from '../../protocol/errors';
 import { jobIdSchema } from '../../protocol/job-input';
@@ -14,10 +14,8 @@ import { recordOf } from '../store/job-records';
 import { queueKeys } from '../store/keys';
 import { checkQueueName } from './queues';
 import { getJob } from './reads';
-import { asQueueError } from '../store/scripts';
+import { asQueueError } from '../store/redis';
 
-/** The longest a request may wait: Workers keep a request alive longer, but clients and proxies may not. */
-export const MAX_WAIT_MS = 25_000;
 /** One look at the job's record per this long, per waiting request. */
 export const WAIT_POLL_MS = 1_000;
 
@@ -43,7 +41,7 @@ async function hasEnded(ctx: EngineContext, queue: string, id: string): Promise<
     // A plain command, not a script: callScript's mapping of Redis errors is not on its way.
     throw asQueueError(error);
   }
-  return raw === null || FINISHED_STATES.has(recordOf(raw).st ?? '');
+  return raw === null || isFinished(recordOf(raw).st ?? '');
 }
 
 /** Redis unavailable while a client waited: it may ask again in a moment. */

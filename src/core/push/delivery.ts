@@ -1,15 +1,14 @@
-// One push of a leased job to its queue's endpoint, and what the answer means (README,
-// Delivery): 2xx completes with the body as result, 202 leaves the lease to the
+// One push of a leased job to its queue's endpoint, and what the answer means
+// (docs/delivery.md): 2xx completes with the body as result, 202 leaves the lease to the
 // endpoint's callbacks, anything else (or no answer within timeoutMs) is a failed attempt.
 import { DAY_MS } from '../../protocol/config';
+import { MAX_RESULT_BYTES } from '../../protocol/constants';
 import { type Delivery, deliveryWebhookId } from '../../protocol/delivery-body';
-import type { LeasedJob, Outcome, PushTarget } from '../store/leased';
+import type { LeasedJob, PushTarget, Settlement } from '../store/leased';
 import { parseRetryAfter } from '../../protocol/retry-after';
 import type { Signer, Signers } from './signing';
 
 export const USER_AGENT = 'groupq/0.1.0';
-/** A result larger than this is kept as its first 64 KiB of text, marked truncated. */
-const MAX_RESULT_BYTES = 65_536;
 /** How much of an error response's body the job's `error` quotes. */
 const ERROR_BODY_CHARS = 500;
 
@@ -46,7 +45,7 @@ export function deliveryBody(job: LeasedJob, publicUrl: string): string {
   return `${head.slice(0, -1)},"data":${job.rawData},${tail.slice(1)}`;
 }
 
-/** The Standard Webhooks headers of one signed POST (README, Verifying the signature). */
+/** The Standard Webhooks headers of one signed POST (docs/delivery.md#verifying-the-signature). */
 export async function signedHeaders(signer: Signer, webhookId: string, body: string, now: number): Promise<Record<string, string>> {
   const timestamp = Math.floor(now / 1000);
   return {
@@ -105,10 +104,10 @@ function retryAfterMs(header: string | null, now: number): number | undefined {
 }
 
 /**
- * Pushes one job and turns the answer into an outcome; null means the endpoint took the job
- * asynchronously (202) and will finish it through the callbacks.
+ * Pushes one job and turns the answer into the settlement of its lease; null means the endpoint
+ * took the job asynchronously (202) and will finish it through the callbacks.
  */
-export async function deliver(job: LeasedJob, target: PushTarget, options: DeliveryOptions): Promise<Outcome | null> {
+export async function deliver(job: LeasedJob, target: PushTarget, options: DeliveryOptions): Promise<Settlement | null> {
   const lease = { id: job.id, lease: job.lease.token };
   const controller = new AbortController();
   let timedOut = false;

@@ -1,4 +1,4 @@
-// Outcome callbacks, their HTTP half (README, Outcome callbacks): one attempt, POSTed to the
+// Outcome callbacks, their HTTP half (docs/delivery.md#outcome-callbacks): one attempt, POSTed to the
 // callback URL and signed like a delivery (the queue's secrets come with each leased outcome).
 // Settling attempts is src/core/engine/outcomes.ts.
 import { type OutcomeCallback, outcomeWebhookId } from '../../protocol/outcome-body';

@@ -5,16 +5,11 @@
 // (GROUPQ_SIGNING_SECRET). The webhook-id names the kind of message (delivery-body.ts,
 // outcome-body.ts), so that neither kind can be replayed as the other.
 
+import { fromBase64, toBase64 } from '../../protocol/encoding';
 import { type QueueSecrets, SECRET_PREFIX } from '../../protocol/signing-secret';
 
 function keyBytes(secret: string): Uint8Array<ArrayBuffer> {
-  return Uint8Array.from(atob(secret.slice(SECRET_PREFIX.length)), (c) => c.charCodeAt(0));
-}
-
-function base64(bytes: ArrayBuffer): string {
-  let binary = '';
-  for (const byte of new Uint8Array(bytes)) binary += String.fromCharCode(byte);
-  return btoa(binary);
+  return fromBase64(secret.slice(SECRET_PREFIX.length));
 }
 
 export interface Signer {
@@ -34,12 +29,12 @@ export function createSigner(secrets: string[]): Signer {
     async sign(id, timestampSec, body) {
       const content = encoder.encode(`${id}.${timestampSec}.${body}`);
       const signatures = await Promise.all((await keys).map((key) => crypto.subtle.sign('HMAC', key, content)));
-      return signatures.map((signature) => `v1,${base64(signature)}`).join(' ');
+      return signatures.map((signature) => `v1,${toBase64(signature)}`).join(' ');
     },
   };
 }
 
-/** The secrets a queue's messages are signed with, current first (README, Verifying the signature). */
+/** The secrets a queue's messages are signed with, current first (docs/delivery.md#verifying-the-signature). */
 function secretsOf(queue: QueueSecrets, deployment: readonly string[]): string[] {
   // signingSecretNext alone rotates from the deployment's secret to the queue's own.
   const current = queue.signingSecret ? [queue.signingSecret] : deployment;

@@ -1,6 +1,6 @@
 // The drain loop: push leased jobs to their endpoint, at most six at once per invocation, and
-// hand every outcome back with settle, which also reserves the next jobs in the same round trip
-// (complete-and-reserve-next: a busy group flows without a separate reserve). Outcomes that end
+// hand every lease back with settle, which also reserves the next jobs in the same round trip
+// (complete-and-reserve-next: a busy group flows without a separate reserve). Deliveries that end
 // while a settle is in flight are acked together by the next one. Capacity (G6) and one lease
 // per group (G1) are enforced by the scripts, so concurrent drains never over-deliver.
 import { type DeliveryOptions, deliver } from '../push/delivery';
@@ -8,7 +8,7 @@ import { type OutcomeToSend, type PushTarget, pushTarget } from '../store/leased
 import type { Engine } from '../engine';
 import { QueueError } from '../../protocol/errors';
 import type { Invocation } from './invocation';
-import { type LeasedJob, type Outcome, type Settled, placeOf } from '../engine/leases';
+import { type LeasedJob, type Settled, type Settlement, placeOf } from '../engine/leases';
 import { NOT_SENT, lastStartAt, sendOutcome } from '../push/outcomes';
 
 export interface DrainReport {
@@ -66,15 +66,15 @@ export async function sendOutcomes(d: Dispatcher, queue: string, outcomes: reado
 
 const SETTLE_ATTEMPTS = 3;
 
-async function settleWithRetry(d: Dispatcher, queue: string, outcomes: Outcome[], reserve: number): Promise<Settled | null> {
+async function settleWithRetry(d: Dispatcher, queue: string, settlements: Settlement[], reserve: number): Promise<Settled | null> {
   for (let attempt = 1; ; attempt++) {
     try {
       // A retry reserves nothing: if the lost answer had leased jobs, their leases expire and the
-      // tick retries them; outcomes acked twice are LEASE_LOST the second time, harmless.
-      return await d.engine.settle(queue, outcomes, attempt === 1 ? reserve : 0);
+      // tick retries them; settlements acked twice are LEASE_LOST the second time, harmless.
+      return await d.engine.settle(queue, settlements, attempt === 1 ? reserve : 0);
     } catch (error) {
       console.error(`groupq: settle on queue ${queue} failed (attempt ${attempt})`, error);
-      // Unacked outcomes are not lost: their leases expire and the jobs are retried (G3). Only
+      // Unacked settlements are not lost: their leases expire and the jobs are retried (G3). Only
       // an unreachable Redis is worth another try (a deleted queue or a bug stays as it is).
       const transient = error instanceof QueueError && error.code === 'REDIS_UNAVAILABLE';
       if (!transient || attempt === SETTLE_ATTEMPTS) return null;
@@ -87,7 +87,7 @@ async function settleWithRetry(d: Dispatcher, queue: string, outcomes: Outcome[]
 export async function drain(d: Dispatcher, queue: string, leased?: Leased): Promise<DrainReport> {
   const { invocation } = d;
   const report: DrainReport = { delivered: 0, retrying: 0, cut: false };
-  const outcomes: Outcome[] = [];
+  const settlements: Settlement[] = [];
   let mine = 0; // pushes of this drain in flight
   let mayHaveMore = leased?.more ?? true; // the last reservation was not short: more may be ready
 
@@ -97,10 +97,10 @@ export async function drain(d: Dispatcher, queue: string, leased?: Leased): Prom
   const push = (job: LeasedJob, target: PushTarget) => {
     mine++;
     report.delivered++;
-    void deliver(job, target, d.delivery).then((outcome) => {
+    void deliver(job, target, d.delivery).then((settlement) => {
       mine--;
       // 202: the endpoint holds the lease; its slot is free for the next job.
-      if (outcome) outcomes.push({ ...outcome, place: placeOf(job) });
+      if (settlement) settlements.push({ ...settlement, place: placeOf(job) });
       else mayHaveMore = true;
       invocation.pushEnded();
     });
@@ -108,12 +108,12 @@ export async function drain(d: Dispatcher, queue: string, leased?: Leased): Prom
 
   for (const job of leased?.jobs ?? []) push(job, leased!.target);
   for (;;) {
-    const reserve = !ackOnly && (mayHaveMore || outcomes.length > 0) ? invocation.claim() : 0;
-    if (outcomes.length > 0 || reserve > 0) {
-      const batch = outcomes.splice(0);
+    const reserve = !ackOnly && (mayHaveMore || settlements.length > 0) ? invocation.claim() : 0;
+    if (settlements.length > 0 || reserve > 0) {
+      const batch = settlements.splice(0);
       const settled = await settleWithRetry(d, queue, batch, reserve);
       if (!settled) {
-        // Those outcomes' leases expire and their jobs are retried (G3); finish what is open.
+        // Those settlements' leases expire and their jobs are retried (G3); finish what is open.
         invocation.release(reserve);
         ackOnly = true;
         continue;

@@ -8,7 +8,10 @@ import type { TickResult } from '../engine/scheduler';
 /** Tick passes in a row while a tick reports more work (500 items per phase each). */
 const MAX_PASSES = 10;
 
-/** Per isolate: when each queue next needs a tick, as last learned. Unknown means now. */
+/**
+ * Per isolate: when each queue next needs a tick, as last learned (this isolate's view of what
+ * the due index holds). Unknown means now.
+ */
 export class DueTimes {
   private readonly at = new Map<string, number | null>();
   private readonly sleeping = new Set<string>();

@@ -6,9 +6,14 @@
 //   next job) starts a drain.
 // - A write that adds a timer this isolate has not seen (a delayed job, a retry's backoff, a
 //   repeat's next run) lowers the queue's DueTimes, so the follow-up ticks when it is due.
+// - Config reads come from the isolate's ConfigCache (what auth and CORS read for free); a
+//   config write forgets the cached config, so it takes effect at once in this isolate.
 // Work after the response goes through `waitUntil`, the one thing core takes of the runtime.
 import type { BulkResult } from '../../protocol/api-types';
+import type { StoredConfig } from '../../protocol/config';
+import type { ConfigCache } from '../store/config-cache';
 import { pushTarget } from '../store/leased';
+import { ScriptRefusal } from '../store/refusals';
 import { type Dispatcher, type Leased, sendOutcomes } from './dispatcher';
 import type { Engine } from '../engine';
 import type { EnqueueResult, Enqueued, Publisher } from '../engine/producer';
@@ -20,18 +25,9 @@ export interface ServiceDeps {
   due: DueTimes;
   /** Keeps work alive after the response (a Worker's `ctx.waitUntil`). */
   waitUntil: (work: Promise<unknown>) => void;
+  /** Queues' configs as this isolate read them a moment ago: what auth and CORS checks read. */
+  configs: ConfigCache;
 }
-
-/**
- * Engine operations that need nothing after them: reads, and writes that lease nothing and make
- * no job ready. (A timer one of them moves earlier, a heartbeat's shorter lease say, reaches the
- * due index inside the engine call; the cron reads that index.)
- */
-const AS_IS = [
-  'countQueues', 'listQueues', 'getQueue', 'putQueue', 'deleteQueue', 'pauseQueue', 'getStoredConfig',
-  'getJob', 'waitForJob', 'listJobs', 'removeJob', 'heartbeat', 'progress', 'listGroups', 'getGroup',
-  'pauseGroup', 'listRepeats', 'deleteRepeat', 'getMetrics',
-] as const satisfies readonly (keyof Engine)[];
 
 /**
  * A bulk action's budget: it stops between steps after this long, or once it has spent half the
@@ -41,7 +37,7 @@ const BULK_BUDGET_MS = 10_000;
 
 type LeaseInput<Op extends 'complete' | 'fail'> = Parameters<Engine[Op]>[1];
 
-export function createService({ dispatcher, due, waitUntil }: ServiceDeps) {
+export function createService({ dispatcher, due, waitUntil, configs }: ServiceDeps) {
   const { engine, invocation } = dispatcher;
 
   /** After the response: drain, then tick the queue if this isolate knows it is due (followUp). */
@@ -116,10 +112,46 @@ export function createService({ dispatcher, due, waitUntil }: ServiceDeps) {
     return () => invocation.now() < until && invocation.subrequestsLeft > floor;
   }
 
-  const asIs = Object.fromEntries(AS_IS.map((name) => [name, engine[name]])) as Pick<Engine, (typeof AS_IS)[number]>;
+  /** A config write: the cached config is forgotten once it ends, so it takes effect at once here. */
+  async function changingConfig<T>(queue: string, write: Promise<T>): Promise<T> {
+    try {
+      return await write;
+    } finally {
+      configs.forget(queue);
+    }
+  }
 
   return {
-    ...asIs,
+    // Operations that need nothing after them: reads, and writes that lease nothing and make no
+    // job ready. (A timer one of them moves earlier, a heartbeat's shorter lease say, reaches the
+    // due index inside the engine call; the cron reads that index.)
+    countQueues: engine.countQueues,
+    listQueues: engine.listQueues,
+    getQueue: engine.getQueue,
+    pauseQueue: engine.pauseQueue,
+    getJob: engine.getJob,
+    waitForJob: engine.waitForJob,
+    listJobs: engine.listJobs,
+    removeJob: engine.removeJob,
+    heartbeat: engine.heartbeat,
+    progress: engine.progress,
+    listGroups: engine.listGroups,
+    getGroup: engine.getGroup,
+    pauseGroup: engine.pauseGroup,
+    listRepeats: engine.listRepeats,
+    deleteRepeat: engine.deleteRepeat,
+    getMetrics: engine.getMetrics,
+
+    /** The queue's stored config, served from the isolate's cache (a missing queue too). */
+    async getStoredConfig(queue: string): Promise<StoredConfig> {
+      const config = await configs.get(queue, () => engine.getStoredConfig(queue));
+      if (config === null) throw new ScriptRefusal('QUEUE_NOT_FOUND');
+      return config;
+    },
+    putQueue: (queue: string, input: unknown) => changingConfig(queue, engine.putQueue(queue, input)),
+    deleteQueue: (queue: string) => changingConfig(queue, engine.deleteQueue(queue)),
+
+    // Writes with the work that must follow them.
 
     /**
      * Adds one job (`rawData`: its `data` exactly as sent; `publisher`: sent with a publish

@@ -1,5 +1,5 @@
 // What every engine operation is given: a Redis script runner, a clock and deployment options.
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type { ConfigOptions } from '../../protocol/config';
 import { QueueError } from '../../protocol/errors';
 import type { ScriptRunner } from './scripts';

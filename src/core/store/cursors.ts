@@ -3,6 +3,7 @@
 // starts: after [score, member] of a sorted set (zset-page.lua), or at an HSCAN position of a
 // hash, [position] or [batch start, batch end, last field shown, COUNT] (hash-page.lua). A
 // cursor that does not decode to a position of the listing asked for is VALIDATION_FAILED.
+import { fromBase64Url, toBase64Url } from '../../protocol/encoding';
 import { QueueError } from '../../protocol/errors';
 
 /** What is listed: waiting jobs (of a group: `group`), jobs in another state, or groups. */
@@ -14,16 +15,6 @@ const HASH_LISTINGS: ReadonlySet<Listing> = new Set(['waiting', 'groups']);
 // Scan cursors stay below the hash table's size: 15 digits keep them exact in Lua's numbers.
 const SCAN_POSITION = /^\d{1,15}$/;
 
-function base64url(text: string): string {
-  let binary = '';
-  for (const byte of new TextEncoder().encode(text)) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-}
-
-function fromBase64url(cursor: string): string {
-  const binary = atob(cursor.replace(/-/g, '+').replace(/_/g, '/'));
-  return new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(binary, (c) => c.charCodeAt(0)));
-}
 
 const isKey = (value: unknown): value is string => typeof value === 'string' && value !== '';
 
@@ -37,7 +28,7 @@ export function encodeCursor(listing: Listing, next: readonly (string | number)[
     : count === undefined
       ? [first]
       : [first, second, last, Number(count)];
-  return base64url(JSON.stringify([listing, ...position]));
+  return toBase64Url(new TextEncoder().encode(JSON.stringify([listing, ...position])));
 }
 
 /** The position a cursor holds, as the script's arguments ([] without a cursor: the first page). */
@@ -45,7 +36,7 @@ export function decodeCursor(listing: Listing, cursor: string | undefined): stri
   if (cursor === undefined) return [];
   let parts: unknown;
   try {
-    parts = JSON.parse(fromBase64url(cursor));
+    parts = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(fromBase64Url(cursor)));
   } catch {
     parts = null;
   }

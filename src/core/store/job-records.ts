@@ -1,6 +1,6 @@
 // Turns the tuples scripts return into the job objects the API shows.
 import type { Attempt, Job, OutcomeStatus } from '../../protocol/api-types';
-import type { JobView } from './replies';
+import type { JobTuple } from './replies';
 
 /** The state fields of a job record, as job.lua writes them. */
 export interface JobRecord {
@@ -37,13 +37,14 @@ export interface JobRecord {
   dx?: number;
 }
 
-/** history.lua's entries: [attempt, startedAt, finishedAt, outcome letter, status (0: none), error?]. */
+/** history.lua's entries: [attempt, startedAt, finishedAt, how it ended (a letter), status (0: none), error?]. */
 type StoredAttempt = [number, number, number, 'c' | 'f' | 'e' | 'x', number, string?];
 
-const OUTCOMES = { c: 'completed', f: 'failed', e: 'expired', x: 'cancelled' } as const;
+/** How an attempt ended, by its stored letter (shown in the API's `history[].outcome`). */
+const ATTEMPT_ENDS = { c: 'completed', f: 'failed', e: 'expired', x: 'cancelled' } as const;
 
-function toAttempt([attempt, startedAt, finishedAt, outcome, status, error]: StoredAttempt): Attempt {
-  const entry: Attempt = { attempt, startedAt, finishedAt, outcome: OUTCOMES[outcome] };
+function toAttempt([attempt, startedAt, finishedAt, ended, status, error]: StoredAttempt): Attempt {
+  const entry: Attempt = { attempt, startedAt, finishedAt, outcome: ATTEMPT_ENDS[ended] };
   if (status > 0) entry.status = status;
   if (error !== undefined) entry.error = error;
   return entry;
@@ -55,7 +56,7 @@ export function recordOf(raw: string): JobRecord {
 }
 
 /** {id, state JSON, data, state, startedAt, expiresAt, maxAttempts, history JSON?} from view.lua. */
-export function toJob(queue: string, [id, stateJson, data, state, startedAt, expiresAt, maxAttempts, history]: JobView): Job {
+export function toJob(queue: string, [id, stateJson, data, state, startedAt, expiresAt, maxAttempts, history]: JobTuple): Job {
   const record = JSON.parse(stateJson) as JobRecord;
   const made = record.a ?? 0;
   const job: Job = {

@@ -1,85 +1,17 @@
-// Every Redis key groupq uses is built here. Keys of a queue share the hash tag `{<queue>}`, so
-// each script touches one slot (Redis Cluster, Upstash). The catalogue below is what the README's
-// "Under the hood" lists; a test keeps the two in sync.
+// Every Redis key groupq uses is built here, from one table: the catalogue below, which is
+// also what docs/internals.md#redis-keys lists (a test keeps the two in sync). Keys of a queue
+// share the hash tag `{<queue>}`, so each script touches one slot (Redis Cluster, Upstash).
+// Scripts name the keys they take in their headers by the same names (keysFor, scripts.ts).
 
 /** The set of queue names (GET /v1/queues): outside every queue's slot on purpose. */
-export const REGISTRY_KEY = 'gq:queues';
+export const REGISTRY_KEY = 'gq:queues' as const;
 
 /**
  * The due index: each queue with a timer, scored by when it next needs a tick. The cron reads
  * only this, so an idle pass costs one command whatever the number of queues. Outside every
  * queue's slot: it is written beside the queue's scripts, never inside them (src/core/store/due-index.ts).
  */
-export const DUE_KEY = 'gq:due';
-
-export interface QueueKeys {
-  prefix: string;
-  meta: string;
-  jobs: string;
-  ready: string;
-  active: string;
-  held: string;
-  delayed: string;
-  completed: string;
-  failed: string;
-  cancelled: string;
-  /** Leases a cancel ended, remembered for a while so that their callbacks hear JOB_CANCELLED. */
-  revoked: string;
-  pausedGroups: string;
-  repeats: string;
-  repeatDue: string;
-  tickLock: string;
-  outcomes: string;
-  outcomeRecords: string;
-  /** Idle group heads whose job has a priority other than 0 (README, Flow control). */
-  prioritized: string;
-  /** Queue-wide start times, for its rate limit. */
-  starts: string;
-  /** Ended job ids remembered for the dedup window. */
-  dedup: string;
-  /** Debounce key -> the waiting job it collapses into. */
-  debounce: string;
-}
-
-export function queueKeys(queue: string): QueueKeys {
-  const prefix = `gq:{${queue}}:`;
-  return {
-    prefix,
-    meta: `${prefix}meta`,
-    jobs: `${prefix}jobs`,
-    ready: `${prefix}ready`,
-    active: `${prefix}active`,
-    held: `${prefix}held`,
-    delayed: `${prefix}delayed`,
-    completed: `${prefix}completed`,
-    failed: `${prefix}failed`,
-    cancelled: `${prefix}cancelled`,
-    revoked: `${prefix}revoked`,
-    pausedGroups: `${prefix}paused-groups`,
-    repeats: `${prefix}repeats`,
-    repeatDue: `${prefix}repeat-due`,
-    tickLock: `${prefix}tick-lock`,
-    outcomes: `${prefix}outcomes`,
-    outcomeRecords: `${prefix}outcome-records`,
-    prioritized: `${prefix}prioritized`,
-    starts: `${prefix}starts`,
-    dedup: `${prefix}dedup`,
-    debounce: `${prefix}debounce`,
-  };
-}
-
-/**
- * The publish rate limit's count of one client (an address, or a token's hash where none is
- * known): a string that expires with its window (src/lua/includes/quota.lua).
- */
-export function rateKey(queue: string, client: string): string {
-  return `${queueKeys(queue).prefix}rate:${client}`;
-}
-
-/** A group's zset. Scripts never build it: callers pass it in KEYS (Upstash key locking). */
-export function groupKey(queue: string, group: string): string {
-  return `${queueKeys(queue).prefix}g:${group}`;
-}
+export const DUE_KEY = 'gq:due' as const;
 
 export interface KeyDescription {
   key: string;
@@ -87,9 +19,10 @@ export interface KeyDescription {
   holds: string;
 }
 
-export const KEY_CATALOGUE: readonly KeyDescription[] = [
-  { key: 'gq:queues', type: 'set', holds: 'names of all queues (GET /v1/queues)' },
-  { key: 'gq:due', type: 'zset', holds: 'queues with a timer, by when each next needs a tick (the cron reads only this)' },
+/** Every key, as docs/internals.md#redis-keys lists it: `q` stands for the queue's name. */
+export const KEY_CATALOGUE = [
+  { key: REGISTRY_KEY, type: 'set', holds: 'names of all queues (GET /v1/queues)' },
+  { key: DUE_KEY, type: 'zset', holds: 'queues with a timer, by when each next needs a tick (the cron reads only this)' },
   { key: 'gq:{q}:meta', type: 'hash', holds: "config JSON and counters: paused, pausedGroups, seq, active, ready, timer, outcomes ('1' while outcome callbacks may be pending), each group's jobs (`g:<group>`), limits (`l:<group>`) and flow state (`f:<group>`), flows, prio, hold, rs, dedup (ids in `dedup`) and dedupTrimAt, live (jobs not ended: waiting, delayed, active), per-minute outcomes (`m:<c, f or r>:<minute % 60>` -> epoch minute * 1e8 + count)" },
   { key: 'gq:{q}:jobs', type: 'hash', holds: 'job id -> record: state JSON, newline, data JSON' },
   { key: 'gq:{q}:g:<group>', type: 'zset', holds: "a group's waiting and leased jobs by orderMs (not a solo lease); member = 15-digit sequence + id" },
@@ -112,4 +45,62 @@ export const KEY_CATALOGUE: readonly KeyDescription[] = [
   { key: 'gq:{q}:debounce', type: 'hash', holds: 'debounce key -> id of the waiting or delayed job it collapses into' },
   { key: 'gq:{q}:rate:<client>', type: 'string', holds: "jobs a publish token's client (its address, else the token's SHA-256) enqueued in the current publishRateLimit window; expires with the window" },
   { key: 'gq:{q}:outcome-records', type: 'hash', holds: 'job id -> its pending outcome callback: URL, body fields, attempts, last error' },
-];
+] as const satisfies readonly KeyDescription[];
+
+/** How the catalogue writes a queue's prefix `gq:{<queue>}:`. */
+const SAMPLE_PREFIX = 'gq:{q}:';
+
+/** The prefix every key of `queue` starts with: its hash tag puts them all in one slot. */
+export function queuePrefix(queue: string): string {
+  return `gq:{${queue}}:`;
+}
+
+/**
+ * A queue's fixed keys, each by its name: what follows its prefix, and what scripts' headers
+ * call it (`KEYS[1] meta`). Taken from the catalogue, so each name is written once in
+ * TypeScript. `repeat-due` (repeats by their next run) keeps the name it is stored under,
+ * although "due" in the code means the due index only.
+ */
+export type QueueKeyName = FixedName<(typeof KEY_CATALOGUE)[number]['key']>;
+type FixedName<Key> = Key extends `${typeof SAMPLE_PREFIX}${infer Name}` ? (Name extends `${string}<${string}` ? never : Name) : never;
+
+export const QUEUE_KEY_NAMES: readonly QueueKeyName[] = KEY_CATALOGUE.flatMap(({ key }) => {
+  const name = key.slice(SAMPLE_PREFIX.length);
+  return key.startsWith(SAMPLE_PREFIX) && !name.includes('<') ? [name as QueueKeyName] : [];
+});
+
+const QUEUE_KEY_SET: ReadonlySet<string> = new Set(QUEUE_KEY_NAMES);
+
+export function isQueueKeyName(name: string): name is QueueKeyName {
+  return QUEUE_KEY_SET.has(name);
+}
+
+/** Key `name` of `queue`, e.g. `gq:{orders}:paused-groups`. */
+export function queueKey(queue: string, name: QueueKeyName): string {
+  return queuePrefix(queue) + name;
+}
+
+type CamelCase<S extends string> = S extends `${infer Head}-${infer Tail}` ? `${Head}${Capitalize<CamelCase<Tail>>}` : S;
+
+/** Every fixed key of a queue, by its name in camelCase (`pausedGroups`), and its prefix. */
+export type QueueKeys = { prefix: string } & { [Name in QueueKeyName as CamelCase<Name>]: string };
+
+export function queueKeys(queue: string): QueueKeys {
+  const prefix = queuePrefix(queue);
+  const keys: Record<string, string> = { prefix };
+  for (const name of QUEUE_KEY_NAMES) keys[name.replace(/-(.)/g, (_, letter: string) => letter.toUpperCase())] = prefix + name;
+  return keys as QueueKeys;
+}
+
+/**
+ * The publish rate limit's count of one client (an address, or a token's hash where none is
+ * known): a string that expires with its window (src/lua/includes/quota.lua).
+ */
+export function rateKey(queue: string, client: string): string {
+  return `${queuePrefix(queue)}rate:${client}`;
+}
+
+/** A group's zset. Scripts never build it: callers pass it in KEYS (Upstash key locking). */
+export function groupKey(queue: string, group: string): string {
+  return `${queuePrefix(queue)}g:${group}`;
+}

@@ -1,6 +1,7 @@
-// What a lease is, as the code that delivers, settles and sends outcomes passes it around, and
-// the decoders of the outcome tuples scripts hand over: below both src/core/engine and
-// src/core/push, so that neither needs the other.
+// What a lease is, as the code that delivers, settles and sends outcome callbacks passes it
+// around, how a lease ends (a settlement), and the decoders of the outcome callback tuples
+// scripts hand over: below both src/core/engine and src/core/push, so that neither needs the
+// other. "Outcome" means the callback to the producer only; how an attempt ended is a settlement.
 import type { StoredConfig } from '../../protocol/config';
 import type { OutcomeCallback } from '../../protocol/outcome-body';
 import type { QueueSecrets } from '../../protocol/signing-secret';
@@ -45,8 +46,11 @@ export interface LeasePlace {
   named: boolean;
 }
 
-/** `status`: the endpoint's HTTP answer when the outcome is one (a delivery's), for the job's history. */
-export type Outcome = { place?: LeasePlace; status?: number } & (
+/**
+ * How a lease ends, as settle.lua takes it: the job completed, or its attempt failed.
+ * `status`: the endpoint's HTTP answer when a delivery ended it, for the job's history.
+ */
+export type Settlement = { place?: LeasePlace; status?: number } & (
   | { kind: 'complete'; id: string; lease: string; result?: unknown; resultTruncated?: boolean }
   | { kind: 'fail'; id: string; lease: string; error: string; retry?: boolean; retryAfterMs?: number }
 );

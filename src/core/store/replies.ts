@@ -17,11 +17,13 @@
 // into their errors first.
 //
 // Each entry is a zod schema that checks the reply and a plain function that decodes what
-// passed (names its fields, -1 to null, 0|1 to booleans). The schemas are built once, when this
+// passed (names its fields, -1 to null, 0|1 to booleans). A script that may lower its queue's
+// timer reports it in its reply (dueAt): its entry says where, and callScript lowers the due
+// index to it, so the decoded value leaves it out. The schemas are built once, when this
 // module loads, and a check is O(reply). Decoding is left out of zod on purpose: a zod transform
 // over a large value made a 500-job enqueue reply ten times slower to parse (1-3 ms instead of
 // 0.1-0.3 ms, measured with zod 4.1 on the bench machine).
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ScriptName } from '../../lua/scripts.generated';
 import { type GroupLimits, type StoredConfig, readStoredConfig } from '../../protocol/config';
 import { QueueError } from '../../protocol/errors';
@@ -39,12 +41,12 @@ const groupState = z.enum(['ready', 'active', 'held', 'paused'] satisfies GroupS
 const position = z.array(z.union([text, int]));
 
 /** view.lua's jobView: {id, state JSON, data, state, startedAt, expiresAt, maxAttempts, history JSON?}. */
-const jobView = z.tuple([text, text, text, jobState, int, int, int, text.optional()]);
-export type JobView = z.output<typeof jobView>;
+const jobTuple = z.tuple([text, text, text, jobState, int, int, int, text.optional()]);
+export type JobTuple = z.output<typeof jobTuple>;
 
 /** reserve.lua's leased job: {id, state JSON, data, lease deadline, hint 's' | 'm', lease token}. */
-const leasedJob = z.tuple([text, text, text, int, z.enum(['s', 'm']), text]);
-export type LeasedTuple = z.output<typeof leasedJob>;
+const leasedTuple = z.tuple([text, text, text, int, z.enum(['s', 'm']), text]);
+export type LeasedTuple = z.output<typeof leasedTuple>;
 
 /**
  * outcome.lua's recorded outcome callbacks, leased to the caller to send: {job id, record JSON,
@@ -65,13 +67,23 @@ interface Reply<S extends z.ZodType = z.ZodType, T = unknown> {
   readonly schema: S;
   // A method, so that any entry fits `Reply` whatever its tuple.
   decode(checked: z.output<S>): T;
+  /** The index of dueAt in the reply, for a script that may lower its queue's timer. */
+  readonly dueAt?: number;
 }
-const reply = <S extends z.ZodType, T>(schema: S, decode: (checked: z.output<S>) => T): Reply<S, T> => ({ schema, decode });
+/** The indexes of a tuple's numbers: where a reply's dueAt may be. */
+type NumberAt<Tuple> = Tuple extends readonly unknown[]
+  ? { [K in keyof Tuple]: Tuple[K] extends number ? (K extends `${infer I extends number}` ? I : never) : never }[number]
+  : never;
+const reply = <S extends z.ZodType, T>(
+  schema: S,
+  decode: (checked: z.output<S>) => T,
+  where: { dueAt?: NumberAt<z.output<S>> } = {},
+): Reply<S, T> => ({ schema, decode, ...where });
 
 /** A reply that carries nothing but its status. */
 const done = reply(z.tuple([ok]), () => undefined);
-/** A job changed by hand: its view, and the due-index report. */
-const jobChange = reply(z.tuple([ok, jobView, int]), ([, view, dueAt]) => ({ view, dueAt: instant(dueAt) }));
+/** A job changed by hand: its view. */
+const jobChange = reply(z.tuple([ok, jobTuple, int]), ([, view]) => view, { dueAt: 2 });
 
 /** A script whose reply depends on its first argument, a mode: one entry per mode. */
 interface ByMode {
@@ -80,23 +92,28 @@ interface ByMode {
 const byMode = <Modes extends Record<string, Reply>>(modes: Modes) => ({ byMode: modes });
 
 export const replies = {
-  'cancel-job': reply(z.tuple([ok, int, outcomesToSend]), ([, dueAt, recorded]) => ({ dueAt: instant(dueAt), recorded })),
+  /** The outcome callback the cancel recorded, if any. */
+  'cancel-job': reply(z.tuple([ok, int, outcomesToSend]), ([, , recorded]) => recorded, { dueAt: 1 }),
   'clean-jobs': reply(z.tuple([ok, int, int]), ([, deleted, left]) => ({ deleted, left })),
-  /** null: the repeat changed since the tick read it, nothing was committed. */
+  /**
+   * null: the repeat changed since the tick read it, nothing was committed. Its dueAt is not
+   * used: the tick that commits reads the queue's timer back afterwards (scheduler.ts).
+   */
   'commit-repeat': reply(z.union([z.tuple([z.literal(0)]), z.tuple([ok, text, jobState, bit, int])]), (checked) =>
-    checked[0] === 0 ? null : { id: checked[1], state: checked[2], duplicate: checked[3] === 1, dueAt: instant(checked[4]) },
+    checked[0] === 0 ? null : { id: checked[1], state: checked[2], duplicate: checked[3] === 1 },
   ),
   'delete-queue': reply(z.tuple([ok, bit, text, z.array(text)]), ([, finished, cursor, groups]) => ({ finished: finished === 1, cursor, groups })),
   'delete-repeat': done,
   /** results: {id, state, flag} per job, flag 0 new, 1 duplicate, 2 debounced. */
   enqueue: reply(
-    z.tuple([ok, z.array(z.tuple([text, enqueuedState, z.literal([0, 1, 2])])), text, z.array(leasedJob), int]),
-    ([, results, config, leased, dueAt]) => ({ results, config: storedConfig(config), leased, dueAt: instant(dueAt) }),
+    z.tuple([ok, z.array(z.tuple([text, enqueuedState, z.literal([0, 1, 2])])), text, z.array(leasedTuple), int]),
+    ([, results, config, leased]) => ({ results, config: storedConfig(config), leased }),
+    { dueAt: 4 },
   ),
   /** id, group, id, group, ...: the oldest first ('' for a member without a record). */
   'finished-page': reply(z.tuple([ok, z.array(text)]), ([, page]) => page),
   /** state '': no jobs (shown while the group has limits); limits: the group's own ('' none). */
-  'get-group': reply(z.tuple([ok, z.union([groupState, z.literal('')]), z.array(jobView), text, int, int]), ([, state, views, limits, active, concurrency]) => ({
+  'get-group': reply(z.tuple([ok, z.union([groupState, z.literal('')]), z.array(jobTuple), text, int, int]), ([, state, views, limits, active, concurrency]) => ({
     state: state === '' ? ('idle' as const) : state,
     views,
     limits: groupLimits(limits),
@@ -104,7 +121,7 @@ export const replies = {
     concurrency,
   })),
   /** callbackUrl: the job's or its queue's; outcome: a pending record's JSON, or the summary the job keeps. */
-  'get-job': reply(z.tuple([ok, jobView, text, text]), ([, view, callbackUrl, outcome]) => ({
+  'get-job': reply(z.tuple([ok, jobTuple, text, text]), ([, view, callbackUrl, outcome]) => ({
     view,
     callbackUrl: callbackUrl === '' ? null : callbackUrl,
     outcome: outcome === '' ? null : outcome,
@@ -114,8 +131,10 @@ export const replies = {
   'group-info': reply(z.tuple([ok, z.array(z.tuple([text, int, int, groupState, int]))]), ([, rows]) =>
     rows.map(([group, waiting, active, state, concurrency]) => ({ group, waiting, active, state, concurrency })),
   ),
-  'group-limits': reply(z.tuple([ok, text, int]), ([, limits, dueAt]) => ({ limits: groupLimits(limits), dueAt: instant(dueAt) })),
-  heartbeat: reply(z.tuple([ok, int, int]), ([, expiresAt, dueAt]) => ({ expiresAt, dueAt: instant(dueAt) })),
+  /** The group's limits as now stored. */
+  'group-limits': reply(z.tuple([ok, text, int]), ([, limits]) => groupLimits(limits), { dueAt: 2 }),
+  /** The lease's new deadline. */
+  heartbeat: reply(z.tuple([ok, int, int]), ([, expiresAt]) => expiresAt, { dueAt: 2 }),
   /** callback: the job has a callback URL of its own; named: its producer named its id. */
   'job-group': reply(z.tuple([ok, text, int, bit, bit]), ([, group, seq, callback, named]) => ({
     group,
@@ -124,24 +143,23 @@ export const replies = {
     named: named === 1,
   })),
   'list-groups': reply(z.tuple([ok, position, z.array(text)]), ([, next, names]) => ({ next, names })),
-  'list-jobs': reply(z.tuple([ok, position, z.array(jobView)]), ([, next, views]) => ({ next, views })),
+  'list-jobs': reply(z.tuple([ok, position, z.array(jobTuple)]), ([, next, views]) => ({ next, views })),
   /** key, spec JSON, key, spec JSON, ... */
   'list-repeats': reply(z.tuple([ok, z.array(text)]), ([, flat]) => flat),
-  /** state null: the group has no jobs. */
-  'pause-group': reply(z.tuple([ok, z.union([groupState, z.literal('')]), int]), ([, state, dueAt]) => ({
-    state: state === '' ? null : state,
-    dueAt: instant(dueAt),
-  })),
-  'pause-queue': reply(z.tuple([ok, bit, int]), ([, paused, dueAt]) => ({ paused: paused === 1, dueAt: instant(dueAt) })),
+  /** The group's state; null: the group has no jobs. */
+  'pause-group': reply(z.tuple([ok, z.union([groupState, z.literal('')]), int]), ([, state]) => (state === '' ? null : state), { dueAt: 2 }),
+  /** Whether the queue is paused now. */
+  'pause-queue': reply(z.tuple([ok, bit, int]), ([, paused]) => paused === 1, { dueAt: 2 }),
   progress: done,
   'promote-job': jobChange,
   /** previous: the config replaced, null when the queue was created. */
-  'put-queue': reply(z.tuple([ok, bit, text, int]), ([, created, previous, dueAt]) => ({
-    created: created === 1,
-    previous: previous === '' ? null : storedConfig(previous),
-    dueAt: instant(dueAt),
-  })),
-  'put-repeat': reply(z.tuple([ok, int, int]), ([, nextRunAt, dueAt]) => ({ nextRunAt: instant(nextRunAt), dueAt: instant(dueAt) })),
+  'put-queue': reply(
+    z.tuple([ok, bit, text, int]),
+    ([, created, previous]) => ({ created: created === 1, previous: previous === '' ? null : storedConfig(previous) }),
+    { dueAt: 3 },
+  ),
+  /** The repeat's next run, null for none. */
+  'put-repeat': reply(z.tuple([ok, int, int]), ([, nextRunAt]) => instant(nextRunAt), { dueAt: 2 }),
   'queue-config': reply(z.tuple([ok, text]), ([, config]) => storedConfig(config)),
   'queue-info': reply(
     z.tuple([ok, text, bit, int, int, int, int, int, int, int]),
@@ -159,34 +177,36 @@ export const replies = {
     count: reply(z.tuple([ok, int]), ([, count]) => count),
   }),
   /** groups: declare these and call again with the same cursor (nothing was done). */
-  repair: reply(z.tuple([ok, text, z.array(text), int, int, int]), ([, cursor, groups, reindexed, offered, dueAt]) => ({
-    cursor,
-    groups,
-    reindexed,
-    offered,
-    dueAt: instant(dueAt),
-  })),
-  'remove-job': reply(z.tuple([ok, int]), ([, dueAt]) => ({ dueAt: instant(dueAt) })),
+  repair: reply(
+    z.tuple([ok, text, z.array(text), int, int, int]),
+    ([, cursor, groups, reindexed, offered]) => ({ cursor, groups, reindexed, offered }),
+    { dueAt: 5 },
+  ),
+  'remove-job': reply(z.tuple([ok, int]), () => undefined, { dueAt: 1 }),
   'retry-job': jobChange,
-  'retry-jobs': reply(z.tuple([ok, int, int, int]), ([, retried, left, dueAt]) => ({ retried, left, dueAt: instant(dueAt) })),
-  'settle-outcomes': reply(z.tuple([ok, int]), ([, dueAt]) => ({ dueAt: instant(dueAt) })),
+  'retry-jobs': reply(z.tuple([ok, int, int, int]), ([, retried, left]) => ({ retried, left }), { dueAt: 3 }),
+  'settle-outcomes': reply(z.tuple([ok, int]), () => undefined, { dueAt: 1 }),
   settle: reply(
     z.tuple([
       ok,
       z.array(z.tuple([text, z.enum(['completed', 'waiting', 'failed', 'LEASE_LOST', 'JOB_CANCELLED'])])),
       text,
-      z.array(leasedJob),
+      z.array(leasedTuple),
       int,
       outcomesToSend,
     ]),
-    ([, results, config, leased, dueAt, recorded]) => ({
+    ([, results, config, leased, , recorded]) => ({
       results: results.map(([id, state]) => ({ id, state })),
       config: storedConfig(config),
       leased,
-      dueAt: instant(dueAt),
       recorded,
     }),
+    { dueAt: 4 },
   ),
+  /**
+   * idle: nothing to do before `timer`; locked: another tick runs; work (tick-scan.lua's 'due'):
+   * tick with these groups' keys.
+   */
   'tick-scan': reply(
     z.union([z.tuple([ok, z.literal('idle'), int]), z.tuple([ok, z.literal('locked')]), z.tuple([ok, z.literal('due'), z.array(text)])]),
     (checked) =>
@@ -194,13 +214,14 @@ export const replies = {
         ? { kind: checked[1], timer: instant(checked[2]) }
         : checked[1] === 'locked'
           ? { kind: checked[1] }
-          : { kind: checked[1], groups: checked[2] },
+          : { kind: 'work' as const, groups: checked[2] },
   ),
-  tick: reply(z.tuple([ok, int, bit, bit, z.array(z.tuple([text, text])), outcomesToSend]), ([, nextDueAt, readyDue, more, dueRepeats, outcomes]) => ({
+  /** repeatsToRun: {key, spec JSON} of each repeat whose next run has come. */
+  tick: reply(z.tuple([ok, int, bit, bit, z.array(z.tuple([text, text])), outcomesToSend]), ([, nextDueAt, readyDue, more, repeatsToRun, outcomes]) => ({
     nextDueAt: instant(nextDueAt),
     readyDue: readyDue === 1,
     more: more === 1,
-    dueRepeats,
+    repeatsToRun,
     outcomes,
   })),
   'update-job': jobChange,
@@ -223,12 +244,19 @@ export type ReplyOf<N extends ScriptName, A> = Replies[N] extends ByMode
     : never
   : Decoded<Replies[N]>;
 
-/** Checks and decodes the reply of script `name` (called in mode `mode`, if it has modes). */
-export function decodeReply(name: ScriptName, mode: unknown, raw: readonly unknown[]): unknown {
+/**
+ * Checks and decodes the reply of script `name` (called in mode `mode`, if it has modes): its
+ * value, and the timer it reports it lowered (dueAt, null for none).
+ */
+export function decodeReply(name: ScriptName, mode: unknown, raw: readonly unknown[]): { value: unknown; dueAt: number | null } {
   const entry: Reply | ByMode = replies[name];
   const script = 'byMode' in entry ? entry.byMode[String(mode)] : entry;
   const checked = script?.schema.safeParse(raw);
-  if (script && checked?.success) return script.decode(checked.data);
+  if (script && checked?.success) {
+    // The schema checked that element: an integer.
+    const dueAt = script.dueAt === undefined ? null : instant((checked.data as readonly number[])[script.dueAt]!);
+    return { value: script.decode(checked.data), dueAt };
+  }
   const error = new QueueError('INTERNAL', `${name}: unexpected reply`);
   (error as { cause?: unknown }).cause = checked?.error ?? `no reply for mode ${String(mode)}`;
   throw error;

@@ -1,13 +1,18 @@
 // Runs the bundled Lua scripts: EVALSHA first, EVAL when Redis answers NOSCRIPT (after a restart
-// or SCRIPT FLUSH), so a flushed script cache costs one extra round trip, never an outage.
+// or SCRIPT FLUSH), so a flushed script cache costs one extra round trip, never an outage. The
+// text EVAL sends is built from the bundle's one copy of the script (sourceOf), and a script's
+// own error names the file and line under src/lua it comes from (sourceLineOf).
 // A script's KEYS are built here from the names its header lists (scripts.generated.ts), so
 // their order is written once, in the script; its reply is checked and decoded by its schema in
-// replies.ts, so callers get a typed value and write no cast.
+// replies.ts, so callers get a typed value and write no cast. A reply that reports a lowered
+// timer lowers the queue's due-index entry here, so no operation has to.
 import type { Redis } from '@upstash/redis';
-import type { LuaScript, ScriptName } from '../../lua/scripts.generated';
+import { type LuaScript, type ScriptName, luaIncludes } from '../../lua/scripts.generated';
 import { QueueError } from '../../protocol/errors';
+import { noteDue } from './due-index';
 import { luaError } from './refusals';
-import { type QueueKeys, REGISTRY_KEY, groupKey, queueKeys, rateKey } from './keys';
+import { REGISTRY_KEY, groupKey, isQueueKeyName, queueKey, rateKey } from './keys';
+import { asQueueError, redisMessageOf } from './redis';
 import { type ArgsOf, type ReplyOf, decodeReply } from './replies';
 
 /** What the engine needs of a Redis client: scripts, the due index's commands, and the HGET a waiting read polls with. */
@@ -15,33 +20,72 @@ export type ScriptRunner = Pick<Redis, 'evalsha' | 'eval' | 'zadd' | 'zrange' | 
 
 export type Reply = readonly unknown[];
 
-// A script that failed while running (a bug of ours) is INTERNAL. Anything else (no answer,
-// HTTP 5xx, LOADING, BUSY, OOM) means Redis is not usable right now: REDIS_UNAVAILABLE.
-const SCRIPT_ERROR = /^(ERR|WRONGTYPE)\b.*script/i;
-
-// @upstash/redis wraps Redis' words ("Command failed: ..." when auto-pipelined, "..., command
-// was: <the whole command>" otherwise); judge Redis' own words only, never the command's.
-function redisMessageOf(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return (message.split(', command was:')[0] ?? '').replace(/^Command failed: /, '');
-}
-
-/** A Redis failure as the engine reports it: INTERNAL for a script's own error, else unavailable. */
-export function asQueueError(error: unknown): QueueError {
-  const redisMessage = redisMessageOf(error);
-  const code = SCRIPT_ERROR.test(redisMessage) ? 'INTERNAL' : 'REDIS_UNAVAILABLE';
-  // The message holds the whole command (script and arguments): keep it as the cause only.
-  const wrapped = new QueueError(code, code === 'INTERNAL' ? 'internal error' : 'redis is unavailable');
-  (wrapped as { cause?: unknown }).cause = error;
-  return wrapped;
-}
-
 export interface ScriptOptions {
   /**
    * Send scripts with Upstash's `allow-key-locking` flag, so Upstash locks only their keys.
    * Off for a Redis that refuses the flag (plain redis-server). @default true
    */
   keyLocking?: boolean;
+}
+
+const KEY_LOCKING = 'allow-key-locking';
+
+interface SourceLine {
+  text: string;
+  /** The file under src/lua the line comes from, and its line there. */
+  file: string;
+  line: number;
+}
+
+/** `text`'s lines with its includes (`@name` lines) expanded in place, each once, where first named. */
+function expand(text: string, file: string, seen: Set<string>, into: SourceLine[]): SourceLine[] {
+  text.split('\n').forEach((line, index) => {
+    const name = line.startsWith('@') ? line.slice(1) : null;
+    if (name === null || seen.has(name)) {
+      into.push({ text: name === null ? line : '', file, line: index + 1 });
+      return;
+    }
+    const include = luaIncludes[name];
+    if (include === undefined) throw new Error(`src/lua/${file}:${index + 1}: no include named ${name}`);
+    seen.add(name);
+    expand(include, `includes/${name}.lua`, seen, into);
+  });
+  return into;
+}
+
+const linesOf = (script: LuaScript) => expand(script.text, `${script.name}.lua`, new Set(), []);
+
+/**
+ * The text Redis runs: the shebang, with Upstash's allow-key-locking flag or without it (a
+ * plain Redis refuses it), on the script's empty first line, so both forms have the same line
+ * numbers; its SHA-1 is `script.sha1` or `script.plainSha1`.
+ */
+export function sourceOf(script: LuaScript, keyLocking: boolean): string {
+  const flags = keyLocking ? [...script.flags, KEY_LOCKING] : script.flags;
+  const shebang = flags.length > 0 ? `#!lua flags=${flags.join(',')}` : '';
+  return shebang + linesOf(script).map((line) => line.text).join('\n');
+}
+
+/** Where `line` of the script as Redis runs it comes from: `src/lua/<file>:<line>`, or null past its end. */
+export function sourceLineOf(script: LuaScript, line: number): string | null {
+  const from = linesOf(script)[line - 1];
+  return from ? `src/lua/${from.file}:${from.line}` : null;
+}
+
+/**
+ * `error` as the engine reports it (asQueueError); a script's own error (INTERNAL) gets as its
+ * cause Redis' words (never the command, which holds the script and its arguments) led by the
+ * script's name and the source file and line of `user_script:LINE`.
+ */
+function scriptError(script: LuaScript, error: unknown): QueueError {
+  const wrapped = asQueueError(error);
+  if (wrapped.code !== 'INTERNAL') return wrapped;
+  const redisMessage = redisMessageOf(error);
+  const line = /user_script:(\d+)/.exec(redisMessage)?.[1];
+  const where = line === undefined ? null : sourceLineOf(script, Number(line));
+  const cause = new Error(`${script.name}${where ? ` (${where})` : ''}: ${redisMessage}`, { cause: error });
+  (wrapped as { cause?: unknown }).cause = cause;
+  return wrapped;
 }
 
 /** Runs a script and returns its raw reply; a negative status becomes the matching QueueError. */
@@ -53,16 +97,15 @@ export async function runScript(
   { keyLocking = true }: ScriptOptions = {},
 ): Promise<Reply> {
   const argv = args.map(String);
-  const [sha1, source] = keyLocking ? [script.sha1, script.source] : [script.plainSha1, script.plainSource];
   let reply: unknown;
   try {
-    reply = await redis.evalsha(sha1, keys, argv);
+    reply = await redis.evalsha(keyLocking ? script.sha1 : script.plainSha1, keys, argv);
   } catch (error) {
-    if (!redisMessageOf(error).startsWith('NOSCRIPT')) throw asQueueError(error);
+    if (!redisMessageOf(error).startsWith('NOSCRIPT')) throw scriptError(script, error);
     try {
-      reply = await redis.eval(source, keys, argv);
+      reply = await redis.eval(sourceOf(script, keyLocking), keys, argv);
     } catch (retryError) {
-      throw asQueueError(retryError);
+      throw scriptError(script, retryError);
     }
   }
   if (!Array.isArray(reply)) throw new QueueError('INTERNAL', `${script.name}: unexpected reply`);
@@ -81,49 +124,21 @@ export interface ScriptTarget {
   client?: string;
 }
 
-const QUEUE_KEY_FIELDS: Record<string, keyof QueueKeys> = {
-  meta: 'meta',
-  jobs: 'jobs',
-  ready: 'ready',
-  active: 'active',
-  held: 'held',
-  delayed: 'delayed',
-  completed: 'completed',
-  failed: 'failed',
-  cancelled: 'cancelled',
-  revoked: 'revoked',
-  'paused-groups': 'pausedGroups',
-  repeats: 'repeats',
-  'repeat-due': 'repeatDue',
-  'tick-lock': 'tickLock',
-  outcomes: 'outcomes',
-  'outcome-records': 'outcomeRecords',
-  prioritized: 'prioritized',
-  starts: 'starts',
-  dedup: 'dedup',
-  debounce: 'debounce',
-};
-
-const GLOBAL_KEYS: Record<string, string> = { 'gq:queues': REGISTRY_KEY };
-
 /** The KEYS array of `script` for `target`, in the order the script's header lists them. */
 export function keysFor(script: LuaScript, { queue, group, groups = [], client = '' }: ScriptTarget): string[] {
-  const k = queue === undefined ? null : queueKeys(queue);
   const keys: string[] = [];
   for (const name of script.keys) {
     if (name === 'group') {
       if (group !== undefined) keys.push(groupKey(queue!, group));
-      continue;
-    }
-    if (name === 'rate') {
+    } else if (name === 'rate') {
       keys.push(rateKey(queue!, client));
-      continue;
+    } else if (name === REGISTRY_KEY) {
+      keys.push(REGISTRY_KEY);
+    } else if (queue !== undefined && isQueueKeyName(name)) {
+      keys.push(queueKey(queue, name));
+    } else {
+      throw new Error(`${script.name}: no key named ${name}`);
     }
-    const global = GLOBAL_KEYS[name];
-    const field = QUEUE_KEY_FIELDS[name];
-    if (global) keys.push(global);
-    else if (k && field) keys.push(k[field]);
-    else throw new Error(`${script.name}: no key named ${name}`);
   }
   for (const each of groups) keys.push(groupKey(queue!, each));
   return keys;
@@ -137,7 +152,9 @@ export interface ScriptContext {
 
 /**
  * Runs `script` with the KEYS its header names, for `target`, and returns its reply decoded by
- * its schema (replies.ts): a reply of another shape is INTERNAL.
+ * its schema (replies.ts): a reply of another shape is INTERNAL. A script that lowered its
+ * queue's timer says so in its reply (dueAt): the queue's due-index entry is lowered to it
+ * before this returns, so whatever the caller does next (push the jobs it leased) is covered.
  */
 export async function callScript<N extends ScriptName, const A extends ArgsOf<N>>(
   ctx: ScriptContext,
@@ -146,5 +163,7 @@ export async function callScript<N extends ScriptName, const A extends ArgsOf<N>
   args: A,
 ): Promise<ReplyOf<N, A>> {
   const reply = await runScript(ctx.redis, script, keysFor(script, target), args, { keyLocking: ctx.keyLocking });
-  return decodeReply(script.name, args[0], reply) as ReplyOf<N, A>;
+  const { value, dueAt } = decodeReply(script.name, args[0], reply);
+  if (dueAt !== null && target.queue !== undefined) await noteDue(ctx, target.queue, dueAt);
+  return value as ReplyOf<N, A>;
 }

@@ -1,4 +1,4 @@
--- Debounce (README, Flow control): enqueues that carry the same debounce key collapse into one
+-- Debounce (docs/flow-control.md#debounce): enqueues that carry the same debounce key collapse into one
 -- job until it starts (enqueue.lua). The `debounce` hash maps each key to the waiting or delayed
 -- job it collapses into; the job's record keeps its key (`db`) and the latest start its first
 -- enqueue allowed (`dx`, that enqueue + maxDelayMs). K needs debounce.

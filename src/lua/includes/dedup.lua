@@ -1,12 +1,15 @@
--- The dedup window (README, Flow control): the id of a job its producer named
+-- The dedup window (docs/flow-control.md#dedup-window): the id of a job its producer named
 -- (state field `i`) stays known for the queue's dedupWindowMs after the job ends, whatever is
--- kept of the job itself. Needs job.lua and meta.lua; K needs dedup. The ids a call ends are
+-- kept of the job itself. K needs dedup. The ids a call ends are
 -- gathered in its batch (group.lua) and remembered by flushBatch with one ZADD.
 --
 -- `dedup` zset: member the id, score expiry * 4 + how the job ended (0..3, ENDED), so that one
 -- ZSCORE tells whether the id is still known and what to answer. meta `dedup` counts its
 -- members (a queue that never remembered an id looks nothing up); meta `dedupTrimAt` is when
 -- the next end of a job trims expired members.
+
+-- @include job
+-- @include meta
 
 -- What a stored config without the field means (src/protocol/config.ts).
 local DEFAULT_DEDUP_WINDOW_MS = 300000

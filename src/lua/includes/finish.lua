@@ -1,7 +1,7 @@
--- Ending a job: complete, fail with retry, fail for good, cancel. Needs job.lua, meta.lua,
--- group.lua and history.lua, a batch B (group.lua) and a table K of keys: jobs, held,
--- completed, failed, outcomes, outcomeRecords (the last two written only when a job with a
--- callback URL ends), dedup (written only when a job its producer named ends, dedup.lua).
+-- Ending a job: complete, fail with retry, fail for good, cancel. Needs a batch B (group.lua)
+-- and a table K of keys: jobs, held, completed, failed, outcomes, outcomeRecords (the last two
+-- written only when a job with a callback URL ends), dedup (written only when a job its
+-- producer named ends, dedup.lua).
 --
 -- A lease L being ended: { id, group, groupKey, member (in the group zset), hint, state, data,
 -- deadline, status?, expired? }. `hint` says whether the job is in its group zset: 's' no (a
@@ -13,6 +13,12 @@
 -- that ran out; both go to the attempt history. `named` (optional): the producer named the
 -- job's id (its state's `i`), for a caller that does not read the state.
 
+-- @include job
+-- @include meta
+-- @include flow
+-- @include dedup
+-- @include group
+-- @include history
 -- @include outcome
 -- @include quota
 
@@ -117,7 +123,7 @@ local function waitAgain(K, B, L, at, now)
   noteTimer(B.M, at)
 end
 
--- An endpoint's 429 that uses no attempt (README, Flow control, backpressure): the job waits
+-- An endpoint's 429 that uses no attempt (docs/flow-control.md#backpressure-the-endpoints-429): the job waits
 -- for Retry-After (else the backoff by throttles in a row), and with backpressure "queue" the
 -- queue's dispatch waits as long. `th` counts 429s in a row and makes the next lease's token new.
 -- The wait is cut to what is left of the job's maxThrottleMs (`budget`), and `tt` adds it up: no

@@ -1,5 +1,5 @@
--- Flow control of groups (README, Flow control): concurrency per group above 1, and a rate
--- limit per group. Needs job.lua and meta.lua. A group runs as a "flow group" while its
+-- Flow control of groups (docs/flow-control.md): concurrency per group above 1, and a rate
+-- limit per group. A group runs as a "flow group" while its
 -- effective concurrency (its own limits, meta 'l:<group>', else the config's groupConcurrency)
 -- is above 1, or it has a rate limit, or it still has flow state from such a time (limits
 -- lowered while jobs ran). Every other group keeps the one-job invariant of group.lua, at no
@@ -18,6 +18,8 @@
 --      at the head by holding its group (nothing later may start before it);
 --   r: start times (epoch ms) of its deliveries inside its rate window, oldest first.
 -- meta 'flows' counts the groups with flow state, so that reserve reads none when it is 0.
+
+-- @include meta
 
 local function decodeLimits(raw)
   if not raw then return nil end

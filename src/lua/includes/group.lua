@@ -1,4 +1,4 @@
--- Group bookkeeping. Needs job.lua and meta.lua. Invariant of a group that runs one job at a
+-- Group bookkeeping. Invariant of a group that runs one job at a
 -- time (a flow group, flow.lua, keeps its own): a group with jobs is in exactly one of
 --   ready  (its head member, scored by the head's orderMs; a head with a priority other than 0
 --          is in `prioritized` instead): idle, waiting to be reserved;
@@ -14,6 +14,8 @@
 -- job. Entries waiting in B are looked at before `ready` itself, so later steps of the same
 -- script see them.
 
+-- @include job
+-- @include meta
 -- @include outcome
 -- @include flow
 -- @include dedup

@@ -1,6 +1,6 @@
 -- Pages of a hash walked with HSCAN, whose promise is: every field present for the whole walk
 -- is returned at least once (a hash that shrinks can return some twice; the client's
--- `for await` skips what it already yielded). Needs order.lua.
+-- `for await` skips what it already yielded).
 --
 -- HSCAN's COUNT is only a hint (a small hash comes back whole), so a page is often cut inside
 -- a batch: the batch is taken in field order, and the cut keeps the batch's start, its end, the
@@ -11,6 +11,8 @@
 -- again from `pos` (on until `stop`, should fields have come meanwhile) and shows its fields
 -- after `last`; what a read brings from past `stop` (fields went) is told apart by an HSCAN from
 -- `stop`, which then serves as the next batch.
+
+-- @include order
 
 local function hscan(key, pos, pattern, count)
   return redis.call('HSCAN', key, pos, 'MATCH', pattern, 'COUNT', count)

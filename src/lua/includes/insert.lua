@@ -1,4 +1,8 @@
--- Creating job records. Needs job.lua, meta.lua and group.lua.
+-- Creating job records.
+
+-- @include job
+-- @include meta
+-- @include group
 
 -- The state a duplicate enqueue reports: its record's, or active/waiting for a job without one.
 local function stateOfExisting(K, M, id, raw)

@@ -1,5 +1,10 @@
--- Moving jobs into and out of their groups. Needs job.lua, meta.lua and group.lua; B is a batch
+-- Moving jobs into and out of their groups. B is a batch
 -- (group.lua) the script flushes. K needs jobs, ready, prioritized, held, active.
+
+-- @include job
+-- @include meta
+-- @include flow
+-- @include group
 
 -- Takes a waiting job out of its group. A retry backoff holds the group for one job, the one
 -- whose runAt is the hold's release time: taking that job out releases the group at once;

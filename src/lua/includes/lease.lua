@@ -1,6 +1,10 @@
--- Lease checks. Needs job.lua and meta.lua. A lease is live while its member
+-- Lease checks. A lease is live while its member
 -- '<id> <token><group>' is in `active`; every lease end removes that member and counts an
 -- attempt, which changes the job's token, so a stale holder never matches again (G1 fencing).
+
+-- @include errors
+-- @include job
+-- @include meta
 
 -- The live lease behind (id, token): state, data, deadline and member, or nil. K needs jobs
 -- and active.

@@ -1,6 +1,6 @@
--- Outcome callbacks (README, Outcome callbacks): when a job with a callback URL ends, the
+-- Outcome callbacks (docs/delivery.md#outcome-callbacks): when a job with a callback URL ends, the
 -- script that ends it records the outcome in the same call, so neither a Redis restart (AOF)
--- nor a Worker killed before sending loses it. Needs job.lua and meta.lua.
+-- nor a Worker killed before sending loses it.
 --
 -- `outcome-records` holds job id -> record JSON; `outcomes` holds the pending ones by the time
 -- of their next attempt. A record is leased like a job: an attempt moves its score to the end
@@ -15,11 +15,13 @@
 -- the tick once `outcomes` is found empty. A queue that never had one never reads `outcomes`,
 -- and settling an attempt needs no write of meta.
 
+-- @include meta
+
 local function pushAll(list, ...)
   for _, value in ipairs({ ... }) do list[#list + 1] = value end
 end
 
--- How long a sender holds an attempt; its request is aborted 5 s before (src/core/engine/outcomes.ts).
+-- How long a sender holds an attempt; its request is aborted 5 s before (src/core/push/outcomes.ts).
 local OUTCOME_LEASE_MS = 15000
 
 -- Records a finished job's outcome, leased to the caller for its first attempt. `L` is the

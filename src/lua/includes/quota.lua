@@ -1,12 +1,16 @@
--- What bounds a queue's size and its strangers (README, Security): the maxJobs quota, the
+-- What bounds a queue's size and its strangers (docs/security.md#every-limit-and-its-default): the maxJobs quota, the
 -- maxDelayMs bound on starts, and the publish rate limit. Each check only reads, so an enqueue
--- makes them all before its first write and a refusal writes nothing. Needs meta.lua.
+-- makes them all before its first write and a refusal writes nothing.
 --
 -- meta `live` counts the queue's jobs that have not ended (waiting, delayed, active): waiting +
 -- delayed is `live` - `active`. Every script that adds or ends a job keeps it with countJobs, at
 -- no command of its own (meta is read and written once per call anyway). A queue created before
 -- the field has none: until an enqueue counts it (liveJobs, once, 4 commands), scripts leave it
 -- absent rather than move a count nobody took.
+
+-- @include errors
+-- @include job
+-- @include meta
 
 -- What a stored config without the fields means (src/protocol/config.ts, ADDED_DEFAULTS).
 local DEFAULT_MAX_JOBS = 1000000

@@ -1,8 +1,11 @@
--- Reserving ready jobs. Needs job.lua, meta.lua and group.lua, and a table K of keys: jobs,
+-- Reserving ready jobs. Needs a table K of keys: jobs,
 -- ready, prioritized, active, held, pausedGroups, starts, debounce. Touches no group key:
 -- `ready` and `prioritized` hold the heads (offered jobs) of groups, and a leased job stays in
 -- its group zset.
 
+-- @include job
+-- @include meta
+-- @include flow
 -- @include debounce
 
 local PAUSED_FOREVER = '+inf'

@@ -1,5 +1,9 @@
--- Reading jobs and groups for the API. Needs errors.lua, job.lua and meta.lua; K needs jobs,
+-- Reading jobs and groups for the API. K needs jobs,
 -- ready, prioritized, active, held, pausedGroups.
+
+-- @include errors
+-- @include job
+-- @include meta
 
 -- The queue's meta and a job's record, or nil, nil and the error reply to return
 -- (QUEUE_NOT_FOUND, JOB_NOT_FOUND).

@@ -1,7 +1,9 @@
 -- Keyset pages of a sorted set. A page starts strictly after the position (score, last member)
 -- where the one before ended, in the listing's order: ascending by (score, member), or
 -- descending. Removing or re-scoring members already listed shifts nothing that comes later, and
--- the position holds even when its own member is gone. Needs order.lua.
+-- the position holds even when its own member is gone.
+
+-- @include order
 
 -- Appends up to `limit` {member, score} pairs of a WITHSCORES reply to `into`.
 local function appendScored(into, reply, limit)

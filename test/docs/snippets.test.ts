@@ -1,37 +1,49 @@
-// The README's code runs as written: each block marked `<!-- snippet: name -->` is compiled
+// The docs' code runs as written: each block marked `<!-- snippet: name -->` in the README or a
+// page of docs/ (each name in exactly one place, wherever it now lives) is compiled
 // with esbuild (TypeScript as a user's build would) from inside the project, so `groupq/client`
 // and `groupq/receiver` resolve to the built package. The client snippet runs with Node; the
 // receiver snippets are Workers, run in workerd as the endpoints (or callback URLs) of real queues. Only the dev
 // stack's addresses and tokens are swapped for this test's Worker and endpoint.
 import { execFile } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { build, transform } from 'esbuild';
 import { Miniflare } from 'miniflare';
-import { COMPATIBILITY_DATE } from '../scripts/worker-stack.mjs';
-import { freePort } from '../scripts/redis-server.mjs';
+import { COMPATIBILITY_DATE } from '../../scripts/worker-stack.mjs';
+import { freePort } from '../../scripts/redis-server.mjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Endpoint, startEndpoint } from './helpers/endpoint';
-import { ADMIN_TOKEN, type PrivateStack, type RunningWorker, SIGNING_SECRET, startPrivateStack, startWorker } from './helpers/worker';
-import type { Job } from '../src/protocol/api-types';
-import { jobInState, poll } from './delivery/support';
+import { type Endpoint, startEndpoint } from '../helpers/endpoint';
+import { ADMIN_TOKEN, type PrivateStack, type RunningWorker, SIGNING_SECRET, startPrivateStack, startWorker } from '../helpers/worker';
+import type { Job } from '../../src/protocol/api-types';
+import { jobInState, poll } from '../delivery/support';
 
-const root = path.resolve(import.meta.dirname, '..');
+const root = path.resolve(import.meta.dirname, '../..');
 const run = promisify(execFile);
 
+/** The README and every page of docs/: where snippets may live. */
+async function pages(): Promise<string[]> {
+  const docs = (await readdir(path.join(root, 'docs'))).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`);
+  return ['README.md', ...docs.sort()];
+}
+
 async function snippet(name: string): Promise<string> {
-  const readme = await readFile(path.join(root, 'README.md'), 'utf8');
-  const match = new RegExp(`<!-- snippet: ${name} -->\\s*\`\`\`(?:ts|js)\\n([\\s\\S]*?)\`\`\``).exec(readme);
-  if (!match) throw new Error(`README has no snippet "${name}"`);
-  return match[1]!;
+  const found: { page: string; code: string }[] = [];
+  for (const page of await pages()) {
+    const text = await readFile(path.join(root, page), 'utf8');
+    for (const match of text.matchAll(new RegExp(`<!-- snippet: ${name} -->\\s*\`\`\`(?:ts|js)\\n([\\s\\S]*?)\`\`\``, 'g'))) {
+      found.push({ page, code: match[1]! });
+    }
+  }
+  if (found.length !== 1) throw new Error(`snippet "${name}" is in ${found.length} places (${found.map((f) => f.page).join(', ')}), not one`);
+  return found[0]!.code;
 }
 
 /** Writes the snippet as an .mjs file inside the project (for self-reference) and returns its path. */
 async function compile(name: string, source: string): Promise<string> {
-  const dir = path.join(root, '.cache', 'readme-snippets');
+  const dir = path.join(root, '.cache', 'doc-snippets');
   await mkdir(dir, { recursive: true });
   const { code } = await transform(source, { loader: 'ts', format: 'esm', target: 'node20' });
   const file = path.join(dir, `${name}.mjs`);
@@ -41,7 +53,7 @@ async function compile(name: string, source: string): Promise<string> {
 
 /** Bundles a Worker snippet as wrangler would and runs it in workerd on a loopback port. */
 async function startSnippetWorker(name: string): Promise<{ url: string; dispose(): Promise<void> }> {
-  const entry = path.join(root, '.cache', 'readme-snippets', `${name}.ts`);
+  const entry = path.join(root, '.cache', 'doc-snippets', `${name}.ts`);
   await mkdir(path.dirname(entry), { recursive: true });
   await writeFile(entry, await snippet(name));
   const bundled = await build({
@@ -109,7 +121,7 @@ function forThisStack(source: string): string {
     .replaceAll('http://127.0.0.1:8788/jobs', `${endpoint.url}/jobs`);
 }
 
-describe('README snippets', () => {
+describe('doc snippets', () => {
   it('client: configures, enqueues, reads, pages and catches a GroupqError', async () => {
     const file = await compile('client', forThisStack(await snippet('client')));
     const { stdout } = await run(process.execPath, [file], { cwd: root });

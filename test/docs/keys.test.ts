@@ -1,12 +1,12 @@
-// The README's "Redis keys" table must list exactly the keys src/core/store/keys.ts builds
-// (bee-queue's and GroupMQ's key docs drifted from their code; this test stops that here).
+// The "Redis keys" table of docs/internals.md must list exactly the keys src/core/store/keys.ts
+// builds (bee-queue's and GroupMQ's key docs drifted from their code; this test stops that here).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { KEY_CATALOGUE, DUE_KEY, REGISTRY_KEY, groupKey, queueKeys, rateKey } from '../src/core/store/keys';
+import { KEY_CATALOGUE, DUE_KEY, REGISTRY_KEY, groupKey, queueKeys, rateKey } from '../../src/core/store/keys';
 
-function readmeKeyTable(): { key: string; type: string; holds: string }[] {
-  const readme = readFileSync('README.md', 'utf8');
-  const section = readme.split('### Redis keys')[1]?.split('\n### ')[0] ?? '';
+function docsKeyTable(): { key: string; type: string; holds: string }[] {
+  const page = readFileSync('docs/internals.md', 'utf8');
+  const section = page.split('\n## Redis keys\n')[1]?.split('\n## ')[0] ?? '';
   return section
     .split('\n')
     .filter((line) => line.startsWith('| `'))
@@ -16,9 +16,9 @@ function readmeKeyTable(): { key: string; type: string; holds: string }[] {
     });
 }
 
-describe('README key catalogue', () => {
+describe('the key catalogue of docs/internals.md', () => {
   it('lists every key of src/core/store/keys.ts, and nothing else', () => {
-    expect(readmeKeyTable()).toEqual(KEY_CATALOGUE.map(({ key, type, holds }) => ({ key, type, holds })));
+    expect(docsKeyTable()).toEqual(KEY_CATALOGUE.map(({ key, type, holds }) => ({ key, type, holds })));
   });
 
   it('describes the names the key module builds', () => {

@@ -1,0 +1,21 @@
+// The budget column of the Cost table of docs/cost.md, in a module of its own: the result type
+// (result.ts) and the rows that print a budget (flow.ts, worker-bundle.ts) all read it, and none
+// of them has to import another for it.
+export const BUDGETS = {
+  commandsPerJob: 15,
+  commandsPerJobAim: 12,
+  bytesPerWaitingJob: 400,
+  idleCommandsPerTick: 2,
+  waitCommandsPerSecond: 1,
+  /** The default queue's engine commands per job as docs/cost.md gives them: flow control must not raise them. */
+  defaultCommandsPerJob: 4.6,
+  // Flow control (issue 10), extra commands per job against a default queue in the same run.
+  groupConcurrencyExtraCommandsPerJob: 1,
+  priorityExtraCommandsPerJob: 1,
+  /** Per job started, queue or group rate limit. */
+  rateLimitExtraCommandsPerStart: 2,
+  /** Per job that has an id. */
+  dedupWindowExtraCommandsPerJob: 2,
+  /** The Worker as `wrangler deploy --minify` uploads it (issue 17): every cold isolate parses all of it. */
+  workerBundleMinifiedBytes: 900_000,
+} as const;

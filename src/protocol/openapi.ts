@@ -1,0 +1,193 @@
+// Builds the OpenAPI 3.1 document from the route table (operations.ts) and the zod schemas,
+// with zod's own JSON Schema output (draft 2020-12, OpenAPI 3.1's dialect). Run by
+// scripts/build-openapi.mjs, which writes src/protocol/openapi.generated.json; never at run time.
+import * as z from 'zod';
+import { ERROR_STATUS, type ErrorCode } from './errors';
+import { COMMON_ERRORS, OPERATIONS, type Operation, PATH_PARAMETERS } from './operations';
+import * as responses from './responses';
+
+type Json = Record<string, unknown>;
+
+const pascal = (name: string) => name[0]!.toUpperCase() + name.slice(1);
+const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
+
+/** zod's conversion, tidied: z.int()'s safe-integer bounds are left out (every JSON number the API sends is one). */
+function tidy({ jsonSchema }: { jsonSchema: Json }) {
+  if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum;
+  if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
+}
+
+/** z.json()'s recursive schema, which zod puts in a `__shared` entry of its own: named JsonValue here. */
+function isJsonValue(def: Json): boolean {
+  const types = (def.anyOf as Json[] | undefined)?.map((branch) => branch.type);
+  return JSON.stringify(types) === JSON.stringify(['string', 'number', 'boolean', 'null', 'array', 'object']);
+}
+
+/**
+ * The named schemas as components. Request bodies are described as producers send them (fields
+ * with defaults optional), answers as the Worker sends them.
+ */
+function schemasOf(named: Map<z.ZodType, string>, io: 'input' | 'output'): Record<string, Json> {
+  const registry = z.registry<{ id: string }>();
+  for (const [schema, id] of named) registry.add(schema, { id });
+  const uri = (id: string) => `#/components/schemas/${id}`;
+  const { schemas } = z.toJSONSchema(registry, { io, unrepresentable: 'any', uri, override: tidy });
+  const { __shared: shared, ...out } = schemas as Record<string, Json>;
+  let text = JSON.stringify(out);
+  for (const [name, def] of Object.entries((shared?.$defs ?? {}) as Record<string, Json>)) {
+    if (!isJsonValue(def)) throw new Error(`openapi: a schema zod shares (${name}) needs a name of its own`);
+    text = text.replaceAll(JSON.stringify(`${uri('__shared')}#/$defs/${name}`), JSON.stringify(uri('JsonValue')));
+  }
+  const components = JSON.parse(text) as Record<string, Json>;
+  // OpenAPI names a schema by its component: zod's `$id` (a bare fragment) is not valid there.
+  for (const schema of Object.values(components)) {
+    delete schema.$schema;
+    delete schema.$id;
+  }
+  return components;
+}
+
+/** Any JSON value (z.json()). */
+const JSON_VALUE: Json = {
+  description: 'Any JSON value.',
+  anyOf: [
+    { type: 'string' },
+    { type: 'number' },
+    { type: 'boolean' },
+    { type: 'null' },
+    { type: 'array', items: ref('schemas', 'JsonValue') },
+    { type: 'object', additionalProperties: ref('schemas', 'JsonValue') },
+  ],
+};
+
+/** Inline JSON Schema of a parameter. */
+function parameterSchema(schema: z.ZodType): Json {
+  const { $schema: _, ...json } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any', override: tidy });
+  return json;
+}
+
+/** Every code an operation may answer with, by status. */
+function errorsOf(op: Operation): Map<number, ErrorCode[]> {
+  const codes = new Set<ErrorCode>(op.access === 'admin' ? COMMON_ERRORS.admin : op.access === 'publish' ? COMMON_ERRORS.publish : []);
+  if (op.body) for (const code of COMMON_ERRORS.body) codes.add(code);
+  if (op.query) codes.add('VALIDATION_FAILED');
+  for (const code of op.errors) codes.add(code);
+  if (op.path.startsWith('/v1/')) for (const code of COMMON_ERRORS.redis) codes.add(code);
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of Object.keys(ERROR_STATUS) as ErrorCode[]) {
+    if (!codes.has(code)) continue;
+    const status = ERROR_STATUS[code];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  return byStatus;
+}
+
+const RETRY_AFTER = { 'Retry-After': { description: 'Whole seconds to wait before trying again.', schema: { type: 'integer', minimum: 1 } } };
+
+/**
+ * One response per error status that an operation answers with, its codes listed; an
+ * operation's reference names its own codes.
+ */
+function errorResponses(used: Set<number>): Record<string, Json> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const [code, status] of Object.entries(ERROR_STATUS)) byStatus.set(status, [...(byStatus.get(status) ?? []), code as ErrorCode]);
+  const out: Record<string, Json> = {};
+  for (const [status, codes] of [...byStatus].filter(([status]) => used.has(status))) {
+    const schema = { allOf: [ref('schemas', 'Error')], properties: { error: { properties: { code: { enum: codes } } } } };
+    out[`Error${status}`] = {
+      description: codes.join(', '),
+      ...(status === 429 || status === 503 ? { headers: RETRY_AFTER } : {}),
+      content: { 'application/json': { schema } },
+    };
+  }
+  return out;
+}
+
+function operationOf(op: Operation, names: { responses: Map<z.ZodType, string>; bodies: Map<z.ZodType, string> }): Json {
+  const parameters: Json[] = [...op.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ref('parameters', name!));
+  for (const [name, schema] of Object.entries(op.query?.shape ?? {})) {
+    const json = parameterSchema(schema as z.ZodType);
+    const { description, ...rest } = json;
+    parameters.push({ name, in: 'query', required: !(schema as z.ZodType).safeParse(undefined).success, ...(description ? { description } : {}), schema: rest });
+  }
+  const answers: Json = {};
+  for (const [status, answer] of Object.entries(op.ok)) {
+    if (answer === null) answers[status] = { description: status === '304' ? 'Not modified (If-None-Match)' : 'Done' };
+    else if ('mediaType' in answer) answers[status] = { description: 'OK', content: { [answer.mediaType as string]: {} } };
+    else answers[status] = { description: 'OK', content: { 'application/json': { schema: ref('schemas', names.responses.get(answer)!) } } };
+  }
+  for (const [status, codes] of errorsOf(op)) answers[status] = { ...ref('responses', `Error${status}`), description: codes.join(', ') };
+  const operation: Json = { operationId: op.id, tags: [op.tag], summary: op.summary };
+  if (op.description) operation.description = op.description;
+  if (parameters.length > 0) operation.parameters = parameters;
+  if (op.body) {
+    operation.requestBody = { required: true, content: { 'application/json': { schema: ref('schemas', names.bodies.get(op.body)!) } } };
+  }
+  operation.responses = answers;
+  operation.security = op.access === 'admin' ? [{ adminToken: [] }] : op.access === 'publish' ? [{ adminToken: [] }, { publishToken: [] }] : [];
+  return operation;
+}
+
+const DESCRIPTION = `Per-group FIFO job queue at the edge. Every failure answers one shape, \`{"error":{"code","message","details"}}\`; each code has one status:
+
+| code | status |
+| --- | --- |
+${Object.entries(ERROR_STATUS)
+  .map(([code, status]) => `| ${code} | ${status} |`)
+  .join('\n')}
+
+A path the Worker does not serve is 404 NOT_FOUND; a known path asked with another method is 405 METHOD_NOT_ALLOWED with an Allow header.`;
+
+const TAGS = {
+  Service: 'Open pages: the home, health, this document and the dashboard. None costs a Redis command but /health.',
+  Queues: 'Create, read, pause and delete queues (admin token).',
+  Enqueue: "Add jobs: the admin token, or a publish token of the queue, also from browsers of its allowedOrigins.",
+  Jobs: 'Read, list, change and act on jobs (admin token).',
+  'Lease callbacks': 'What an endpoint sends back about a job it was delivered: authorized by the lease token in the body.',
+  Groups: 'Groups of a queue: list, read, pause, resume, and their own limits (admin token).',
+  Repeats: 'Repeatable jobs (admin token).',
+};
+
+/** The OpenAPI 3.1 document of the HTTP API (`version`: the package's). */
+export function openApiDocument(version: string): Json {
+  // Answers are named by their schema's name in responses.ts (jobSchema: Job); bodies by their route.
+  const responseNames = new Map<z.ZodType, string>();
+  for (const [name, value] of Object.entries(responses)) {
+    if (value instanceof z.ZodType && name.endsWith('Schema')) responseNames.set(value, pascal(name.slice(0, -'Schema'.length)));
+  }
+  responseNames.set(responses.errorBodySchema, 'Error');
+  const bodyNames = new Map<z.ZodType, string>();
+  for (const op of OPERATIONS) {
+    if (op.body) bodyNames.set(op.body, `${pascal(op.id)}Request`);
+    for (const answer of Object.values(op.ok)) {
+      if (answer instanceof z.ZodType && !responseNames.has(answer)) responseNames.set(answer, `${pascal(op.id)}Response`);
+    }
+  }
+  const names = { responses: responseNames, bodies: bodyNames };
+  const paths: Record<string, Json> = {};
+  for (const op of OPERATIONS) (paths[op.path] ??= {})[op.method] = operationOf(op, names);
+  const parameters = Object.fromEntries(
+    Object.entries(PATH_PARAMETERS).map(([name, schema]) => [name, { name, in: 'path', required: true, schema: parameterSchema(schema) }]),
+  );
+  return {
+    openapi: '3.1.0',
+    info: { title: 'groupq', version, description: DESCRIPTION, license: { name: 'MIT', identifier: 'MIT' } },
+    servers: [{ url: '/', description: 'The Worker that serves this document' }],
+    tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
+    security: [{ adminToken: [] }],
+    paths,
+    components: {
+      schemas: { ...schemasOf(responseNames, 'output'), ...schemasOf(bodyNames, 'input'), JsonValue: JSON_VALUE },
+      parameters,
+      responses: errorResponses(new Set(OPERATIONS.flatMap((op) => [...errorsOf(op).keys()]))),
+      securitySchemes: {
+        adminToken: { type: 'http', scheme: 'bearer', description: 'GROUPQ_ADMIN_TOKEN: opens every route.' },
+        publishToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: "One of a queue's publishTokens: opens only that queue's two enqueue routes.",
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,108 @@
+// Checks real answers against the OpenAPI document: which operation a request was, that the
+// status is one the operation documents, that an error's code is one of those it lists for that
+// status, and that the body validates against the response's schema (ajv, JSON Schema 2020-12,
+// the dialect of OpenAPI 3.1). Records the operations it saw, so a test can ask for all of them.
+import Ajv2020 from 'ajv/dist/2020.js';
+import { expect } from 'vitest';
+import document from '../../src/protocol/openapi.generated.json';
+
+type Json = Record<string, any>;
+const doc = document as Json;
+
+const ajv = new Ajv2020({ strict: false, validateSchema: false, allErrors: true });
+ajv.addSchema(doc, 'openapi.json');
+
+/** `#/a/b` of the document, following a `$ref` at the end. */
+function resolve(node: Json): Json {
+  if (typeof node.$ref !== 'string') return node;
+  const target = (node.$ref as string)
+    .slice(2)
+    .split('/')
+    .reduce<Json>((at, key) => at[key.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
+  return { ...resolve(target), ...Object.fromEntries(Object.entries(node).filter(([key]) => key !== '$ref')) };
+}
+
+export interface DocumentedOperation {
+  method: string;
+  path: string;
+  operationId: string;
+  operation: Json;
+  pattern: RegExp;
+}
+
+/** Every operation of the document; literal segments match before parameters (`jobs/batch` before `jobs/{id}`). */
+export const OPERATIONS: DocumentedOperation[] = Object.entries(doc.paths as Json)
+  .flatMap(([path, item]) =>
+    Object.entries(item as Json).map(([method, operation]) => ({
+      method: method.toUpperCase(),
+      path,
+      operationId: operation.operationId as string,
+      operation,
+      pattern: new RegExp(`^${path.replace(/\{\w+\}/g, '[^/]+')}$`),
+    })),
+  )
+  .sort((a, b) => a.path.split('{').length - b.path.split('{').length);
+
+const validators = new Map<string, ReturnType<typeof ajv.compile>>();
+function validatorFor(pointer: string) {
+  let validate = validators.get(pointer);
+  if (!validate) {
+    validate = ajv.compile({ $ref: `openapi.json${pointer}` });
+    validators.set(pointer, validate);
+  }
+  return validate;
+}
+
+const pointer = (...keys: string[]) => `#/${keys.map((key) => key.replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;
+
+/** operationIds seen by `checkAnswer` (their answers conformed). */
+export const seen = new Set<string>();
+
+/**
+ * Asserts that `res` (to `method` `url`) is what the document says; answers its body (parsed
+ * when JSON). HEAD answers are checked as their GET without a body.
+ */
+export async function checkAnswer(method: string, url: string, res: Response): Promise<unknown> {
+  const { pathname } = new URL(url);
+  const text = await res.clone().text();
+  const asked = method === 'HEAD' ? 'GET' : method;
+  const op = OPERATIONS.find((candidate) => candidate.method === asked && candidate.pattern.test(pathname));
+  const where = `${method} ${pathname} answered ${res.status} ${text.slice(0, 300)}`;
+  if (!op) {
+    // No operation: the one error shape, 404 NOT_FOUND or 405 METHOD_NOT_ALLOWED.
+    expect([404, 405], where).toContain(res.status);
+    const validate = validatorFor(pointer('components', 'schemas', 'Error'));
+    expect(validate(JSON.parse(text)), `${where}: ${ajv.errorsText(validate.errors)}`).toBe(true);
+    return JSON.parse(text);
+  }
+  const responses = op.operation.responses as Json;
+  expect(Object.keys(responses), `${where}: status not in the document`).toContain(String(res.status));
+  const response = resolve(responses[String(res.status)]);
+  const [mediaType] = Object.keys(response.content ?? {});
+  if (mediaType === undefined || method === 'HEAD') {
+    if (mediaType === undefined) expect(text, `${where}: expected no body`).toBe('');
+    seen.add(op.operationId);
+    return undefined;
+  }
+  expect(res.headers.get('content-type') ?? '', where).toMatch(new RegExp(`^${mediaType.replace('/', '\\/')}`));
+  if (!mediaType.endsWith('json')) {
+    seen.add(op.operationId);
+    return text;
+  }
+  const body = JSON.parse(text) as unknown;
+  const schema = response.content[mediaType].schema as Json | undefined;
+  if (schema) {
+    const at = typeof responses[String(res.status)].$ref === 'string'
+      ? `${responses[String(res.status)].$ref}/content/${mediaType.replace('/', '~1')}/schema`
+      : pointer('paths', op.path, op.method.toLowerCase(), 'responses', String(res.status), 'content', mediaType, 'schema');
+    const validate = validatorFor(at);
+    expect(validate(body), `${where}: ${ajv.errorsText(validate.errors)}`).toBe(true);
+  }
+  if (typeof responses[String(res.status)].$ref === 'string') {
+    // An error: one of the operation's own codes for this status (its reference's description lists them).
+    const codes = (responses[String(res.status)].description as string).split(', ');
+    expect(codes, where).toContain((body as { error: { code: string } }).error.code);
+  }
+  seen.add(op.operationId);
+  return body;
+}

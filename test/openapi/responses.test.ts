@@ -1,0 +1,171 @@
+// Real answers of the Worker (workerd, a real Redis behind the REST bridge, real endpoints)
+// against the OpenAPI document: every operation is called, its successes and its typical
+// refusals, and each answer must be one the document describes (contract.ts). The last test
+// asks that every operation of the document was seen.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import generated from '../../src/protocol/openapi.generated.json';
+import { type Endpoint, startEndpoint } from '../helpers/endpoint';
+import { ADMIN_TOKEN } from '../helpers/worker';
+import { uniqueQueue, useHttpSuite, waitForState } from '../http/support';
+import { OPERATIONS, checkAnswer, seen } from './contract';
+
+const suite = useHttpSuite();
+let accepting: Endpoint;
+let failing: Endpoint;
+/** Where outcome callbacks go (a cancelled job's, say). */
+let outcomes: Endpoint;
+beforeAll(async () => {
+  accepting = await startEndpoint(() => ({ status: 202 }));
+  failing = await startEndpoint(() => ({ status: 500, headers: { 'groupq-retry': 'false' }, body: 'boom' }));
+  outcomes = await startEndpoint();
+});
+afterAll(async () => {
+  await Promise.all([accepting?.close(), failing?.close(), outcomes?.close()]);
+});
+
+const PUBLISH_TOKEN = 'openapi-publish-token-0001';
+const APP = 'https://app.example';
+
+interface Call {
+  json?: unknown;
+  /** Bearer token; null sends none. @default the admin token */
+  token?: string | null;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+/** Calls the Worker, checks the answer against the document, and answers status and body. */
+async function call(method: string, path: string, { json, token = ADMIN_TOKEN, headers = {}, body }: Call = {}) {
+  const h = new Headers(headers);
+  if (token !== null) h.set('authorization', `Bearer ${token}`);
+  if (json !== undefined) h.set('content-type', 'application/json');
+  const url = new URL(path, suite.worker.url).href;
+  const res = await fetch(url, { method, headers: h, body: json === undefined ? body : JSON.stringify(json) });
+  return { status: res.status, headers: res.headers, body: (await checkAnswer(method, url, res)) as any };
+}
+
+describe('the open pages', () => {
+  it('GET /, /health, /openapi.json and the dashboard answer as documented', async () => {
+    expect((await call('GET', '/', { token: null })).status).toBe(200);
+    expect((await call('GET', '/health', { token: null })).body).toEqual({ ok: true, redis: 'ok' });
+    const served = await call('GET', '/openapi.json', { token: null });
+    expect(served.body).toEqual(generated);
+    const again = await call('GET', '/openapi.json', { token: null, headers: { 'if-none-match': served.headers.get('etag')! } });
+    expect(again.status).toBe(304);
+    for (const path of ['/dashboard', '/dashboard/', '/dashboard/app.js', '/dashboard/app.css']) {
+      const page = await call('GET', path, { token: null });
+      expect(page.status).toBe(200);
+      expect((await call('GET', path, { token: null, headers: { 'if-none-match': page.headers.get('etag')! } })).status).toBe(304);
+    }
+  });
+});
+
+describe('queues, jobs, groups and repeats', () => {
+  it('answers every admin route as documented, successes and refusals', async () => {
+    const queue = uniqueQueue('openapi');
+    const Q = `/v1/queues/${queue}`;
+    expect((await call('GET', Q)).status).toBe(404);
+    const config = { endpoint: accepting.url, publishTokens: [PUBLISH_TOKEN], allowedOrigins: [APP], callbackUrl: outcomes.url };
+    expect((await call('PUT', Q, { json: config })).status).toBe(200);
+    expect((await call('PUT', Q, { json: { endpoint: 'ftp://x' } })).status).toBe(400);
+    expect((await call('GET', Q)).body.config.publishTokens).toBe(1);
+    expect((await call('GET', '/v1/queues')).status).toBe(200);
+    expect((await call('GET', '/v1/queues', { token: null })).status).toBe(401);
+    expect((await call('POST', `${Q}/pause`)).body).toEqual({ name: queue, paused: true });
+
+    // Enqueue: created, duplicate (admin, then a publish token), a batch, refusals, preflights.
+    expect((await call('POST', `${Q}/jobs`, { json: { group: 'g', id: 'a', data: { n: 1 } } })).status).toBe(201);
+    expect((await call('POST', `${Q}/jobs`, { json: { group: 'g', id: 'a' } })).body).toMatchObject({ id: 'a', duplicate: true });
+    // A publish token's ids are its own (prefixed): its duplicate answers the id only.
+    const published = await call('POST', `${Q}/jobs`, { json: { group: 'g', id: 'p' }, token: PUBLISH_TOKEN });
+    expect(published.status).toBe(201);
+    expect((await call('POST', `${Q}/jobs`, { json: { group: 'g', id: 'p' }, token: PUBLISH_TOKEN })).body).toEqual({ id: published.body.id, duplicate: true });
+    expect((await call('POST', `${Q}/jobs`, { json: { group: 'g', delayMs: 5 }, token: PUBLISH_TOKEN })).status).toBe(403);
+    expect((await call('POST', `${Q}/jobs`, { body: 'nope', headers: { 'content-type': 'text/plain' } })).status).toBe(415);
+    expect((await call('POST', `${Q}/jobs`, { body: '{', headers: { 'content-type': 'application/json' } })).status).toBe(400);
+    const batch = await call('POST', `${Q}/jobs/batch`, { json: { jobs: [{ group: 'g', id: 'b' }, { group: 'h', id: 'c', delayMs: 3_600_000 }] } });
+    expect(batch.body.jobs.map((job: { state: string }) => job.state)).toEqual(['waiting', 'delayed']);
+    const preflight = { token: null, headers: { origin: APP, 'access-control-request-method': 'POST' } };
+    expect((await call('OPTIONS', `${Q}/jobs`, preflight)).headers.get('access-control-allow-origin')).toBe(APP);
+    expect((await call('OPTIONS', `${Q}/jobs/batch`, preflight)).status).toBe(204);
+
+    // Jobs.
+    expect((await call('GET', `${Q}/jobs?state=waiting&limit=1`)).body.cursor).not.toBeNull();
+    expect((await call('GET', `${Q}/jobs?state=nope`)).status).toBe(400);
+    expect((await call('GET', `${Q}/jobs/a?waitMs=0`)).body).toMatchObject({ id: 'a', state: 'waiting', data: { n: 1 } });
+    expect((await call('GET', `${Q}/jobs/zz`)).status).toBe(404);
+    expect((await call('PATCH', `${Q}/jobs/a`, { json: { data: { n: 2 } } })).body.data).toEqual({ n: 2 });
+    expect((await call('POST', `${Q}/jobs/c/promote`)).body.state).toBe('waiting');
+    expect((await call('POST', `${Q}/jobs/c/promote`)).status).toBe(409);
+    expect((await call('POST', `${Q}/jobs/c/retry`)).status).toBe(409);
+    expect((await call('POST', `${Q}/jobs/c/cancel`)).body).toEqual({ id: 'c', state: 'cancelled' });
+    expect((await call('DELETE', `${Q}/jobs/b`)).status).toBe(204);
+    expect((await call('DELETE', `${Q}/jobs?state=cancelled`)).body).toEqual({ count: 1, done: true });
+    expect((await call('POST', `${Q}/jobs/retry`, { json: { state: 'failed' } })).body).toEqual({ count: 0, done: true });
+
+    // Groups.
+    expect((await call('GET', `${Q}/groups?limit=10`)).body.groups).toHaveLength(1);
+    expect((await call('GET', `${Q}/groups/g`)).body).toMatchObject({ group: 'g', limits: null });
+    expect((await call('GET', `${Q}/groups/none`)).status).toBe(404);
+    expect((await call('POST', `${Q}/groups/g/pause`)).body).toEqual({ group: 'g', state: 'paused' });
+    expect((await call('POST', `${Q}/groups/g/resume`)).status).toBe(200);
+    const limits = { concurrency: 2, rateLimit: { max: 5, periodMs: 1000 } };
+    expect((await call('PUT', `${Q}/groups/g/limits`, { json: limits })).body).toEqual({ group: 'g', limits });
+    expect((await call('GET', `${Q}/groups/g`)).body.limits).toEqual(limits);
+    expect((await call('DELETE', `${Q}/groups/g/limits`)).status).toBe(204);
+
+    // Repeats.
+    expect((await call('PUT', `${Q}/repeats/nightly`, { json: { group: 'g', pattern: '0 3 * * *', data: 1 } })).body.key).toBe('nightly');
+    expect((await call('GET', `${Q}/repeats`)).body.repeats).toHaveLength(1);
+    expect((await call('DELETE', `${Q}/repeats/nightly`)).status).toBe(204);
+    expect((await call('DELETE', `${Q}/repeats/nightly`)).status).toBe(404);
+
+    // The queue as a whole.
+    expect((await call('GET', `${Q}/metrics`)).body.minutes).toHaveLength(60);
+    expect((await call('POST', `${Q}/repair`)).status).toBe(200);
+    expect((await call('POST', `${Q}/resume`)).body.paused).toBe(false);
+    expect((await call('DELETE', Q)).status).toBe(204);
+
+    // Paths with no route, and a known path asked with another method.
+    expect((await call('GET', '/v1/nothing')).status).toBe(404);
+    expect((await call('PATCH', Q)).status).toBe(405);
+  });
+});
+
+describe('lease callbacks', () => {
+  it('heartbeat, progress, complete and fail answer as documented', async () => {
+    const queue = uniqueQueue('openapi-lease');
+    const Q = `/v1/queues/${queue}`;
+    await call('PUT', Q, { json: { endpoint: accepting.url, maxAttempts: 1 } });
+    const before = accepting.received.length;
+    await call('POST', `${Q}/jobs`, { json: { group: 'g', id: 'x' } });
+    await call('POST', `${Q}/jobs`, { json: { group: 'h', id: 'y' } });
+    const delivered = (await accepting.waitFor(before + 2)).slice(before).map((r) => r.job);
+    const lease = (id: string) => delivered.find((job) => job.id === id)!.lease.token;
+    expect((await call('POST', `${Q}/jobs/x/heartbeat`, { token: null, json: { lease: lease('x'), extendMs: 60_000 } })).status).toBe(200);
+    expect((await call('POST', `${Q}/jobs/x/progress`, { token: null, json: { lease: lease('x'), progress: 50 } })).body).toEqual({});
+    expect((await call('POST', `${Q}/jobs/x/complete`, { token: null, json: { lease: lease('x'), result: { ok: 1 } } })).body).toEqual({ state: 'completed' });
+    expect((await call('POST', `${Q}/jobs/x/complete`, { token: null, json: { lease: lease('x') } })).status).toBe(409);
+    expect((await call('POST', `${Q}/jobs/y/fail`, { token: null, json: { lease: lease('y'), error: 'no' } })).body).toEqual({ state: 'failed' });
+    await waitForState(suite.worker, queue, 'y', 'failed');
+    const job = await call('GET', `${Q}/jobs/y`);
+    expect(job.body.history).toHaveLength(1);
+    expect((await call('POST', `${Q}/jobs/y/retry`)).body.state).not.toBe('failed');
+  });
+
+  it('a job that failed for good is retried in bulk', async () => {
+    const queue = uniqueQueue('openapi-failed');
+    const Q = `/v1/queues/${queue}`;
+    await call('PUT', Q, { json: { endpoint: failing.url, maxAttempts: 1 } });
+    await call('POST', `${Q}/jobs`, { json: { group: 'g', id: 'f' } });
+    await waitForState(suite.worker, queue, 'f', 'failed');
+    await call('POST', `${Q}/pause`);
+    expect((await call('POST', `${Q}/jobs/retry`, { json: { state: 'failed' } })).body).toEqual({ count: 1, done: true });
+  });
+});
+
+describe('the document', () => {
+  it('was exercised whole: every operation answered at least once, as documented', () => {
+    expect([...seen].sort()).toEqual(OPERATIONS.map((op) => op.operationId).sort());
+  });
+});
