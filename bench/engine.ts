@@ -11,20 +11,22 @@
 //   npm run bench -- --latency  only the e2e latency run, cut into stages (bench/lib/latency-stages.ts);
 //                             --rate=N sends N jobs/s instead of 200
 //   npm run bench -- --bundle   only the Worker's bundle size and startup time (bench/lib/worker-bundle.ts)
+//   npm run bench -- --worker-cpu  only workerd's CPU per job in the e2e batch run and the burst of
+//                             GETs and cron runs while 1,000 jobs drain (bench/lib/burst.ts), ~1 minute
 // Either way the result is also written to bench/results/engine.json (engine-scale.json with
 // --scale, engine-scale-quick.json with --scale-quick, engine-latency.json with --latency,
-// engine-bundle.json with --bundle). The exit code is 1 when the bundle is over its budget.
+// engine-bundle.json with --bundle, engine-worker-cpu.json with --worker-cpu). The exit code is 1 when the bundle is over its budget.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { runE2e } from './lib/e2e';
+import { E2E_CONFIG, runE2e, runWorkerCpu } from './lib/e2e';
 import { installFetchCounter } from './lib/fetch-counter';
 import { type FlowResult, runFlow } from './lib/flow';
 import { runIdle } from './lib/idle';
 import { formatLatencyStages, runLatencyStages } from './lib/latency-stages';
 import { runMemory } from './lib/memory';
 import { serverInfo } from './lib/redis-stats';
-import { formatReport, formatWorkerBundle } from './lib/report';
+import { formatReport, formatWorkerBundle, formatWorkerCpu } from './lib/report';
 import { BUDGETS } from './lib/budgets';
 import type { BenchConfig, BenchResult, MachineInfo } from './lib/result';
 import { runScale, scaleSizes } from './lib/scale';
@@ -48,19 +50,7 @@ const CONFIG: BenchConfig = {
   idleTicks: 100,
   singleJobIterations: 200,
   waitMs: 3_000,
-  e2e: {
-    // 10 jobs per group; 20,000 outgrow what the enqueue requests' drains can deliver within
-    // their subrequest budgets (see bench/lib/e2e.ts) and the rest waits for the cron.
-    jobs: 10_000,
-    groups: 1_000,
-    payloadBytes: 100,
-    batchSize: 100,
-    producers: 4,
-    concurrency: 100,
-    latencyRatePerSecond: 200,
-    latencySeconds: 10,
-    warmupJobs: 200,
-  },
+  e2e: E2E_CONFIG,
   flow: {
     // 10 jobs per group: a batch of 500 adds one job to each group, as the throughput run's do.
     jobs: 5_000,
@@ -78,7 +68,12 @@ const quick = args.includes('--scale-quick');
 const scale = quick || args.includes('--scale');
 const latency = args.includes('--latency');
 const bundleOnly = args.includes('--bundle');
-const RESULT_FILE = path.join('bench', 'results', `engine${bundleOnly ? '-bundle' : latency ? '-latency' : scale ? (quick ? '-scale-quick' : '-scale') : ''}.json`);
+const workerCpuOnly = args.includes('--worker-cpu');
+const RESULT_FILE = path.join(
+  'bench',
+  'results',
+  `engine${workerCpuOnly ? '-worker-cpu' : bundleOnly ? '-bundle' : latency ? '-latency' : scale ? (quick ? '-scale-quick' : '-scale') : ''}.json`,
+);
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
 async function upstashVersion(): Promise<string> {
@@ -133,7 +128,7 @@ async function run(stack: BenchStack): Promise<BenchResult> {
     const history = await runHistoryBytes(stack, log);
     const flow = await runFlow(stack, { ...CONFIG, ...CONFIG.flow }, fetches, log);
     // Its own redis-server, bridge and Worker: nothing above is counted there.
-    const e2e = await runE2e(CONFIG.e2e, log);
+    const { burst, ...e2e } = await runE2e(CONFIG.e2e, log);
     const workerBundle = await runWorkerBundle(log);
     const { p50, p95, p99 } = e2e.latency.latencyMs;
     // Fresh queues on the same Redis (each deleted once drained), then stacks of their own.
@@ -158,6 +153,8 @@ async function run(stack: BenchStack): Promise<BenchResult> {
       e2eRestRequestsPerJob: e2e.throughput.restRequestsPerJob,
       singleJobE2eCommands: e2e.lone.commandsPerJob,
       singleJobWithCallbackE2eCommands: e2e.loneWithCallback.commandsPerJob,
+      workerCpuMsPerJob: e2e.throughput.workerCpu.msPerJob,
+      burst,
       ...(idleRows ? { idleCommandsPerPass: idleRows[idleRows.length - 1]!.commandsPerPass } : {}),
       workerBundleBytes: workerBundle.bytes,
       workerStartupMs: workerBundle.startup.medianMs,
@@ -203,6 +200,13 @@ async function main() {
     if (!(rate > 0)) throw new Error('--rate= takes the jobs per second, a number above 0');
     const result = await runLatencyStages({ ...CONFIG.e2e, latencyRatePerSecond: rate }, log);
     await writeResult(result, () => formatLatencyStages(result));
+    return;
+  }
+  if (workerCpuOnly) {
+    const startedAt = new Date().toISOString();
+    const run = await runWorkerCpu(CONFIG.e2e, log);
+    const result = { benchmark: 'groupq-worker-cpu', startedAt, workerCpuMsPerJob: run.throughput.workerCpu.msPerJob, ...run, budgets: BUDGETS, config: CONFIG.e2e };
+    await writeResult(result, () => formatWorkerCpu(run, BUDGETS));
     return;
   }
   if (bundleOnly) {

@@ -33,9 +33,11 @@ export const ASSETS = {
 
 /**
  * Bundles src/index.ts as wrangler would, in memory: no files to leave behind.
+ * @param {{ sourcemap?: boolean }} [options] `sourcemap`: an inline source map at the end (the
+ *   profiler, bench/profile-worker.ts, maps the Worker's functions back to their sources)
  * @returns {Promise<string>} the bundle, one ES module
  */
-export async function bundleWorker() {
+export async function bundleWorker({ sourcemap = false } = {}) {
   const result = await build({
     entryPoints: ['src/index.ts'],
     bundle: true,
@@ -47,6 +49,7 @@ export async function bundleWorker() {
     conditions: ['workerd', 'worker', 'browser'],
     mainFields: ['browser', 'module', 'main'],
     outfile: 'index.mjs',
+    sourcemap: sourcemap ? 'inline' : false,
     logLevel: 'error',
   });
   return result.outputFiles[0].text;
@@ -105,18 +108,19 @@ export async function startPrivateStack({ appendonly = false, observeBridge } = 
  * and signing secret are the caller's (GROUPQ_ADMIN_TOKEN, GROUPQ_SIGNING_SECRET).
  * @param {{ restUrl: string, restToken: string }} stack
  * @param {Record<string, string>} bindings
- * @param {{ runtimeOutputTo?: NodeJS.WritableStream, code?: string }} [options] where workerd's
+ * @param {{ runtimeOutputTo?: NodeJS.WritableStream, code?: string, inspectorPort?: number }} [options] where workerd's
  *   stdout/stderr go (Miniflare's default prints workerd's stdout on ours; a benchmark whose
- *   stdout is its result sends it to stderr); `code`: a bundle already built (bundleWorker)
+ *   stdout is its result sends it to stderr); `code`: a bundle already built (bundleWorker);
+ *   `inspectorPort`: workerd's V8 inspector on that port (0: any free one; mf.getInspectorURL())
  */
-export async function startMiniflareWorker(stack, bindings, { runtimeOutputTo, code } = {}) {
+export async function startMiniflareWorker(stack, bindings, { runtimeOutputTo, code, inspectorPort } = {}) {
   const bundle = code ?? (await bundleWorker());
   // freePort() frees the port before workerd binds it: another process may take it meanwhile.
   // Starting again on a new port makes that race harmless.
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     try {
-      return await startOnPort(stack, bindings, bundle, port, runtimeOutputTo);
+      return await startOnPort(stack, bindings, bundle, port, runtimeOutputTo, inspectorPort);
     } catch (error) {
       if (attempt === 3) throw error;
     }
@@ -153,8 +157,9 @@ export async function startMiniflareWorkers(stack, n, bindings, options = {}) {
  * @param {string} code the bundled Worker
  * @param {number} port
  * @param {NodeJS.WritableStream | undefined} runtimeOutputTo
+ * @param {number | undefined} inspectorPort
  */
-async function startOnPort(stack, bindings, code, port, runtimeOutputTo) {
+async function startOnPort(stack, bindings, code, port, runtimeOutputTo, inspectorPort) {
   const url = `http://127.0.0.1:${port}`;
   const mf = new Miniflare({
     modules: [{ type: 'ESModule', path: 'index.mjs', contents: code }],
@@ -162,6 +167,7 @@ async function startOnPort(stack, bindings, code, port, runtimeOutputTo) {
     assets: ASSETS,
     host: '127.0.0.1',
     port,
+    ...(inspectorPort === undefined ? {} : { inspectorPort }),
     bindings: {
       UPSTASH_REDIS_REST_URL: stack.restUrl,
       UPSTASH_REDIS_REST_TOKEN: stack.restToken,

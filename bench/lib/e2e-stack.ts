@@ -89,6 +89,8 @@ export interface E2eStack {
   scheduled(): Promise<void>;
   /** HTTP requests the REST bridge has received so far (from the Worker only: nothing else uses it). */
   restRequests(): number;
+  /** The first instance's V8 inspector (workerd's own, ws://127.0.0.1:<port>): only with `inspectorPort`. */
+  inspectorUrl(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -111,7 +113,19 @@ function request(agent: http.Agent, url: string, method: string, headers: Record
 
 export async function startE2eStack(
   log: (line: string) => void,
-  { workers = 1, observeBridge }: { workers?: number; observeBridge?: (request: ObservedRequest) => void } = {},
+  {
+    workers = 1,
+    observeBridge,
+    code,
+    inspectorPort,
+  }: {
+    workers?: number;
+    observeBridge?: (request: ObservedRequest) => void;
+    /** A bundle already built (bundleWorker), e.g. with its source map. */
+    code?: string;
+    /** Opens workerd's inspector (0: any free port) for a profiler (bench/profile-worker.ts). */
+    inspectorPort?: number;
+  } = {},
 ): Promise<E2eStack> {
   const stack = await startPrivateStack({ appendonly: true, observeBridge });
   const closers: (() => Promise<unknown> | void)[] = [() => stack.close()];
@@ -131,7 +145,7 @@ export async function startE2eStack(
       // through a stream of the instance's own (piping every instance into process.stderr itself
       // would pile their listeners up there).
       const runtimeOutputTo = new Writable({ write: (chunk, _encoding, done) => void process.stderr.write(chunk, () => done()) });
-      const worker = await startMiniflareWorker(stack, bindings, { runtimeOutputTo });
+      const worker = await startMiniflareWorker(stack, bindings, { runtimeOutputTo, code, inspectorPort });
       closers.push(() => worker.dispose());
       instances.push(worker);
     }
@@ -153,6 +167,7 @@ export async function startE2eStack(
       },
       scheduled: () => instances[0]!.scheduled(),
       restRequests: () => stack.bridgeStats.requests,
+      inspectorUrl: async () => String(await instances[0]!.mf.getInspectorURL()),
       close,
     };
   } catch (error) {

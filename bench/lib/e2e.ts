@@ -12,10 +12,12 @@
 // queue at its concurrency end at once, so a burst delivers about concurrency / 6 drains x ~700
 // jobs (~12,000 here) and the rest waits for the cron. The bench fires the cron when deliveries
 // stall and reports how often it had to (scheduledRuns).
+import { type BurstResult, runBurst } from './burst';
 import { type E2eLone, type E2eLoneCost, loneRun, loneWithCallbackRun } from './e2e-lone';
 import os from 'node:os';
 import { type E2eStack, measured, startE2eStack, waitDelivered, waitQuiet, type PhaseCost } from './e2e-stack';
 import { type CommandCounts, perUnit, round, totalCalls } from './redis-stats';
+import { meterWorkerd, type WorkerdCpu } from './workerd-cpu';
 import { chunk, inParallel, makePayload, percentile, sleep } from './workload';
 
 export interface E2eConfig {
@@ -33,6 +35,21 @@ export interface E2eConfig {
   /** Jobs delivered before measuring: scripts loaded, the queue's first tick done, the isolate warm. */
   warmupJobs: number;
 }
+
+/** The bench's end-to-end runs (also the profiler's, bench/profile-worker.ts). */
+export const E2E_CONFIG: E2eConfig = {
+  // 10 jobs per group; 20,000 outgrow what the enqueue requests' drains can deliver within
+  // their subrequest budgets (see the top of this file) and the rest waits for the cron.
+  jobs: 10_000,
+  groups: 1_000,
+  payloadBytes: 100,
+  batchSize: 100,
+  producers: 4,
+  concurrency: 100,
+  latencyRatePerSecond: 200,
+  latencySeconds: 10,
+  warmupJobs: 200,
+};
 
 export const E2E_DEFINITIONS = {
   runtime: 'the Worker bundle in bare Miniflare (workerd) on 127.0.0.1, private redis-server (AOF on) + REST bridge, endpoint in the bench process answering 200 with an empty body',
@@ -73,6 +90,8 @@ export interface E2eThroughput extends E2eCost {
   batchRequestMs: Percentiles;
   /** First arrivals of a group out of enqueue order (G2; must be 0). */
   orderViolations: number;
+  /** Every workerd process's CPU from the first request until quiet (bench/lib/workerd-cpu.ts). */
+  workerCpu: WorkerdCpu;
 }
 
 export interface E2eLatency extends E2eCost {
@@ -96,6 +115,15 @@ export interface E2eResult {
   lone: E2eLone;
   /** The same lone jobs, each with a callbackUrl: the outcome callback's cost per job. */
   loneWithCallback: E2eLoneCost;
+  /** Issue 20's burst, with GETs and cron runs while it drains (bench/lib/burst.ts). */
+  burst: BurstResult;
+}
+
+/** `npm run bench -- --worker-cpu`: the batch run's workerd CPU and the burst, on a stack of their own. */
+export interface WorkerCpuResult {
+  loadAverage1m: number;
+  throughput: E2eThroughput;
+  burst: BurstResult;
 }
 
 const QUEUE = 'bench-e2e';
@@ -158,7 +186,7 @@ export async function warmUp(stack: E2eStack, config: E2eConfig, log: (line: str
   await waitQuiet(stack);
 }
 
-async function throughputRun(stack: E2eStack, config: E2eConfig, log: (line: string) => void): Promise<E2eThroughput> {
+export async function throughputRun(stack: E2eStack, config: E2eConfig, log: (line: string) => void): Promise<E2eThroughput> {
   const { jobs: n, groups, batchSize, producers, payloadBytes } = config;
   const jobs = Array.from({ length: n }, (_, i) => ({ id: `t${i}`, group: `user:${i % groups}`, data: makePayload(i, payloadBytes) }));
   const ids = jobs.map((job) => job.id);
@@ -167,7 +195,9 @@ async function throughputRun(stack: E2eStack, config: E2eConfig, log: (line: str
   const batchMs: number[] = [];
   let startedAt = 0;
   let enqueuedAt = 0;
+  let cpu: ReturnType<typeof meterWorkerd> | undefined;
   const { value: scheduledRuns, cost } = await measured(stack, async () => {
+    cpu = meterWorkerd();
     startedAt = performance.now();
     await inParallel(chunk(jobs, batchSize), producers, async (batch) => {
       const sent = performance.now();
@@ -177,6 +207,8 @@ async function throughputRun(stack: E2eStack, config: E2eConfig, log: (line: str
     enqueuedAt = performance.now();
     return (await waitDelivered(stack, ids, log)).scheduledRuns;
   });
+  // Read once measured() saw the stack quiet: the settles after the last arrival count too.
+  const workerCpu = cpu!.stop(n);
   const lastArrival = Math.max(...ids.map((id) => stack.endpoint.arrivals.get(id)!.at));
 
   // G2 as the endpoint saw it: within a group, first arrivals in enqueue order (ids grow with it).
@@ -201,6 +233,7 @@ async function throughputRun(stack: E2eStack, config: E2eConfig, log: (line: str
     enqueueJobsPerSecond: Math.round(n / (enqueueMs / 1000)),
     batchRequestMs: percentiles(batchMs),
     orderViolations,
+    workerCpu,
     ...(await costOf(stack, n, cost, scheduledRuns)),
   };
 }
@@ -278,7 +311,8 @@ export async function runE2e(config: E2eConfig, log: (line: string) => void): Pr
     const latency = await latencyRun(stack, config, log);
     const lone = await loneRun(stack, LONE_JOBS, config.payloadBytes, log);
     const loneWithCallback = await loneWithCallbackRun(stack, LONE_JOBS, config.payloadBytes, log);
-    return { definitions: E2E_DEFINITIONS, loadAverage1m, throughput, latency, lone, loneWithCallback };
+    const burst = await runBurst(stack, log);
+    return { definitions: E2E_DEFINITIONS, loadAverage1m, throughput, latency, lone, loneWithCallback, burst };
   } finally {
     await stack.close();
   }
@@ -290,6 +324,19 @@ export async function runE2eThroughput(config: E2eConfig, workers: number, log: 
   try {
     await warmUp(stack, config, log);
     return await throughputRun(stack, config, log);
+  } finally {
+    await stack.close();
+  }
+}
+
+/** The batch run (its workerd CPU per job) and then the burst, on one stack: `--worker-cpu`. */
+export async function runWorkerCpu(config: E2eConfig, log: (line: string) => void): Promise<WorkerCpuResult> {
+  const loadAverage1m = round(os.loadavg()[0]!, 2);
+  const stack = await startE2eStack(log);
+  try {
+    await warmUp(stack, config, log);
+    const throughput = await throughputRun(stack, config, log);
+    return { loadAverage1m, throughput, burst: await runBurst(stack, log) };
   } finally {
     await stack.close();
   }

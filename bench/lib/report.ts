@@ -1,9 +1,12 @@
 // The human-readable report: headline metrics against the budgets of docs/cost.md, then the
 // per-command breakdowns that show where the commands go.
 import type { BUDGETS } from './budgets';
+import type { BurstResult } from './burst';
+import type { WorkerCpuResult } from './e2e';
 import type { CommandCounts } from './redis-stats';
 import type { BenchResult } from './result';
 import type { WorkerBundleResult } from './worker-bundle';
+import type { WorkerdCpu } from './workerd-cpu';
 
 export const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
@@ -111,6 +114,41 @@ export function formatWorkerBundle(w: WorkerBundleResult, b: typeof BUDGETS): st
   ].join('\n');
 }
 
+/** The batch run's workerd CPU per job and the burst (issue 20), against their budgets. */
+function workerCpuTable(batchCpu: WorkerdCpu, burst: BurstResult, b: typeof BUDGETS): string {
+  const ok = (value: number, max: number) => (value <= max ? 'ok' : 'OVER');
+  const each = (cpu: WorkerdCpu) => `${cpu.processes}; ${cpu.msByProcess.map((ms) => fmt(ms)).join(' + ')}`;
+  return table(
+    [
+      ['workerCpuMsPerJob (batch run, every workerd process)', fmt(batchCpu.msPerJob, 3), `<= ${b.workerCpuMsPerJob}`, ok(batchCpu.msPerJob, b.workerCpuMsPerJob)],
+      ['  workerd processes; CPU ms of each', each(batchCpu), '', ''],
+      [`burst: ${fmt(burst.jobs)} jobs over ${fmt(burst.groups)} groups, ${fmt(burst.gets)} GETs of the queue`, '', '', ''],
+      ['  getP99Ms', fmt(burst.getP99Ms, 1), `<= ${b.burstGetP99Ms}`, ok(burst.getP99Ms, b.burstGetP99Ms)],
+      ['  getMaxMs', fmt(burst.getMaxMs, 1), `<= ${fmt(b.burstGetMaxMs)}`, ok(burst.getMaxMs, b.burstGetMaxMs)],
+      ['  GET p50 / p95 (ms)', `${fmt(burst.getMs.p50, 1)} / ${fmt(burst.getMs.p95, 1)}`, '', ''],
+      ['  connectionResets (GETs without an answer)', fmt(burst.connectionResets), `<= ${b.burstConnectionResets}`, ok(burst.connectionResets, b.burstConnectionResets)],
+      ['  GETs answered other than 200', fmt(burst.getErrors), '', ''],
+      [`  failedTicks (of ${fmt(burst.ticks)}, each p50 / max ${fmt(burst.tickMs.p50)} / ${fmt(burst.tickMs.max)} ms)`, fmt(burst.failedTicks), `<= ${b.burstFailedTicks}`, ok(burst.failedTicks, b.burstFailedTicks)],
+      ['  drain jobs/s (first batch sent -> last arrival)', fmt(burst.drainJobsPerSecond), '', ''],
+      ['  workerd CPU ms per job (GETs and cron runs included)', fmt(burst.workerCpu.msPerJob, 3), '', ''],
+      ['  workerd processes; CPU ms of each', each(burst.workerCpu), '', ''],
+      ['  jobs not ended afterwards (waiting, delayed, active)', fmt(burst.unfinished), '0', ok(burst.unfinished, 0)],
+    ],
+    ['workerd CPU and the burst', 'value', 'budget', ''],
+  );
+}
+
+/** `npm run bench -- --worker-cpu`. */
+export function formatWorkerCpu(r: WorkerCpuResult, b: typeof BUDGETS): string {
+  const t = r.throughput;
+  return [
+    `workerd CPU: load ${fmt(r.loadAverage1m, 2)} at start; batch run ${fmt(t.jobs)} jobs in ${fmt(t.totalMs)} ms (${fmt(t.jobsPerSecond)} jobs/s), ` +
+      `cron runs ${t.scheduledRuns}; burst queue counts after ${JSON.stringify(r.burst.countsAfter)}`,
+    '',
+    workerCpuTable(t.workerCpu, r.burst, b),
+  ].join('\n');
+}
+
 function formatE2e(r: BenchResult): string {
   const { throughput: t, latency: l, definitions: d } = r.e2e;
   const c = r.config.e2e;
@@ -152,6 +190,8 @@ function formatE2e(r: BenchResult): string {
       `timer at most ${fmt(l.maxSendLagMs, 1)} ms late); ${fmt(l.restRequests)} REST requests; cron runs ${l.scheduledRuns}`,
     '',
     headline,
+    '',
+    workerCpuTable(t.workerCpu, r.burst, b),
     ...(warnings.length > 0 ? ['', ...warnings.map((w) => `WARNING ${w}`)] : []),
     '',
     `jobs/s = ${d.jobsPerSecond}`,

@@ -1,5 +1,6 @@
 // The benchmark's result object: what `--json` prints and bench/results/engine.json holds.
 import type { BUDGETS } from './budgets';
+import type { BurstResult } from './burst';
 import type { E2eConfig, E2eResult } from './e2e';
 import type { FlowConfig, FlowResult } from './flow';
 import type { HistoryBytesResult } from './history';
@@ -68,6 +69,10 @@ export interface BenchResult {
   singleJobE2eCommands: number;
   /** The same lone job with a callbackUrl: its outcome callback recorded, sent and settled. */
   singleJobWithCallbackE2eCommands: number;
+  /** Through the Worker, the batch run: CPU ms of every workerd process per job (bench/lib/workerd-cpu.ts). */
+  workerCpuMsPerJob: number;
+  /** Issue 20's burst: GETs and cron runs while 1,000 jobs drain (bench/lib/burst.ts). */
+  burst: BurstResult;
   /** Flow control: each feature's extra commands per job against a default queue (null: not measured). */
   flowExtraCommandsPerJob: Record<string, number | null>;
   /** The most starts in any window of a rate limit's periodMs, against its max. */
@@ -88,7 +93,8 @@ export interface BenchResult {
   idle: IdleResult;
   singleJob: SingleJobResult;
   wait: WaitResult;
-  e2e: E2eResult;
+  /** The burst is `burst` above. */
+  e2e: Omit<E2eResult, 'burst'>;
   flow: FlowResult;
   workerBundle: WorkerBundleResult;
   /** With --scale (bench/lib/scale.ts). */

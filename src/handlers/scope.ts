@@ -59,7 +59,7 @@ export function openInvocation(
   // Worker): a request's Host then names the Worker.
   const publicUrl = settings.publicUrl ?? origin ?? isolate.lastOrigin;
   if (publicUrl === null) console.warn('groupq: set GROUPQ_PUBLIC_URL: deliveries carry relative callback URLs');
-  const invocation = new Invocation(deadline, settings.maxSubrequests);
+  const invocation = new Invocation(deadline, settings.maxSubrequests, Date.now, settings.maxPushes);
   const engine = createEngine({
     redis: invocation.count(isolate.redis),
     allowHttpLoopback: settings.allowHttpLoopback,

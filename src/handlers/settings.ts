@@ -18,6 +18,7 @@ export const envSchema = z.object({
   GROUPQ_ALLOW_HTTP_LOOPBACK: flag.default('false'),
   GROUPQ_SCHEDULER_STAY_MS: intString(50_000, 0, 14 * 60_000),
   GROUPQ_MAX_SUBREQUESTS: intString(10_000, 10, 10_000_000),
+  GROUPQ_MAX_PUSHES: intString(10_000, 1, 10_000_000),
   GROUPQ_SCRIPT_KEY_LOCKING: flag.default('true'),
 });
 
@@ -36,6 +37,11 @@ export interface Settings {
   schedulerStayMs: number;
   /** Subrequests one invocation may make (Workers Paid allows 10,000, Free 50). */
   maxSubrequests: number;
+  /**
+   * Pushes (deliveries and outcome callbacks) one invocation may make: the bound on a drain's CPU,
+   * which an isolate cannot measure (docs/internals.md#sharing-the-isolate).
+   */
+  maxPushes: number;
   /** Send scripts with Upstash's allow-key-locking flag (off for a Redis that refuses it). */
   scriptKeyLocking: boolean;
 }
@@ -74,6 +80,7 @@ export function settingsOf(env: Env): Settings {
     allowHttpLoopback: e.GROUPQ_ALLOW_HTTP_LOOPBACK === 'true',
     schedulerStayMs: e.GROUPQ_SCHEDULER_STAY_MS,
     maxSubrequests: e.GROUPQ_MAX_SUBREQUESTS,
+    maxPushes: e.GROUPQ_MAX_PUSHES,
     scriptKeyLocking: e.GROUPQ_SCRIPT_KEY_LOCKING === 'true',
   };
   parsed.set(env, settings);

@@ -23,7 +23,34 @@ export function fromBase64Url(text: string): Uint8Array<ArrayBuffer> {
   return fromBase64(text.replace(/-/g, '+').replace(/_/g, '/'));
 }
 
-/** Lower-case hex, two digits a byte. */
+const HEX_DIGITS = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
+
+/** Lower-case hex, two digits a byte (a table, not Array.from + join: every settle makes a seed). */
 export function toHex(bytes: Uint8Array | ArrayBuffer): string {
-  return Array.from(new Uint8Array(bytes), (byte) => byte.toString(16).padStart(2, '0')).join('');
+  let hex = '';
+  for (const byte of new Uint8Array(bytes)) hex += HEX_DIGITS[byte];
+  return hex;
+}
+
+/**
+ * The first `max` UTF-16 code units of `text`, one fewer where the cut would split a surrogate
+ * pair: a lone surrogate would reach Redis as U+FFFD, not as the character.
+ */
+export function textHead(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const code = text.charCodeAt(max - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
+}
+
+/**
+ * `bytes` (UTF-8 cut at a byte count) without a last character the cut left incomplete, so that
+ * decoding adds no U+FFFD: a truncated answer keeps only whole characters.
+ */
+export function wholeUtf8(bytes: Uint8Array): Uint8Array {
+  let start = bytes.length - 1;
+  while (start >= 0 && bytes.length - start < 4 && (bytes[start]! & 0xc0) === 0x80) start--;
+  if (start < 0) return bytes;
+  const lead = bytes[start]!;
+  const size = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+  return bytes.length - start < size ? bytes.subarray(0, start) : bytes;
 }

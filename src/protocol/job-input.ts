@@ -6,16 +6,24 @@ import { FINISHED_STATES, MAX_BATCH } from './constants';
 /** URLs resolve these as path segments (`jobs/../complete`): no route could reach such a name. */
 const notDotSegment = (name: string) => name !== '.' && name !== '..';
 
+const QUEUE_NAME = /^[A-Za-z0-9._-]{1,64}$/;
+/** Visible ASCII only: ids travel in headers and URLs. */
+const JOB_ID = /^[\x21-\x7E]{1,256}$/;
+
 export const queueNameSchema = z
   .string()
-  .regex(/^[A-Za-z0-9._-]{1,64}$/, 'queue names are 1-64 of A-Z a-z 0-9 . _ -')
+  .regex(QUEUE_NAME, 'queue names are 1-64 of A-Z a-z 0-9 . _ -')
   .refine(notDotSegment, 'a queue name cannot be "." or ".."');
 
-/** Visible ASCII only: ids travel in headers and URLs. */
 export const jobIdSchema = z
   .string()
-  .regex(/^[\x21-\x7E]{1,256}$/, 'job ids are 1-256 visible ASCII characters')
+  .regex(JOB_ID, 'job ids are 1-256 visible ASCII characters')
   .refine(notDotSegment, 'a job id cannot be "." or ".."');
+
+// queueNameSchema's and jobIdSchema's checks without zod, for the drain's hot path (each settle
+// checks its queue and every settlement's id): true exactly when the schema accepts `value`.
+export const isQueueName = (value: unknown): value is string => typeof value === 'string' && QUEUE_NAME.test(value) && notDotSegment(value);
+export const isJobId = (value: unknown): value is string => typeof value === 'string' && JOB_ID.test(value) && notDotSegment(value);
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001F\u007F-\u009F]/;

@@ -8,8 +8,9 @@ import { MAX_BATCH, MAX_ERROR_CHARS } from '../../protocol/constants';
 import { type EngineContext, parse, parseParam } from '../store/context';
 import { QueueError } from '../../protocol/errors';
 import { ScriptRefusal } from '../store/refusals';
+import { textHead } from '../../protocol/encoding';
 import { randomSeed } from '../../protocol/ids';
-import { jobIdSchema } from '../../protocol/job-input';
+import { isJobId, jobIdSchema } from '../../protocol/job-input';
 import type { JobRecord } from '../store/job-records';
 import type { LeasePlace, LeasedJob, Settlement } from '../store/leased';
 import { type OutcomeToSend, pushTarget, toOutcomesToSend } from '../store/leased';
@@ -31,8 +32,13 @@ export interface Settled {
 
 const leaseSchema = z.object({ lease: z.string().min(1).max(64) });
 
-/** A callback's job id (its route's path parameter `id`) and lease token. */
+/**
+ * A callback's job id (its route's path parameter `id`) and lease token. zod only for what it
+ * refuses (its message): a drain's settle checks every settlement of its batch.
+ */
 function parseLeaseRef({ id, lease }: { id: string; lease: string }) {
+  const leaseOk = typeof lease === 'string' && lease.length >= 1 && lease.length <= 64;
+  if (isJobId(id) && leaseOk) return { id, lease };
   return { id: parseParam(jobIdSchema, id, 'id'), lease: parse(leaseSchema, { lease }).lease };
 }
 
@@ -83,7 +89,7 @@ function settlementArgs(settlement: Settlement, { group, seq, solo, callback, na
     return ['complete', ...lease, result, settlement.resultTruncated ? '1' : '0', -1, status, ...flags];
   }
   const retryAfterMs = settlement.retryAfterMs === undefined ? -1 : Math.min(Math.max(0, Math.floor(settlement.retryAfterMs)), DAY_MS);
-  const error = settlement.error.slice(0, MAX_ERROR_CHARS);
+  const error = textHead(settlement.error, MAX_ERROR_CHARS);
   return ['fail', ...lease, error, settlement.retry === false ? '0' : '1', retryAfterMs, status, ...flags];
 }
 
@@ -150,12 +156,14 @@ export function fail(
   return endLease(ctx, queue, { kind: 'fail', ...input }, reserveNext);
 }
 
+const extendSchema = z.object({ extendMs: z.number().int().min(1).optional() });
+
 /** Extends a live lease to now + extendMs (default: the job's timeoutMs), at most 24 h. */
 export async function heartbeat(ctx: EngineContext, queue: string, input: { id: string; lease: string; extendMs?: number }) {
   checkQueueName(queue);
   const { id, lease } = parseLeaseRef(input);
   // Longer extensions are capped at 24 h (heartbeat.lua), not refused.
-  const { extendMs = 0 } = parse(z.object({ extendMs: z.number().int().min(1).optional() }), { extendMs: input.extendMs });
+  const { extendMs = 0 } = parse(extendSchema, { extendMs: input.extendMs });
   const expiresAt = await callScript(ctx, scripts.heartbeat, { queue }, [ctx.now(), id, lease, extendMs]);
   return { expiresAt };
 }

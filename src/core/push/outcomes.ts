@@ -1,6 +1,7 @@
 // Outcome callbacks, their HTTP half (docs/delivery.md#outcome-callbacks): one attempt, POSTed to the
 // callback URL and signed like a delivery (the queue's secrets come with each leased outcome).
 // Settling attempts is src/core/engine/outcomes.ts.
+import { wholeUtf8 } from '../../protocol/encoding';
 import { type OutcomeCallback, outcomeWebhookId } from '../../protocol/outcome-body';
 import { addressKind } from '../../protocol/private-address';
 import type { OutcomeToSend } from '../store/leased';
@@ -79,7 +80,8 @@ export async function sendOutcome(
       await response.body?.cancel().catch(() => {});
       return '';
     }
-    const text = new TextDecoder().decode((await readBody(response, ERROR_BODY_CHARS)).bytes).trim();
+    const { bytes, truncated } = await readBody(response, ERROR_BODY_CHARS);
+    const text = new TextDecoder().decode(truncated ? wholeUtf8(bytes) : bytes).trim();
     return `HTTP ${response.status}${text === '' ? '' : `: ${text}`}`;
   } catch (error) {
     if (signal.aborted) return `timeout after ${OUTCOME_TIMEOUT_MS} ms`;

@@ -3,11 +3,14 @@
 // (complete-and-reserve-next: a busy group flows without a separate reserve). Deliveries that end
 // while a settle is in flight are acked together by the next one. Capacity (G6) and one lease
 // per group (G1) are enforced by the scripts, so concurrent drains never over-deliver.
+// A round (one settle, at most six new pushes) is the most a drain does in one turn of the event
+// loop: it yields after each, so the isolate's requests never wait behind a whole drain
+// (docs/internals.md#sharing-the-isolate).
 import { type DeliveryOptions, deliver } from '../push/delivery';
 import { type OutcomeToSend, type PushTarget, pushTarget } from '../store/leased';
 import type { Engine } from '../engine';
 import { QueueError } from '../../protocol/errors';
-import type { Invocation } from './invocation';
+import { type Invocation, nextTurn } from './invocation';
 import { type LeasedJob, type Settled, type Settlement, placeOf } from '../engine/leases';
 import { NOT_SENT, lastStartAt, sendOutcome } from '../push/outcomes';
 
@@ -124,6 +127,9 @@ export async function drain(d: Dispatcher, queue: string, leased?: Leased): Prom
       mayHaveMore = settled.jobs.length === reserve && reserve > 0;
       const target = pushTarget(settled.config);
       for (const job of settled.jobs) push(job, target);
+      // The round's work is done and its pushes are on their way: what waits (a request, another
+      // drain's answer) runs before this drain's next round.
+      await nextTurn();
       continue;
     }
     // Nothing to ack and nothing to reserve: done once our pushes are back, unless jobs may be

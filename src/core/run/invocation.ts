@@ -1,13 +1,24 @@
 // One Worker invocation's budgets, shared by everything it runs: a deadline after which no new
-// job is reserved, a count of subrequests (each Redis call and each push is one), and at most
-// six pushes open at once (Workers' limit on simultaneous connections), of which outcome
-// callbacks hold at most two.
+// job is reserved, a count of subrequests (each Redis call and each push is one), a count of
+// pushes (GROUPQ_MAX_PUSHES: what bounds a drain's CPU, docs/internals.md#sharing-the-isolate),
+// and at most six pushes open at once (Workers' limit on simultaneous connections), of which
+// outcome callbacks hold at most two.
 import type { ScriptRunner } from '../store/scripts';
 
 /** Pushes open at once per invocation. */
 export const MAX_OPEN_FETCHES = 6;
 /** Of those, outcome callbacks may hold at most this many: slow callback URLs never starve deliveries. */
 export const MAX_OUTCOME_FETCHES = 2;
+
+/**
+ * Resolves on a later turn of the event loop, after the I/O that is waiting: a drain runs in
+ * waitUntil on the thread that answers the isolate's requests, and awaits this between rounds so
+ * that no request waits for more than one round (docs/internals.md#sharing-the-isolate).
+ * setTimeout is what Workers and Node both have (Workers' scheduler.wait is the same timer).
+ */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
 
 export class Invocation {
   /** Pushes open now (or claimed for a reservation in flight), across every drain of this invocation. */
@@ -22,6 +33,8 @@ export class Invocation {
     /** Subrequests still allowed. */
     public subrequestsLeft: number,
     readonly now: () => number = Date.now,
+    /** Pushes still allowed (job deliveries and outcome callbacks): GROUPQ_MAX_PUSHES. */
+    public pushesLeft: number = Number.POSITIVE_INFINITY,
   ) {}
 
   get freeSlots(): number {
@@ -31,7 +44,12 @@ export class Invocation {
   /** How many more jobs may be reserved now: each costs a push and a share of a settle. */
   reservable(): number {
     if (this.now() >= this.deadline) return 0;
-    return Math.max(0, Math.min(this.freeSlots, Math.floor((this.subrequestsLeft - 2) / 2)));
+    return Math.max(0, Math.min(this.freeSlots, this.pushesLeft, Math.floor((this.subrequestsLeft - 2) / 2)));
+  }
+
+  /** Past the deadline, or out of subrequests or pushes: what is left waits for the next trigger. */
+  spent(): boolean {
+    return this.now() >= this.deadline || this.subrequestsLeft <= 2 || this.pushesLeft <= 0;
   }
 
   /**
@@ -43,6 +61,7 @@ export class Invocation {
     const n = this.reservable();
     this.open += n;
     this.subrequestsLeft -= n;
+    this.pushesLeft -= n;
     return n;
   }
 
@@ -51,27 +70,29 @@ export class Invocation {
     if (n <= 0) return;
     this.open -= n;
     this.subrequestsLeft += n;
+    this.pushesLeft += n;
     this.notify();
   }
 
   /**
    * Takes a push slot for an outcome callback (a send that leases no job), waiting until one is
    * free and fewer than MAX_OUTCOME_FETCHES are outcomes'; false when none came by `until`
-   * (epoch ms), or when the subrequest budget cannot pay for the send and its settle. Give it
-   * back with `outcomeEnded`.
+   * (epoch ms), or when the subrequest or push budget cannot pay for the send (and its settle).
+   * Give it back with `outcomeEnded`.
    */
   async takeOutcomeSlot(until: number): Promise<boolean> {
-    while (this.freeSlots === 0 || this.outcomesOpen >= MAX_OUTCOME_FETCHES) {
+    while ((this.freeSlots === 0 || this.outcomesOpen >= MAX_OUTCOME_FETCHES) && this.pushesLeft > 0) {
       const waitMs = until - this.now();
       if (waitMs < 0) return false;
       let timer: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([this.changed(), new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs + 1)))]);
       clearTimeout(timer);
     }
-    if (this.now() > until || this.subrequestsLeft <= 2) return false;
+    if (this.now() > until || this.subrequestsLeft <= 2 || this.pushesLeft <= 0) return false;
     this.open++;
     this.outcomesOpen++;
     this.subrequestsLeft--;
+    this.pushesLeft--;
     return true;
   }
 

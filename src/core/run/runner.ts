@@ -4,6 +4,7 @@
 // queue if this isolate knows a timer of it is due, under a short Redis lock).
 import { type Dispatcher, type DrainReport, type Leased, drain, sendOutcomes } from './dispatcher';
 import type { TickResult } from '../engine/scheduler';
+import { nextTurn } from './invocation';
 
 /** Tick passes in a row while a tick reports more work (500 items per phase each). */
 const MAX_PASSES = 10;
@@ -45,10 +46,12 @@ export class DueTimes {
 
 // Only the first pass competes for the lock: the passes after it would find their own lock.
 // Every pass's outcome callbacks are leased to us: all of them are returned, to be sent.
+// Passes are rounds of their own: the isolate's requests go between them (nextTurn).
 async function tickFully(d: Dispatcher, queue: string, opportunistic: boolean): Promise<TickResult> {
   let result = await d.engine.tick(queue, { opportunistic });
   const outcomes = [...result.outcomes];
   for (let pass = 1; result.more && !result.locked && pass < MAX_PASSES; pass++) {
+    await nextTurn();
     result = await d.engine.tick(queue);
     outcomes.push(...result.outcomes);
   }
@@ -75,10 +78,13 @@ export async function runQueue(d: Dispatcher, due: DueTimes, queue: string, unti
     await sent;
     const now = invocation.now();
     if (report?.cut) await d.engine.noteDue(queue, now); // out of budget: the next trigger drains the rest
-    if (now >= invocation.deadline || invocation.subrequestsLeft <= 2) return ticked;
+    if (invocation.spent()) return ticked;
     // A request's follow-up: deliveries made or retries scheduled mean new timers and maybe new
     // ready jobs, tick again. (The cron needs not: the due index names the queue when it is due.)
-    if (opportunistic && report && (report.delivered > 0 || report.retrying > 0)) continue;
+    if (opportunistic && report && (report.delivered > 0 || report.retrying > 0)) {
+      await nextTurn();
+      continue;
+    }
     if (ticked.nextDueAt === null || ticked.nextDueAt > until) return ticked;
     if (opportunistic && !due.claimSleep(queue)) return ticked; // another follow-up waits for it
     try {
@@ -125,8 +131,8 @@ export async function runDueQueues(d: Dispatcher, due: DueTimes, until: number):
   const results: Record<string, QueueResult> = {};
   const failed = new Set<string>();
   for (;;) {
+    if (invocation.spent()) return results;
     const now = invocation.now();
-    if (now >= invocation.deadline || invocation.subrequestsLeft <= 2) return results;
     const first = await engine.firstDue();
     let nextAt = first?.at ?? null;
     if (first && first.at <= now) {
@@ -142,7 +148,10 @@ export async function runDueQueues(d: Dispatcher, due: DueTimes, until: number):
           }
         }),
       );
-      if (queues.length > 0) continue;
+      if (queues.length > 0) {
+        await nextTurn();
+        continue;
+      }
       nextAt = await engine.nextDueAfter(now); // only failed queues are due: wait for the others
     }
     if (nextAt === null || nextAt > until) return results;
