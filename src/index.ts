@@ -25,16 +25,21 @@ async function drainBody(request: Request): Promise<void> {
   await reader.cancel();
 }
 
+/** The app's answer, or the 500 of a Worker whose bindings do not parse. */
+async function answer(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
+  try {
+    settingsOf(env);
+  } catch (error) {
+    if (!(error instanceof BindingsError)) throw error;
+    console.error(error.message);
+    return Response.json({ error: { code: 'INTERNAL', message: error.message } }, { status: 500 });
+  }
+  return app.fetch(request, env, ctx);
+}
+
 export default {
   async fetch(request, env, ctx) {
-    try {
-      settingsOf(env);
-    } catch (error) {
-      if (!(error instanceof BindingsError)) throw error;
-      console.error(error.message);
-      return Response.json({ error: { code: 'INTERNAL', message: error.message } }, { status: 500 });
-    }
-    const response = await app.fetch(request, env, ctx);
+    const response = await answer(request, env, ctx);
     ctx.waitUntil(drainBody(request).catch(() => {}));
     return response;
   },
