@@ -1,7 +1,7 @@
 // `npm run dev`: the whole local stack on this machine. Starts, in order: a redis-server (data
 // in GROUPQ_DEV_DATA_DIR) and the Upstash REST bridge in front of it (both skipped when
 // UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN point at a real Upstash database), the
-// example endpoint, the Worker under `wrangler dev`, and the dev ticker that fires the Worker's
+// example endpoint, the Worker (workerd under Miniflare, dev-worker.mjs), and the dev ticker that fires the Worker's
 // scheduled handler every GROUPQ_DEV_TICK_MS. Each part is a service with a start() that returns
 // { stop, exited }. Once GET /health answers {"ok":true} it prints the URLs, the tokens, curl
 // commands to try it, and last `groupq dev ready: http://127.0.0.1:<PORT>`.
@@ -17,7 +17,7 @@ import { ensureRedisServer } from './redis-server.mjs';
 import { superviseRedis } from './redis-supervisor.mjs';
 import { createRespClient } from './resp.mjs';
 import { bridgeModeFromEnv, DEV_REST_TOKEN, startBridge } from './rest-bridge.mjs';
-import { startWranglerDev } from './wrangler-dev.mjs';
+import { startDevWorker } from './dev-worker.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -88,7 +88,7 @@ function loadConfig(env) {
 
 /** @typedef {ReturnType<typeof loadConfig>} DevConfig */
 /** @typedef {{ name: string, stop: () => Promise<void>, exited: Promise<string> }} RunningService */
-/** @typedef {{ rest: { url: string, token: string }, workerUrl: string, exampleUrl: string, signal: AbortSignal }} DevContext */
+/** @typedef {{ rest: { url: string, token: string }, workerUrl: string, exampleUrl: string, fireScheduled: () => Promise<void>, signal: AbortSignal }} DevContext */
 /** @typedef {{ name: string, start: (config: DevConfig, context: DevContext) => Promise<RunningService> }} Service */
 
 /**
@@ -167,17 +167,17 @@ const exampleService = {
 
 /** @type {Service} */
 const workerService = {
-  name: 'wrangler dev',
+  name: 'Worker',
   async start(config, context) {
     const workerUrl = `http://127.0.0.1:${config.port}`;
-    console.log(`Worker:              starting wrangler dev on ${workerUrl} ...`);
-    const worker = await startWranglerDev({
+    console.log(`Worker:              starting workerd on ${workerUrl} ...`);
+    const worker = await startDevWorker({
       port: config.port,
       cwd: repoRoot,
       log: prefixed('worker'),
       signal: context.signal,
-      // Every binding the Worker reads (src/handlers/settings.ts), so neither wrangler.toml
-      // [vars] nor a developer's .dev.vars decides any of them (see wrangler-dev.mjs).
+      // Every binding the Worker reads (src/handlers/settings.ts): neither wrangler.toml [vars]
+      // nor a developer's .dev.vars decides any of them.
       bindings: {
         UPSTASH_REDIS_REST_URL: context.rest.url,
         UPSTASH_REDIS_REST_TOKEN: context.rest.token,
@@ -192,7 +192,8 @@ const workerService = {
       },
     });
     context.workerUrl = worker.url;
-    return { name: 'wrangler dev', stop: worker.stop, exited: worker.exited };
+    context.fireScheduled = worker.scheduled;
+    return { name: 'Worker', stop: worker.stop, exited: worker.exited };
   },
 };
 
@@ -200,7 +201,7 @@ const workerService = {
 const tickerService = {
   name: 'dev ticker',
   async start(config, context) {
-    const ticker = startTicker({ url: context.workerUrl, everyMs: config.tickMs, log: prefixed('ticker') });
+    const ticker = startTicker({ fire: context.fireScheduled, everyMs: config.tickMs, log: prefixed('ticker') });
     return { name: 'dev ticker', stop: ticker.stop, exited: NEVER };
   },
 };
@@ -249,7 +250,7 @@ function printSummary(config, context) {
   else console.log(`UPSTASH_REDIS_REST_URL=${context.rest.url} UPSTASH_REDIS_REST_TOKEN=${context.rest.token}`);
   console.log(`GROUPQ_ADMIN_TOKEN=${config.adminToken}${config.adminToken === DEV_ADMIN_TOKEN ? '  (dev default)' : ''}`);
   console.log(`GROUPQ_SIGNING_SECRET=${config.signingSecret}${config.signingSecret === DEV_SIGNING_SECRET ? '  (dev default)' : ''}`);
-  console.log(`Scheduler tick:      every ${config.tickMs} ms (GET /__scheduled, standing in for the cron trigger)`);
+  console.log(`Scheduler tick:      every ${config.tickMs} ms (the scheduled handler, standing in for the cron trigger)`);
   if (existsSync(path.join(repoRoot, '.dev.vars'))) {
     console.log('Note:                .dev.vars is not used for groupq\'s bindings here; npm run dev passes each one itself');
   }
@@ -269,6 +270,7 @@ async function main() {
   const context = {
     rest: config.upstash ? { ...config.upstash } : { url: '', token: config.restToken },
     workerUrl: '',
+    fireScheduled: async () => {},
     exampleUrl: '',
     signal: abort.signal,
   };
@@ -295,7 +297,7 @@ async function main() {
   // from npm, which forwards it), and a second SIGINT without a listener would kill us mid-way.
   process.on('SIGINT', () => void shutdown(0));
   process.on('SIGTERM', () => void shutdown(0));
-  // A closed terminal: redis-server and wrangler run in sessions of their own and would outlive us.
+  // A closed terminal: redis-server runs in a session of its own and would outlive us.
   process.on('SIGHUP', () => void shutdown(0));
 
   startup = (async () => {

@@ -152,6 +152,18 @@ export async function startMiniflareWorkers(stack, n, bindings, options = {}) {
 }
 
 /**
+ * Fires the Worker's cron trigger and waits for the scheduled handler and its waitUntil to end;
+ * rejects when they threw. (workerd reports a failed run as `outcome: "exception"`, not a throw.)
+ * Not the URL Miniflare can serve for it (unsafeTriggerHandlers): with static assets that URL
+ * reaches the assets router, which has no scheduled handler.
+ * @param {Miniflare} mf
+ */
+export async function fireScheduled(mf) {
+  const { outcome } = await (await mf.getWorker()).scheduled({ cron: '* * * * *' });
+  if (outcome !== 'ok') throw new Error(`the scheduled handler failed (outcome: ${outcome})`);
+}
+
+/**
  * @param {{ restUrl: string, restToken: string }} stack
  * @param {Record<string, string>} bindings
  * @param {string} code the bundled Worker
@@ -198,9 +210,7 @@ async function startOnPort(stack, bindings, code, port, runtimeOutputTo, inspect
     /** The Worker's origin on loopback, e.g. http://127.0.0.1:41234 (also its GROUPQ_PUBLIC_URL). */
     url,
     /** Fires the cron trigger and waits for the scheduled handler (and its waitUntil) to end. */
-    async scheduled() {
-      await (await mf.getWorker()).scheduled({ cron: '* * * * *' });
-    },
+    scheduled: () => fireScheduled(mf),
     // Once only: a second Miniflare dispose rejects with "Server is not running".
     dispose: () => (disposed ??= mf.dispose()),
   };

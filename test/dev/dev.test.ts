@@ -1,8 +1,9 @@
 // `npm run dev` as a user runs it: node scripts/dev.mjs on free ports with its own data dir. It
 // must print the ready line; the curl commands it prints, replayed as printed, must get a job to
 // the example endpoint (signature verified) and completed; the dev ticker must fire the Worker's
-// scheduled handler; the example endpoint must refuse bad signatures; and SIGTERM must stop
-// every process it started, exit 0 and free every port.
+// scheduled handler; the example endpoint must refuse bad signatures; a burst of 1,000 jobs must
+// drain while every GET gets an answer (issue 20: under wrangler dev's proxy they waited seconds
+// and were reset); and SIGTERM must stop every process it started, exit 0 and free every port.
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -12,8 +13,9 @@ import { freePort, startRedis } from '../../scripts/redis-server.mjs';
 import { createRespClient } from '../../scripts/resp.mjs';
 import { createEngine } from '../../src/core/engine';
 import { createRedis } from '../../src/core/store/redis';
+import { BURST_JOBS, runBurst } from '../helpers/burst';
 import { canListen, type DevStack, processesMentioning, READY_TIMEOUT_MS, startDevStack } from '../helpers/dev-stack';
-import { expectedSignature } from '../helpers/endpoint';
+import { expectedSignature, startEndpoint } from '../helpers/endpoint';
 
 /** Splits a printed shell command into words: single quotes (with '\'' escapes) and bare words. */
 function shellWords(line: string): string[] {
@@ -206,11 +208,32 @@ describe('npm run dev', () => {
     expect(await send(now, sign(now))).toBe(200);
   });
 
+  it('a burst of 1,000 jobs drains while every GET gets an answer and no scheduler tick fails', async () => {
+    const [, adminToken] = out().match(/^GROUPQ_ADMIN_TOKEN=(\S+)/m) ?? [];
+    const api = (apiPath: string, { json, ...init }: RequestInit & { json?: unknown } = {}) =>
+      fetch(`http://127.0.0.1:${port}${apiPath}`, {
+        ...init,
+        headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+        body: json === undefined ? undefined : JSON.stringify(json),
+      });
+    const endpoint = await startEndpoint(() => ({ status: 200 }));
+    try {
+      const { answers, counts } = await runBurst({ api }, endpoint, 'burst');
+      expect(answers.filter((answer) => !('status' in answer) || answer.status !== 200)).toEqual([]);
+      expect(answers.length).toBeGreaterThan(1);
+      expect(counts).toMatchObject({ waiting: 0, delayed: 0, active: 0, completed: BURST_JOBS, failed: 0 });
+      expect(new Set(endpoint.received.map((r) => r.job.id)).size).toBe(BURST_JOBS);
+      expect(out()).not.toMatch(/scheduler tick failed/);
+    } finally {
+      await endpoint.close();
+    }
+  }, 240_000);
+
   it('SIGTERM stops every process it started, exits 0 and frees every port', async () => {
     stack.child.kill('SIGTERM');
     expect(await stack.exit).toEqual({ code: 0, signal: null });
     for (const p of Object.values(stack.ports)) expect(await canListen(p)).toBe(true);
-    // wrangler, workerd (listening on PORT) and redis-server (its title names its port) are gone.
+    // workerd (listening on PORT) and redis-server (its title names its port) are gone.
     expect(processesMentioning([`127.0.0.1:${port}`, `--port ${port}`, `127.0.0.1:${redisPort}`])).toEqual([]);
   }, 30_000);
 });
