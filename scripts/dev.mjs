@@ -16,7 +16,7 @@ import { DEV_SIGNING_SECRET, signingKey, startExampleEndpoint } from './example-
 import { ensureRedisServer } from './redis-server.mjs';
 import { superviseRedis } from './redis-supervisor.mjs';
 import { createRespClient } from './resp.mjs';
-import { bridgeModeFromEnv, DEV_REST_TOKEN, startBridge } from './rest-bridge.mjs';
+import { bridgeModeFromEnv, describeCap, DEV_REST_TOKEN, maxCommandsFromEnv, startBridge } from './rest-bridge.mjs';
 import { startDevWorker } from './dev-worker.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -75,6 +75,8 @@ function loadConfig(env) {
     restToken: DEV_REST_TOKEN,
     /** How the bridge runs scripts: `upstash` (Upstash's allow-key-locking rules) or `plain`. */
     bridgeMode: bridgeModeFromEnv(env),
+    /** Upstash's cap on commands a second, emulated by the bridge (undefined: none). */
+    maxCommandsPerSecond: maxCommandsFromEnv(env),
     adminToken,
     signingSecret,
     signingSecretNext,
@@ -143,9 +145,10 @@ const redisService = {
 const bridgeService = {
   name: 'rest-bridge',
   async start(config, context) {
-    const bridge = await startBridge({ port: config.restPort, redisPort: config.redisPort, token: config.restToken, mode: config.bridgeMode });
+    const { restPort: port, redisPort, restToken: token, bridgeMode: mode, maxCommandsPerSecond } = config;
+    const bridge = await startBridge({ port, redisPort, token, mode, maxCommandsPerSecond });
     context.rest.url = bridge.url;
-    console.log(`Upstash REST bridge: ${bridge.url} -> redis 127.0.0.1:${config.redisPort} (scripts: ${config.bridgeMode})`);
+    console.log(`Upstash REST bridge: ${bridge.url} -> redis 127.0.0.1:${redisPort} (scripts: ${mode}${describeCap(maxCommandsPerSecond)})`);
     return { name: 'rest-bridge', stop: bridge.close, exited: NEVER };
   },
 };

@@ -7,10 +7,13 @@
 // a top-level status reply "OK", which @upstash/redis passes through undecoded.
 // Scripts follow Upstash's rules by default (upstash-scripts.mjs: the `allow-key-locking` flag
 // accepted and its declared keys enforced); mode 'plain' passes every script through untouched.
+// With `maxCommandsPerSecond` (GROUPQ_BRIDGE_MAX_COMMANDS_PER_S) it serves at most that many
+// commands a second, scripts' own counted, as an Upstash database does (bridge-throttle.mjs).
 import { timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { createThrottle } from './bridge-throttle.mjs';
 import { createRespClient, RespError, Status } from './resp.mjs';
 import { createUpstashScripts, passThrough } from './upstash-scripts.mjs';
 
@@ -135,13 +138,15 @@ export const BRIDGE_MODES = /** @type {const} */ (['upstash', 'plain']);
 
 /**
  * Starts the bridge. `port: 0` picks a free port.
- * @param {{ port?: number, host?: string, redisHost?: string, redisPort: number, token: string, mode?: BridgeMode, observe?: (request: ObservedRequest) => void }} options
+ * @param {{ port?: number, host?: string, redisHost?: string, redisPort: number, token: string, mode?: BridgeMode, observe?: (request: ObservedRequest) => void, maxCommandsPerSecond?: number, now?: () => number }} options
  *   `mode`: 'upstash' runs scripts by Upstash's rules (see upstash-scripts.mjs), 'plain' passes
  *   them to redis-server untouched. @default 'upstash'
  *   `observe`: told of each request as its answer is sent (the benchmark's latency stages).
+ *   `maxCommandsPerSecond`: Upstash's cap on the database (none when unset); `now`: the
+ *   throttle's clock in milliseconds (tests inject one).
  * @returns {Promise<{ url: string, port: number, mode: BridgeMode, stats: { requests: number }, close: () => Promise<void> }>}
  */
-export async function startBridge({ port = 0, host = '127.0.0.1', redisHost = '127.0.0.1', redisPort, token, mode = 'upstash', observe }) {
+export async function startBridge({ port = 0, host = '127.0.0.1', redisHost = '127.0.0.1', redisPort, token, mode = 'upstash', observe, maxCommandsPerSecond, now }) {
   if (!token) throw new Error('startBridge: a token is required');
   if (!BRIDGE_MODES.includes(mode)) throw new Error(`startBridge: mode must be ${BRIDGE_MODES.join(' or ')}, got "${mode}"`);
   const expectedToken = Buffer.from(token, 'utf8');
@@ -149,6 +154,9 @@ export async function startBridge({ port = 0, host = '127.0.0.1', redisHost = '1
   const scripts = mode === 'upstash' ? createUpstashScripts({ redis }) : passThrough;
   // Before any client counts commands with INFO commandstats: the COMMAND it runs is the bridge's.
   scripts.warmUp();
+  const throttle = maxCommandsPerSecond === undefined ? null : createThrottle({ redis, maxCommandsPerSecond, now });
+  // Its first reading counts nothing: the COMMAND above and whatever ran before are not requests'.
+  await throttle?.start().catch(() => {});
 
   /**
    * Translates a request's commands in order, so that an EVALSHA knows a script that a SCRIPT
@@ -218,7 +226,12 @@ export async function startBridge({ port = 0, host = '127.0.0.1', redisHost = '1
       if (!isAuthorized(req.headers.authorization, expectedToken)) throw new HttpError(401, 'Unauthorized');
       const base64 = String(req.headers['upstash-encoding'] ?? '').toLowerCase() === 'base64';
       request = await readJson(req);
-      const [status, payload] = await dispatch(route, request, base64);
+      await throttle?.admit();
+      const [status, payload] = await dispatch(route, request, base64).finally(() =>
+        // Debited before the answer leaves, so the client's next request meets the bucket as it
+        // is. A reading that fails (Redis went away) debits later: the counters are cumulative.
+        throttle?.settle().catch(() => {}),
+      );
       send(status, payload);
     } catch (err) {
       if (err instanceof HttpError) send(err.status, { error: err.message });
@@ -287,14 +300,33 @@ export function bridgeModeFromEnv(env = process.env) {
   return mode;
 }
 
+/**
+ * GROUPQ_BRIDGE_MAX_COMMANDS_PER_S: Upstash's cap on commands a second, emulated (unset: none).
+ * @param {NodeJS.ProcessEnv} [env]
+ * @returns {number | undefined}
+ */
+export function maxCommandsFromEnv(env = process.env) {
+  const raw = env.GROUPQ_BRIDGE_MAX_COMMANDS_PER_S;
+  if (raw === undefined || raw === '') return undefined;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1 || value > 10_000_000) {
+    throw new Error(`GROUPQ_BRIDGE_MAX_COMMANDS_PER_S must be an integer in [1, 10000000], got "${raw}"`);
+  }
+  return value;
+}
+
+/** How the bridge's startup line describes its cap. */
+export const describeCap = (/** @type {number | undefined} */ cap) => (cap === undefined ? '' : `, at most ${cap} commands/s`);
+
 async function main() {
   const token = process.env.UPSTASH_REDIS_REST_TOKEN || DEV_REST_TOKEN;
   const redisHost = process.env.REDIS_HOST || '127.0.0.1';
   const redisPort = portFromEnv('REDIS_PORT', 6379);
   const mode = bridgeModeFromEnv();
-  const bridge = await startBridge({ port: portFromEnv('REDIS_REST_PORT', 8079), redisHost, redisPort, token, mode });
+  const maxCommandsPerSecond = maxCommandsFromEnv();
+  const bridge = await startBridge({ port: portFromEnv('REDIS_REST_PORT', 8079), redisHost, redisPort, token, mode, maxCommandsPerSecond });
   if (!process.env.UPSTASH_REDIS_REST_TOKEN) console.log(`UPSTASH_REDIS_REST_TOKEN not set; using the dev token: ${token}`);
-  console.log(`Upstash REST bridge: ${bridge.url} -> redis ${redisHost}:${redisPort} (scripts: ${mode})`);
+  console.log(`Upstash REST bridge: ${bridge.url} -> redis ${redisHost}:${redisPort} (scripts: ${mode}${describeCap(maxCommandsPerSecond)})`);
   const stop = () => void bridge.close().then(() => process.exit(0));
   // `on`, not `once`: under npm a Ctrl-C arrives twice, and a second one unheard would kill us mid-close.
   process.on('SIGINT', stop);
