@@ -56,6 +56,9 @@ function loadConfig(env) {
   if (Boolean(upstashUrl) !== Boolean(upstashToken)) {
     throw new Error('set both UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN (a real Upstash database), or neither');
   }
+  if (upstashUrl && (env.GROUPQ_DEV_DATABASES ?? '') !== '') {
+    throw new Error('GROUPQ_DEV_DATABASES starts local databases: with a real Upstash database, leave it unset');
+  }
   const adminToken = env.GROUPQ_ADMIN_TOKEN || DEV_ADMIN_TOKEN;
   if (adminToken.length < 16) throw new Error('GROUPQ_ADMIN_TOKEN must be at least 16 characters');
   const signingSecret = env.GROUPQ_SIGNING_SECRET || DEV_SIGNING_SECRET;
@@ -70,6 +73,8 @@ function loadConfig(env) {
     restPort: intFromEnv(env, 'REDIS_REST_PORT', 8079, port),
     examplePort: intFromEnv(env, 'EXAMPLE_ENDPOINT_PORT', 8788, port),
     redisDataDir: path.resolve(env.GROUPQ_DEV_DATA_DIR || path.join(repoRoot, '.data', 'redis')),
+    /** Databases in the local pool: redis-servers and bridges on consecutive ports. */
+    databases: intFromEnv(env, 'GROUPQ_DEV_DATABASES', 1, { min: 1, max: 8 }),
     /** Set when a real Upstash database replaces the local Redis and bridge. */
     upstash: upstashUrl && upstashToken ? { url: upstashUrl, token: upstashToken } : null,
     restToken: DEV_REST_TOKEN,
@@ -90,7 +95,7 @@ function loadConfig(env) {
 
 /** @typedef {ReturnType<typeof loadConfig>} DevConfig */
 /** @typedef {{ name: string, stop: () => Promise<void>, exited: Promise<string> }} RunningService */
-/** @typedef {{ rest: { url: string, token: string }, workerUrl: string, exampleUrl: string, fireScheduled: () => Promise<void>, signal: AbortSignal }} DevContext */
+/** @typedef {{ rest: { url: string, token: string }, pool: { url: string, token: string }[], workerUrl: string, exampleUrl: string, fireScheduled: () => Promise<void>, signal: AbortSignal }} DevContext */
 /** @typedef {{ name: string, start: (config: DevConfig, context: DevContext) => Promise<RunningService> }} Service */
 
 /**
@@ -114,21 +119,41 @@ async function answersPing(port) {
   }
 }
 
-/** @type {Service} */
-const redisService = {
-  name: 'redis-server',
-  async start(config, context) {
+/**
+ * Database `i` of the local pool: its redis-server on REDIS_PORT + i, data in GROUPQ_DEV_DATA_DIR
+ * (database 0) or GROUPQ_DEV_DATA_DIR-<i>.
+ * @param {DevConfig} config
+ * @param {number} i
+ */
+const databaseOf = (config, i) => ({
+  redisPort: config.redisPort + i,
+  restPort: config.restPort + i,
+  dataDir: i === 0 ? config.redisDataDir : `${config.redisDataDir}-${i}`,
+  label: config.databases > 1 ? ` ${i}` : '',
+});
+
+/**
+ * The redis-server of database `i`.
+ * @param {number} i
+ * @returns {Service}
+ */
+function redisService(i) {
+  const name = `redis-server${i > 0 ? ` ${i}` : ''}`;
+  /** @type {Service['start']} */
+  const start = async (config, context) => {
+    const { redisPort, dataDir, label } = databaseOf(config, i);
+    const heading = `${`Redis${label}:`.padEnd(20)} `;
     // Installing Debian's package starts its own redis-server on 6379 where systemd runs: use a
     // Redis that already answers on REDIS_PORT rather than fail on a busy port. It is not ours:
     // we neither stop it nor restart it (systemd, or whoever started it, does).
     ensureRedisServer();
-    if (await answersPing(config.redisPort)) {
-      console.log(`Redis:               redis://127.0.0.1:${config.redisPort} (already running there: using it; its data, not ${path.basename(config.redisDataDir)}; not restarted by npm run dev if it stops)`);
-      return { name: 'redis-server', stop: async () => {}, exited: NEVER };
+    if (await answersPing(redisPort)) {
+      console.log(`${heading}redis://127.0.0.1:${redisPort} (already running there: using it; its data, not ${path.basename(dataDir)}; not restarted by npm run dev if it stops)`);
+      return { name, stop: async () => {}, exited: NEVER };
     }
     const redis = await superviseRedis({
-      port: config.redisPort,
-      dir: config.redisDataDir,
+      port: redisPort,
+      dir: dataDir,
       restartDelayMs: config.redisRestartMs,
       // Aborted when shutdown begins, so a crash during shutdown is not restarted.
       signal: context.signal,
@@ -136,22 +161,32 @@ const redisService = {
     });
     const relative = path.relative(process.cwd(), redis.dir);
     const shown = relative && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative : redis.dir;
-    console.log(`Redis:               redis://127.0.0.1:${redis.port} (data in ${shown}, append-only; restarted from it if it crashes)`);
-    return { name: 'redis-server', stop: redis.stop, exited: redis.exited };
-  },
-};
+    console.log(`${heading}redis://127.0.0.1:${redis.port} (data in ${shown}, append-only; restarted from it if it crashes)`);
+    return { name, stop: redis.stop, exited: redis.exited };
+  };
+  return { name, start };
+}
 
-/** @type {Service} */
-const bridgeService = {
-  name: 'rest-bridge',
-  async start(config, context) {
-    const { restPort: port, redisPort, restToken: token, bridgeMode: mode, maxCommandsPerSecond } = config;
+/**
+ * The REST bridge in front of database `i`: database 0's is UPSTASH_REDIS_REST_URL, the others'
+ * go to the Worker in GROUPQ_REDIS_POOL.
+ * @param {number} i
+ * @returns {Service}
+ */
+function bridgeService(i) {
+  const name = `rest-bridge${i > 0 ? ` ${i}` : ''}`;
+  /** @type {Service['start']} */
+  const start = async (config, context) => {
+    const { restPort: port, redisPort, label } = databaseOf(config, i);
+    const { restToken: token, bridgeMode: mode, maxCommandsPerSecond } = config;
     const bridge = await startBridge({ port, redisPort, token, mode, maxCommandsPerSecond });
-    context.rest.url = bridge.url;
-    console.log(`Upstash REST bridge: ${bridge.url} -> redis 127.0.0.1:${redisPort} (scripts: ${mode}${describeCap(maxCommandsPerSecond)})`);
-    return { name: 'rest-bridge', stop: bridge.close, exited: NEVER };
-  },
-};
+    if (i === 0) context.rest.url = bridge.url;
+    else context.pool.push({ url: bridge.url, token });
+    console.log(`${`Upstash REST bridge${label}:`.padEnd(20)} ${bridge.url} -> redis 127.0.0.1:${redisPort} (scripts: ${mode}${describeCap(maxCommandsPerSecond)})`);
+    return { name, stop: bridge.close, exited: NEVER };
+  };
+  return { name, start };
+}
 
 /** @type {Service} */
 const exampleService = {
@@ -184,6 +219,7 @@ const workerService = {
       bindings: {
         UPSTASH_REDIS_REST_URL: context.rest.url,
         UPSTASH_REDIS_REST_TOKEN: context.rest.token,
+        GROUPQ_REDIS_POOL: context.pool.length > 0 ? JSON.stringify(context.pool) : '',
         GROUPQ_ADMIN_TOKEN: config.adminToken,
         GROUPQ_SIGNING_SECRET: config.signingSecret,
         GROUPQ_SIGNING_SECRET_NEXT: config.signingSecretNext,
@@ -213,7 +249,9 @@ const tickerService = {
 function servicesFor(config) {
   /** @type {Service[]} */
   const services = [];
-  if (!config.upstash) services.push(redisService, bridgeService);
+  if (!config.upstash) {
+    for (let i = 0; i < config.databases; i++) services.push(redisService(i), bridgeService(i));
+  }
   services.push(exampleService, workerService, tickerService);
   return services;
 }
@@ -251,6 +289,7 @@ function printSummary(config, context) {
   console.log(`Dashboard:           ${context.workerUrl}/dashboard (sign in with the admin token)`);
   if (config.upstash) console.log(`Upstash REST:        ${context.rest.url} (from UPSTASH_REDIS_REST_URL)`);
   else console.log(`UPSTASH_REDIS_REST_URL=${context.rest.url} UPSTASH_REDIS_REST_TOKEN=${context.rest.token}`);
+  if (context.pool.length > 0) console.log(`GROUPQ_REDIS_POOL=${JSON.stringify(context.pool)}`);
   console.log(`GROUPQ_ADMIN_TOKEN=${config.adminToken}${config.adminToken === DEV_ADMIN_TOKEN ? '  (dev default)' : ''}`);
   console.log(`GROUPQ_SIGNING_SECRET=${config.signingSecret}${config.signingSecret === DEV_SIGNING_SECRET ? '  (dev default)' : ''}`);
   console.log(`Scheduler tick:      every ${config.tickMs} ms (the scheduled handler, standing in for the cron trigger)`);
@@ -272,6 +311,7 @@ async function main() {
   /** @type {DevContext} */
   const context = {
     rest: config.upstash ? { ...config.upstash } : { url: '', token: config.restToken },
+    pool: [],
     workerUrl: '',
     fireScheduled: async () => {},
     exampleUrl: '',

@@ -1,5 +1,5 @@
 // What each invocation works with. Per isolate (reused across requests): the parsed settings,
-// the Redis client, the signers (each queue's keys imported once) and what this isolate has learned of each queue's next timer.
+// a Redis client per database of the pool and what is known of queues' placements, the signers (each queue's keys imported once) and what this isolate has learned of each queue's next timer.
 // Per invocation: an engine whose Redis calls count against the invocation's budgets, and a
 // dispatcher for the drains it starts; a request gets them as the service its routes call
 // (`c.var.service`, set by openScope), its config reads served from the isolate's ConfigCache.
@@ -8,6 +8,7 @@ import { ConfigCache } from '../core/store/config-cache';
 import type { Dispatcher } from '../core/run/dispatcher';
 import { createEngine } from '../core/engine';
 import { Invocation } from '../core/run/invocation';
+import { Placements, poolRunner } from '../core/store/pool';
 import { createRedis } from '../core/store/redis';
 import { DueTimes } from '../core/run/runner';
 import { type Service, createService } from '../core/run/service';
@@ -19,7 +20,9 @@ export const REQUEST_DRAIN_MS = 25_000;
 
 interface Isolate {
   settings: Settings;
-  redis: ReturnType<typeof createRedis>;
+  /** One client per database of the pool, database 0 first. */
+  databases: ReturnType<typeof createRedis>[];
+  placements: Placements;
   signers: Signers;
   due: DueTimes;
   /** Queues' configs as read a moment ago: what auth and CORS checks read. */
@@ -36,7 +39,8 @@ function isolateOf(env: Env): Isolate {
     const settings = settingsOf(env);
     isolate = {
       settings,
-      redis: createRedis(settings.redis),
+      databases: settings.databases.map(createRedis),
+      placements: new Placements(settings.databases.length),
       signers: createSigners(settings.signingSecrets),
       due: new DueTimes(),
       configs: new ConfigCache(),
@@ -60,8 +64,11 @@ export function openInvocation(
   const publicUrl = settings.publicUrl ?? origin ?? isolate.lastOrigin;
   if (publicUrl === null) console.warn('groupq: set GROUPQ_PUBLIC_URL: deliveries carry relative callback URLs');
   const invocation = new Invocation(deadline, settings.maxSubrequests, Date.now, settings.maxPushes);
+  // Each database's calls count against the invocation's budgets. With one database the engine
+  // gets its client as it is: no placement is read or written.
+  const databases = isolate.databases.map((redis) => invocation.count(redis));
   const engine = createEngine({
-    redis: invocation.count(isolate.redis),
+    redis: databases.length === 1 ? databases[0]! : poolRunner(databases, isolate.placements, settings.scriptKeyLocking),
     allowHttpLoopback: settings.allowHttpLoopback,
     keyLocking: settings.scriptKeyLocking,
   });

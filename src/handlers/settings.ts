@@ -7,6 +7,23 @@ const flag = z.enum(['true', 'false']);
 const intString = (fallback: number, min: number, max: number) =>
   z.coerce.number().int().min(min).max(max).default(fallback);
 
+/** Databases a pool may hold: the first (the UPSTASH_REDIS_REST_* binding) and up to 31 more. */
+export const MAX_POOL_DATABASES = 32;
+const database = z.strictObject({ url: z.url(), token: z.string().min(1) });
+/** GROUPQ_REDIS_POOL: the databases after the first, as JSON (docs/scaling-out.md). */
+const poolJson = z
+  .string()
+  .transform((text, ctx) => {
+    if (text.trim() === '') return [];
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'expected JSON: [{"url":"https://...","token":"..."}, ...]' });
+      return z.NEVER;
+    }
+  })
+  .pipe(z.array(database).max(MAX_POOL_DATABASES - 1, `a pool holds at most ${MAX_POOL_DATABASES} databases`));
+
 /** Every binding the Worker reads; `npm run deploy:check` (scripts/deploy-check.mjs) checks a deploy's with it too. */
 export const envSchema = z.object({
   UPSTASH_REDIS_REST_URL: z.url(),
@@ -14,6 +31,7 @@ export const envSchema = z.object({
   GROUPQ_ADMIN_TOKEN: z.string().min(16, 'use at least 16 characters'),
   GROUPQ_SIGNING_SECRET: signingSecret,
   GROUPQ_SIGNING_SECRET_NEXT: signingSecret.or(z.literal('')).optional(),
+  GROUPQ_REDIS_POOL: poolJson.optional(),
   GROUPQ_PUBLIC_URL: z.url().or(z.literal('')).optional(),
   GROUPQ_ALLOW_HTTP_LOOPBACK: flag.default('false'),
   GROUPQ_SCHEDULER_STAY_MS: intString(50_000, 0, 14 * 60_000),
@@ -23,7 +41,8 @@ export const envSchema = z.object({
 });
 
 export interface Settings {
-  redis: { url: string; token: string };
+  /** The pool's databases: database 0 (the control database) first, then GROUPQ_REDIS_POOL's. */
+  databases: { url: string; token: string }[];
   adminToken: string;
   /** The current secret first; the next one (rotation) after it. */
   signingSecrets: string[];
@@ -73,7 +92,7 @@ export function settingsOf(env: Env): Settings {
     );
   }
   const settings: Settings = {
-    redis: { url: e.UPSTASH_REDIS_REST_URL, token: e.UPSTASH_REDIS_REST_TOKEN },
+    databases: [{ url: e.UPSTASH_REDIS_REST_URL, token: e.UPSTASH_REDIS_REST_TOKEN }, ...(e.GROUPQ_REDIS_POOL ?? [])],
     adminToken: e.GROUPQ_ADMIN_TOKEN,
     signingSecrets: e.GROUPQ_SIGNING_SECRET_NEXT ? [e.GROUPQ_SIGNING_SECRET, e.GROUPQ_SIGNING_SECRET_NEXT] : [e.GROUPQ_SIGNING_SECRET],
     publicUrl: e.GROUPQ_PUBLIC_URL ? new URL(e.GROUPQ_PUBLIC_URL).origin : null,

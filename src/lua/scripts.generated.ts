@@ -214,6 +214,15 @@ export const scripts = {
     plainSha1: '1c448e0ed38bfb7b66321ca90f6440542b8d1900',
     text: "\n\n\n\n\n\n\n\n\n\n\n\n@errors\n@job\n@meta\n\nlocal now=tonumber(ARGV[2])\nlocal M=openMeta(KEYS[1])\nif not M.cfg then return{QUEUE_NOT_FOUND}end\nif ARGV[1]=='1'then\nmetaSet(M,'paused','1')\nelse\nmetaSet(M,'paused',false)\nnoteTimer(M,now)\nend\nsaveMeta(M)\nreturn{1,ARGV[1]=='1'and 1 or 0,dueReport(M,now)}",
   },
+  place: {
+    name: "place" as const,
+    keys: ["gq:queues","gq:placement"],
+    keyPerItem: null,
+    flags: [],
+    sha1: '0b0b38c80cec6ed858d102a301902054686fba19',
+    plainSha1: '430a7158633b10c80e85120243f71e833372a8b0',
+    text: "\n\n\n\n\n\n\n\n\n\n\n\n\nlocal recorded=redis.call('HGET',KEYS[2],ARGV[1])\nif recorded then return{1,tonumber(recorded)}end\nlocal database=ARGV[2]\nif redis.call('SISMEMBER',KEYS[1],ARGV[1])==1 then database='0'end\nredis.call('HSET',KEYS[2],ARGV[1],database)\nreturn{1,tonumber(database)}",
+  },
   progress: {
     name: "progress" as const,
     keys: ["meta","jobs","active","revoked"],

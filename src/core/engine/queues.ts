@@ -9,6 +9,7 @@ import { isRefusal } from '../store/refusals';
 import { groupParamSchema, isQueueName, queueNameSchema } from '../../protocol/job-input';
 import { dropDue } from '../store/due-index';
 import { randomSeed } from '../../protocol/ids';
+import type { PoolRunner } from '../store/pool';
 import { callScript } from '../store/scripts';
 
 export type { GroupState, QueueCounts, QueueInfo } from '../../protocol/api-types';
@@ -23,6 +24,9 @@ export function checkQueueName(name: string): string {
 export async function putQueue(ctx: EngineContext, name: string, input: unknown): Promise<QueueInfo> {
   checkQueueName(name);
   const stored = await toStoredConfig(parse(queueConfigSchema(ctx.options), input));
+  // In a pool, placed before anything is written, and before it is registered (a registered
+  // queue without a placement is one from before the pool: database 0).
+  if ('place' in ctx.redis) await (ctx.redis as PoolRunner).place(name);
   // Registered first: a registered name without a queue is skipped by GET /v1/queues, while a
   // queue missing from the list would be invisible.
   await callScript(ctx, scripts.registry, {}, ['add', name]);

@@ -4,14 +4,18 @@
 // (dueAt), and callScript (scripts.ts) lowers the entry here, right after. Only a tick raises an
 // entry (setDue): it writes the exact next time, then reads the queue's timer again and lowers
 // the entry to it (src/core/engine/scheduler.ts), so a timer another call lowered in between is
-// never lost.
+// never lost. In a pool of databases (pool.ts) each database holds the entries of its own
+// queues: writes go where the queue lives, and reads ask every database, once each.
 import type { Redis } from '@upstash/redis';
 import { DUE_KEY } from './keys';
+import type { PoolRunner } from './pool';
 import { asQueueError } from './redis';
+
+type DueRedis = Pick<Redis, 'zadd' | 'zrange' | 'zrem'>;
 
 /** What the due index needs of a Redis client. */
 export interface DueContext {
-  redis: Pick<Redis, 'zadd' | 'zrange' | 'zrem'>;
+  redis: DueRedis | (DueRedis & Pick<PoolRunner, 'databases'>);
 }
 
 async function call<T>(run: () => Promise<T>): Promise<T> {
@@ -22,6 +26,27 @@ async function call<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * `read` on each database's due index, in parallel. A database that fails is left out, so the
+ * queues of the others still run (docs/scaling-out.md#when-a-database-is-down); only when every
+ * database failed does the read fail.
+ */
+async function onEach<T>(ctx: DueContext, read: (redis: DueRedis) => Promise<T>): Promise<T[]> {
+  if (!('databases' in ctx.redis)) return [await call(() => read(ctx.redis))];
+  const settled = await Promise.allSettled(ctx.redis.databases.map((redis) => read(redis)));
+  const answered = settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  const failure = settled.find((result) => result.status === 'rejected');
+  if (answered.length === 0 && failure) throw asQueueError(failure.reason);
+  return answered;
+}
+
+/** The earliest of several [member, score] pairs' scores, or null. */
+const earliest = (pairs: string[][]) =>
+  pairs.reduce<{ queue: string; at: number } | null>((best, [queue, at]) => {
+    if (queue === undefined || (best !== null && best.at <= Number(at))) return best;
+    return { queue, at: Number(at) };
+  }, null);
+
 /** The queue's timer is now `at`: lower the queue's entry to it (an entry already earlier stays). */
 export async function noteDue(ctx: DueContext, queue: string, at: number): Promise<void> {
   await call(() => ctx.redis.zadd(DUE_KEY, { lt: true }, { score: at, member: queue }));
@@ -29,21 +54,20 @@ export async function noteDue(ctx: DueContext, queue: string, at: number): Promi
 
 /** The earliest entry: the queue and when it is due, or null when no queue has a timer. */
 export async function firstDue(ctx: DueContext): Promise<{ queue: string; at: number } | null> {
-  const [queue, at] = await call(() => ctx.redis.zrange<string[]>(DUE_KEY, 0, 0, { withScores: true }));
-  return queue === undefined ? null : { queue, at: Number(at) };
+  return earliest(await onEach(ctx, (redis) => redis.zrange<string[]>(DUE_KEY, 0, 0, { withScores: true })));
 }
 
 /** When the earliest entry after `now` is due, or null. */
 export async function nextDueAfter(ctx: DueContext, now: number): Promise<number | null> {
-  const [, at] = await call(() =>
-    ctx.redis.zrange<string[]>(DUE_KEY, `(${now}`, '+inf', { byScore: true, offset: 0, count: 1, withScores: true }),
+  const firsts = await onEach(ctx, (redis) =>
+    redis.zrange<string[]>(DUE_KEY, `(${now}`, '+inf', { byScore: true, offset: 0, count: 1, withScores: true }),
   );
-  return at === undefined ? null : Number(at);
+  return earliest(firsts)?.at ?? null;
 }
 
-/** Up to `limit` queues due by `now`, earliest first. */
-export function dueQueues(ctx: DueContext, now: number, limit: number): Promise<string[]> {
-  return call(() => ctx.redis.zrange<string[]>(DUE_KEY, '-inf', now, { byScore: true, offset: 0, count: limit }));
+/** Up to `limit` queues due by `now` on each database, earliest first on each. */
+export async function dueQueues(ctx: DueContext, now: number, limit: number): Promise<string[]> {
+  return (await onEach(ctx, (redis) => redis.zrange<string[]>(DUE_KEY, '-inf', now, { byScore: true, offset: 0, count: limit }))).flat();
 }
 
 /** A tick's word: the queue's entry becomes `next`, higher or lower (null: removed). */

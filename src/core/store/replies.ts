@@ -169,6 +169,8 @@ export const replies = {
       counts: { waiting, delayed, active, completed, failed, cancelled, groups },
     }),
   ),
+  /** The database the queue lives on. */
+  place: reply(z.tuple([ok, int]), ([, database]) => database),
   'queue-timer': reply(z.tuple([ok, int]), ([, timer]) => instant(timer)),
   registry: byMode({
     add: done,

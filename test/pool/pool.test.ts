@@ -1,0 +1,237 @@
+// A pool of three databases (docs/scaling-out.md): three redis-servers, each behind its own REST
+// bridge, and the Worker with the first as UPSTASH_REDIS_REST_* and the others in
+// GROUPQ_REDIS_POOL. Each queue lives on the database rendezvous hashing chose when it was created
+// (its keys there and nowhere else, the choice recorded on database 0), and works there: jobs
+// delivered and completed, delayed ones by the cron, which reads each database's due index. A
+// queue from before the pool stays on database 0. When one database is killed (SIGKILL), the
+// queues on the others keep enqueueing and delivering, those on it answer 503 REDIS_UNAVAILABLE,
+// and once it is back from its append-only file nothing it had accepted is lost.
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { freePort, startRedis } from '../../scripts/redis-server.mjs';
+import { createRespClient } from '../../scripts/resp.mjs';
+import { startBridge } from '../../scripts/rest-bridge.mjs';
+import { fnv1a32, rendezvous } from '../../src/core/store/pool';
+import { type Endpoint, startEndpoint } from '../helpers/endpoint';
+import { nameOn } from '../helpers/pool';
+import { type RunningWorker, startWorker } from '../helpers/worker';
+
+vi.setConfig({ testTimeout: 120_000 });
+
+type RedisServer = Awaited<ReturnType<typeof startRedis>>;
+
+/** One database of the pool: a durable redis-server (restartable on its port) behind a bridge. */
+async function startDatabase(dir: string) {
+  const port = await freePort();
+  const token = randomBytes(16).toString('hex');
+  const start = async () => {
+    const server = await startRedis({ port, dir, appendonly: true });
+    const admin = createRespClient({ port });
+    // Every acknowledged write is on disk before the reply: a SIGKILL loses nothing acked.
+    await admin.call(['CONFIG', 'SET', 'appendfsync', 'always']);
+    admin.close();
+    return server;
+  };
+  let server: RedisServer = await start();
+  const bridge = await startBridge({ port: 0, redisPort: port, token });
+  return {
+    url: bridge.url,
+    token,
+    port,
+    /** Whether the database holds `key` (a raw EXISTS on its redis-server). */
+    async has(key: string): Promise<boolean> {
+      const client = createRespClient({ port });
+      try {
+        return Number(await client.call(['EXISTS', key])) === 1;
+      } finally {
+        client.close();
+      }
+    },
+    async hget(key: string, field: string): Promise<string | null> {
+      const client = createRespClient({ port });
+      try {
+        const value = await client.call(['HGET', key, field]);
+        return value === null ? null : String(value);
+      } finally {
+        client.close();
+      }
+    },
+    async kill() {
+      server.process.kill('SIGKILL');
+      await server.exited;
+    },
+    async restart() {
+      server = await start();
+    },
+    async close() {
+      await bridge.close();
+      await server.stop();
+    },
+  };
+}
+type Database = Awaited<ReturnType<typeof startDatabase>>;
+
+const poolBindings = (databases: Database[]) => ({
+  GROUPQ_REDIS_POOL: JSON.stringify(databases.slice(1).map(({ url, token }) => ({ url, token }))),
+});
+
+
+let dir: string;
+let databases: Database[];
+let endpoint: Endpoint;
+let worker: RunningWorker;
+
+const stackOf = (first: Database) => ({ restUrl: first.url, restToken: first.token, redisPort: first.port, close: async () => {} });
+
+async function putQueue(name: string, config: Record<string, unknown> = {}) {
+  const res = await worker.api(`/v1/queues/${name}`, { method: 'PUT', json: { endpoint: endpoint.url, keepCompleted: 1000, ...config } });
+  expect(res.status, await res.clone().text()).toBe(200);
+}
+
+async function enqueue(queue: string, job: Record<string, unknown>) {
+  return worker.api(`/v1/queues/${queue}/jobs`, { method: 'POST', json: job });
+}
+
+async function completed(queue: string, id: string, { cron = false } = {}) {
+  for (let i = 0; i < 400; i++) {
+    const res = await worker.api(`/v1/queues/${queue}/jobs/${id}`);
+    if (res.status === 200 && ((await res.json()) as { state: string }).state === 'completed') return true;
+    if (cron) await worker.scheduled().catch(() => {});
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return false;
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'groupq-pool-'));
+  databases = [];
+  for (let i = 0; i < 3; i++) databases.push(await startDatabase(path.join(dir, `db${i}`)));
+  endpoint = await startEndpoint(() => ({ status: 200 }));
+});
+
+afterAll(async () => {
+  await worker?.dispose();
+  await endpoint?.close();
+  for (const database of databases ?? []) await database.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('placement by rendezvous hashing, as docs/scaling-out.md states it', () => {
+  it("hashes with 32-bit FNV-1a of the UTF-8 bytes (the published test vectors)", () => {
+    expect(fnv1a32('')).toBe(0x811c9dc5);
+    expect(fnv1a32('a')).toBe(0xe40c292c);
+    expect(fnv1a32('foobar')).toBe(0xbf9cf968);
+  });
+
+  it('puts a queue on the database d with the highest fnv1a32("<d>:<queue>"); a database added draws only queues to itself', () => {
+    const names = Array.from({ length: 3000 }, (_, i) => `queue-${i}`);
+    for (const name of names.slice(0, 50)) {
+      const scores = [0, 1, 2].map((d) => fnv1a32(`${d}:${name}`));
+      expect(rendezvous(name, 3)).toBe(scores.indexOf(Math.max(...scores)));
+    }
+    const spread = [0, 0, 0];
+    for (const name of names) spread[rendezvous(name, 3)]!++;
+    for (const count of spread) expect(count).toBeGreaterThan(900); // about a third each
+    for (const name of names) {
+      const after = rendezvous(name, 4);
+      expect([rendezvous(name, 3), 3]).toContain(after);
+    }
+  });
+});
+
+describe('GROUPQ_REDIS_POOL', () => {
+  it('that does not parse is a 500 INTERNAL naming it, its tokens never shown', async () => {
+    for (const [value, why] of [
+      ['{"url":', 'expected JSON'],
+      ['[{"url":"not a url","token":"pool-secret-token"}]', 'Invalid URL'],
+      ['[{"url":"https://db.example","token":"pool-secret-token","extra":1}]', 'Unrecognized key'],
+    ] as const) {
+      const misconfigured = await startWorker(stackOf(databases[0]!), { GROUPQ_REDIS_POOL: value });
+      try {
+        const res = await misconfigured.api('/health');
+        expect(res.status).toBe(500);
+        const text = await res.text();
+        expect(text).toContain('invalid or missing bindings: GROUPQ_REDIS_POOL');
+        expect(text).toContain(why);
+        expect(text).not.toContain('pool-secret-token');
+      } finally {
+        await misconfigured.dispose();
+      }
+    }
+  });
+});
+
+describe('a pool of three databases', () => {
+  it('a queue from before the pool stays on database 0, and keeps working once the pool grew', async () => {
+    const legacy = nameOn('legacy', 2);
+    worker = await startWorker(stackOf(databases[0]!)); // one database: no placement is recorded
+    await putQueue(legacy);
+    await worker.dispose();
+
+    worker = await startWorker(stackOf(databases[0]!), poolBindings(databases));
+    expect((await enqueue(legacy, { id: 'before-pool', group: 'g' })).status).toBe(201);
+    expect(await completed(legacy, 'before-pool')).toBe(true);
+    await putQueue(legacy, { keepCompleted: 500 }); // a change records its placement: database 0
+    expect(await databases[0]!.hget('gq:placement', legacy)).toBe('0');
+    expect(await databases[0]!.has(`gq:{${legacy}}:meta`)).toBe(true);
+    expect(await databases[2]!.has(`gq:{${legacy}}:meta`)).toBe(false);
+  });
+
+  it('places each new queue by rendezvous hashing, records it, and runs it there', async () => {
+    const names = [0, 1, 2].flatMap((database) => [nameOn(`q${database}a-`, database), nameOn(`q${database}b-`, database)]);
+    for (const name of names) await putQueue(name);
+    for (const name of names) {
+      const database = rendezvous(name, 3);
+      expect(await databases[0]!.hget('gq:placement', name)).toBe(String(database));
+      for (let other = 0; other < 3; other++) expect(await databases[other]!.has(`gq:{${name}}:meta`)).toBe(other === database);
+      expect((await enqueue(name, { id: 'now', group: 'g' })).status).toBe(201);
+    }
+    for (const name of names) expect(await completed(name, 'now')).toBe(true);
+    const list = (await (await worker.api('/v1/queues')).json()) as { queues: { name: string }[] };
+    expect(list.queues.map((queue) => queue.name)).toEqual(expect.arrayContaining(names));
+  });
+
+  it("the cron runs each database's due index: delayed jobs on every database are delivered", async () => {
+    const names = [0, 1, 2].map((database) => nameOn(`delayed${database}-`, database));
+    for (const name of names) {
+      await putQueue(name);
+      expect((await enqueue(name, { id: 'later', group: 'g', delayMs: 300 })).status).toBe(201);
+      expect(await databases[rendezvous(name, 3)]!.has('gq:due')).toBe(true);
+    }
+    // Only the cron can deliver them: no request to these queues follows.
+    for (const name of names) expect(await completed(name, 'later', { cron: true })).toBe(true);
+  });
+
+  it('one database killed: queues on the others go on, its own answer 503; back from its AOF, nothing is lost', async () => {
+    const down = nameOn('down-', 1);
+    const up = [nameOn('up-', 0), nameOn('up-', 2)];
+    for (const name of [down, ...up]) await putQueue(name);
+    // Accepted before the kill, never delivered: the queue is paused.
+    expect((await worker.api(`/v1/queues/${down}/pause`, { method: 'POST' })).status).toBe(200);
+    for (let i = 0; i < 20; i++) expect((await enqueue(down, { id: `kept-${i}`, group: `g${i % 4}` })).status).toBe(201);
+
+    await databases[1]!.kill();
+    const refused = await enqueue(down, { id: 'while-down', group: 'g' });
+    expect(refused.status).toBe(503);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('REDIS_UNAVAILABLE');
+    for (const name of up) {
+      expect((await enqueue(name, { id: 'during', group: 'g' })).status).toBe(201);
+      expect((await enqueue(name, { id: 'during-delayed', group: 'g', delayMs: 200 })).status).toBe(201);
+    }
+    // A cron run reads the due index of each database it can reach, and ends well.
+    await expect(worker.scheduled()).resolves.toBeUndefined();
+    for (const name of up) {
+      expect(await completed(name, 'during')).toBe(true);
+      expect(await completed(name, 'during-delayed', { cron: true })).toBe(true);
+    }
+
+    await databases[1]!.restart();
+    expect((await worker.api(`/v1/queues/${down}/resume`, { method: 'POST' })).status).toBe(200);
+    for (let i = 0; i < 20; i++) expect(await completed(down, `kept-${i}`, { cron: true })).toBe(true);
+    const delivered = endpoint.received.filter((r) => r.job.queue === down).map((r) => r.job.id);
+    expect(new Set(delivered)).toEqual(new Set(Array.from({ length: 20 }, (_, i) => `kept-${i}`)));
+  });
+});
