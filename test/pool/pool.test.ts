@@ -194,6 +194,22 @@ describe('a pool of three databases', () => {
     expect(list.queues.map((queue) => queue.name)).toEqual(expect.arrayContaining(names));
   });
 
+  it('a queue placed on a database the pool lost answers 500 INTERNAL naming it', async () => {
+    const name = nameOn('lost-', 2);
+    await putQueue(name);
+    const shrunk = await startWorker(stackOf(databases[0]!), poolBindings(databases.slice(0, 2)));
+    try {
+      const res = await shrunk.api(`/v1/queues/${name}`);
+      expect(res.status).toBe(500);
+      expect(((await res.json()) as { error: { code: string; message: string } }).error).toEqual({
+        code: 'INTERNAL',
+        message: `queue ${name} is placed on database 2, outside the pool of 2 (GROUPQ_REDIS_POOL lost a database)`,
+      });
+    } finally {
+      await shrunk.dispose();
+    }
+  });
+
   it("the cron runs each database's due index: delayed jobs on every database are delivered", async () => {
     const names = [0, 1, 2].map((database) => nameOn(`delayed${database}-`, database));
     for (const name of names) {

@@ -9,6 +9,7 @@
 // Cluster client routes by slot. Keys without a tag (the registry) are the control database's;
 // the due index's commands go to the database of the queue they name.
 import { scripts } from '../../lua/scripts.generated';
+import { QueueError } from '../../protocol/errors';
 import { DUE_KEY, PLACEMENT_KEY } from './keys';
 import { asQueueError } from './redis';
 import { callScript, type ScriptRunner } from './scripts';
@@ -82,7 +83,7 @@ export class Placements {
 
   private remember(queue: string, database: number): number {
     if (!Number.isInteger(database) || database < 0 || database >= this.size) {
-      throw new Error(`groupq: queue ${queue} is placed on database ${database}, outside the pool of ${this.size}`);
+      throw new QueueError('INTERNAL', `queue ${queue} is placed on database ${database}, outside the pool of ${this.size} (GROUPQ_REDIS_POOL lost a database)`);
     }
     this.known.set(queue, database);
     return database;

@@ -33,6 +33,7 @@ export function redisMessageOf(error: unknown): string {
 
 /** A Redis failure as the engine reports it: INTERNAL for a script's own error, else unavailable. */
 export function asQueueError(error: unknown): QueueError {
+  if (error instanceof QueueError) return error; // already judged (a placement outside the pool)
   const redisMessage = redisMessageOf(error);
   const code = SCRIPT_ERROR.test(redisMessage) ? 'INTERNAL' : 'REDIS_UNAVAILABLE';
   // The message holds the whole command (script and arguments): keep it as the cause only.
