@@ -11,11 +11,13 @@
 //   npm run bench -- --latency  only the e2e latency run, cut into stages (bench/lib/latency-stages.ts);
 //                             --rate=N sends N jobs/s instead of 200
 //   npm run bench -- --bundle   only the Worker's bundle size and startup time (bench/lib/worker-bundle.ts)
+//   npm run bench -- --pool  only scale-out over a pool of 1, 2 and 3 databases, each capped at
+//                             the same commands/s (bench/lib/pool.ts), ~2 minutes
 //   npm run bench -- --worker-cpu  only workerd's CPU per job in the e2e batch run and the burst of
 //                             GETs and cron runs while 1,000 jobs drain (bench/lib/burst.ts), ~1 minute
 // Either way the result is also written to bench/results/engine.json (engine-scale.json with
 // --scale, engine-scale-quick.json with --scale-quick, engine-latency.json with --latency,
-// engine-bundle.json with --bundle, engine-worker-cpu.json with --worker-cpu). The exit code is 1 when the bundle is over its budget.
+// engine-bundle.json with --bundle, engine-worker-cpu.json with --worker-cpu, engine-pool.json with --pool). The exit code is 1 when the bundle is over its budget.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,6 +27,7 @@ import { type FlowResult, runFlow } from './lib/flow';
 import { runIdle } from './lib/idle';
 import { formatLatencyStages, runLatencyStages } from './lib/latency-stages';
 import { runMemory } from './lib/memory';
+import { formatPool, runPool } from './lib/pool';
 import { serverInfo } from './lib/redis-stats';
 import { formatReport, formatWorkerBundle, formatWorkerCpu } from './lib/report';
 import { BUDGETS } from './lib/budgets';
@@ -69,10 +72,11 @@ const scale = quick || args.includes('--scale');
 const latency = args.includes('--latency');
 const bundleOnly = args.includes('--bundle');
 const workerCpuOnly = args.includes('--worker-cpu');
+const poolOnly = args.includes('--pool');
 const RESULT_FILE = path.join(
   'bench',
   'results',
-  `engine${workerCpuOnly ? '-worker-cpu' : bundleOnly ? '-bundle' : latency ? '-latency' : scale ? (quick ? '-scale-quick' : '-scale') : ''}.json`,
+  `engine${poolOnly ? '-pool' : workerCpuOnly ? '-worker-cpu' : bundleOnly ? '-bundle' : latency ? '-latency' : scale ? (quick ? '-scale-quick' : '-scale') : ''}.json`,
 );
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
@@ -200,6 +204,11 @@ async function main() {
     if (!(rate > 0)) throw new Error('--rate= takes the jobs per second, a number above 0');
     const result = await runLatencyStages({ ...CONFIG.e2e, latencyRatePerSecond: rate }, log);
     await writeResult(result, () => formatLatencyStages(result));
+    return;
+  }
+  if (poolOnly) {
+    const result = await runPool(log);
+    await writeResult(result, () => formatPool(result));
     return;
   }
   if (workerCpuOnly) {

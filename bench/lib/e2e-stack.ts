@@ -39,7 +39,7 @@ export interface LoopbackEndpoint {
 }
 
 /** Answers every push 200 with an empty body as soon as its body is read; keeps no payloads. */
-async function startEndpoint(): Promise<LoopbackEndpoint> {
+export async function startEndpoint(): Promise<LoopbackEndpoint> {
   const endpoint = {
     url: '',
     arrivals: new Map<string, Arrival>(),
@@ -95,7 +95,7 @@ export interface E2eStack {
 }
 
 /** One request on `agent`, answered as a fetch Response. */
-function request(agent: http.Agent, url: string, method: string, headers: Record<string, string>, body?: string): Promise<Response> {
+export function request(agent: http.Agent, url: string, method: string, headers: Record<string, string>, body?: string): Promise<Response> {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method, agent, headers }, (res) => {
       const chunks: Buffer[] = [];
