@@ -1,7 +1,7 @@
 // The Worker for `npm run dev`: workerd under Miniflare in this process, the way the tests and
 // the benchmark run it (worker-stack.mjs), on 127.0.0.1:<port>. Not `wrangler dev`: its proxy (a
 // second workerd in front of the Worker, an inspector relay, a request log that goes through
-// wrangler's Node process) cost about twice the Worker's own CPU and held requests for seconds
+// wrangler's Node process) cost more than twice the Worker's own CPU and held requests for seconds
 // while a burst drained (docs/local-development.md#why-not-wrangler-dev). What wrangler dev gave
 // us is kept: the bundle as wrangler builds it, wrangler.toml's [assets], a way to fire the cron
 // trigger (scheduled(), for the dev ticker), an access log, and a reload when a file under src/ or

@@ -131,9 +131,7 @@ async function runSize(size: number, names: string[], log: (line: string) => voi
     const commandsByDatabase = () => Promise.all(databases.map(async ({ admin }) => totalOf(await commandStats(admin))));
     const resetAll = () => Promise.all(databases.map(({ admin }) => resetStats(admin)));
 
-    log(`pool: ${size} database(s) up; creating ${names.length} queues`);
     for (const name of names) await api(`/v1/queues/${name}`, 'PUT', { endpoint: endpoint.url, concurrency: 100 }, 200);
-    log('pool: queues created');
     // A new queue is due at once: two passes take that, the third finds nothing due.
     await worker.scheduled();
     await worker.scheduled();

@@ -1,5 +1,6 @@
-// What each invocation works with. Per isolate (reused across requests): the parsed settings,
-// a Redis client per database of the pool and what is known of queues' placements, the signers (each queue's keys imported once) and what this isolate has learned of each queue's next timer.
+// What each invocation works with. Per isolate (reused across requests): the parsed settings, a
+// Redis client per database of the pool and what is known of queues' placements, the signers
+// (each queue's keys imported once) and what this isolate has learned of each queue's next timer.
 // Per invocation: an engine whose Redis calls count against the invocation's budgets, and a
 // dispatcher for the drains it starts; a request gets them as the service its routes call
 // (`c.var.service`, set by openScope), its config reads served from the isolate's ConfigCache.

@@ -8,7 +8,7 @@ const intString = (fallback: number, min: number, max: number) =>
   z.coerce.number().int().min(min).max(max).default(fallback);
 
 /** Databases a pool may hold: the first (the UPSTASH_REDIS_REST_* binding) and up to 31 more. */
-export const MAX_POOL_DATABASES = 32;
+const MAX_POOL_DATABASES = 32;
 const database = z.strictObject({ url: z.url(), token: z.string().min(1) });
 /** GROUPQ_REDIS_POOL: the databases after the first, as JSON (docs/scaling-out.md). */
 const poolJson = z
