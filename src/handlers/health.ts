@@ -1,13 +1,21 @@
-// GET /health: open, cheap, and honest about Redis.
+// GET /health: open, cheap, and honest about Redis. One database: a count of the queues (one
+// command), {"ok":true,"redis":"ok"}. A pool (docs/scaling-out.md): one command on each database,
+// and `databases` says which answered; any one down is 503.
 import { Hono } from 'hono';
 import type { AppEnv } from './scope';
 
 export const healthRoutes = new Hono<AppEnv>().get('/health', async (c) => {
+  if (c.var.settings.databases.length > 1) {
+    const databases = await c.var.service.databaseStates();
+    const ok = databases.every((state) => state === 'ok');
+    if (!ok) console.error('groupq: health check: databases down', databases.flatMap((state, i) => (state === 'down' ? [i] : [])));
+    return c.json({ ok, redis: databases[0]!, databases }, ok ? 200 : 503);
+  }
   try {
     await c.var.service.countQueues();
-    return c.json({ ok: true, redis: 'ok' });
+    return c.json({ ok: true, redis: 'ok' as const });
   } catch (error) {
     console.error('groupq: health check failed', error);
-    return c.json({ ok: false, redis: 'down' }, 503);
+    return c.json({ ok: false, redis: 'down' as const }, 503);
   }
 });

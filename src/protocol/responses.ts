@@ -177,7 +177,12 @@ export const leaseEndSchema = z.object({ state: z.enum(['completed', 'waiting', 
 export const heartbeatResultSchema = z.object({ expiresAt: instant });
 export const progressResultSchema = z.object({}).strict();
 
-export const healthSchema = z.object({ ok: z.boolean(), redis: z.enum(['ok', 'down']) });
+const up = z.enum(['ok', 'down']);
+export const healthSchema = z.object({
+  ok: z.boolean().describe('Every database answered.'),
+  redis: up.describe('Database 0 (the control database; the only one without a pool).'),
+  databases: z.array(up).optional().describe('With a pool of databases (docs/scaling-out.md): each one, by index, database 0 first.'),
+});
 export const homeSchema = z.object({
   name: z.literal('groupq'),
   dashboard: z.string(),

@@ -229,7 +229,11 @@ describe('a pool of three databases', () => {
     expect((await worker.api(`/v1/queues/${down}/pause`, { method: 'POST' })).status).toBe(200);
     for (let i = 0; i < 20; i++) expect((await enqueue(down, { id: `kept-${i}`, group: `g${i % 4}` })).status).toBe(201);
 
+    expect(await (await worker.api('/health')).json()).toEqual({ ok: true, redis: 'ok', databases: ['ok', 'ok', 'ok'] });
     await databases[1]!.kill();
+    const health = await worker.api('/health');
+    expect(health.status).toBe(503);
+    expect(await health.json()).toEqual({ ok: false, redis: 'ok', databases: ['ok', 'down', 'ok'] });
     const refused = await enqueue(down, { id: 'while-down', group: 'g' });
     expect(refused.status).toBe(503);
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('REDIS_UNAVAILABLE');

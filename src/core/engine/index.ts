@@ -17,6 +17,7 @@ import * as repair from './repair';
 import * as repeats from './repeats';
 import * as scheduler from './scheduler';
 import * as waitJob from './wait-job';
+import { databaseStates } from '../store/pool';
 import type { ScriptRunner } from '../store/scripts';
 
 export interface EngineOptions extends ConfigOptions {
@@ -43,6 +44,7 @@ export function createEngine({ redis, now = Date.now, keyLocking = true, ...opti
     listQueues: () => queues.listQueues(ctx),
     listQueueNames: () => queues.listQueueNames(ctx),
     countQueues: () => queues.countQueues(ctx),
+    databaseStates: () => databaseStates(redis),
     deleteQueue: (name: string) => queues.deleteQueue(ctx, name),
     pauseQueue: (queue: string) => queues.setQueuePaused(ctx, queue, true),
     resumeQueue: (queue: string) => queues.setQueuePaused(ctx, queue, false),

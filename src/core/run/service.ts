@@ -126,6 +126,7 @@ export function createService({ dispatcher, due, waitUntil, configs }: ServiceDe
     // job ready. (A timer one of them moves earlier, a heartbeat's shorter lease say, reaches the
     // due index inside the engine call; the cron reads that index.)
     countQueues: engine.countQueues,
+    databaseStates: engine.databaseStates,
     listQueues: engine.listQueues,
     getQueue: engine.getQueue,
     pauseQueue: engine.pauseQueue,

@@ -90,6 +90,16 @@ export class Placements {
   }
 }
 
+/**
+ * Whether each database of a pool answers (one ZRANGE of its due index each), by index. A
+ * single client is a pool of one.
+ */
+export async function databaseStates(redis: ScriptRunner): Promise<('ok' | 'down')[]> {
+  const databases = 'databases' in redis ? (redis as PoolRunner).databases : [redis];
+  const answers = await Promise.allSettled(databases.map((database) => database.zrange(DUE_KEY, 0, 0)));
+  return answers.map((answer) => (answer.status === 'fulfilled' ? 'ok' : 'down'));
+}
+
 /** What the engine gets of a pool: a runner routed by queue, each database's own, and placing. */
 export interface PoolRunner extends ScriptRunner {
   /** Each database's runner, by index: the due index is read on each. */
