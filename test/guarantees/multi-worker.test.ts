@@ -12,11 +12,15 @@
 // (orderMs, enqueue order) with a retried job kept at its group's head (G2), every job completed
 // or failed with attempts 1, 2, ... each ending as its outcome calls for (G3), re-sent ids
 // answered as duplicates (G4), never more than the queue's concurrency in flight (G6).
+// The same run goes again over a pool of three databases (docs/scaling-out.md), the queue placed on
+// database 2: every command of the three Workers routed by placement, the cron over three due indexes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GroupqClient, type JobInput, type QueueClient } from '../../src/client';
 import type { Delivery, JobSpec } from '../helpers/checker';
 import { type Endpoint, type Received, type Reply, startEndpoint } from '../helpers/endpoint';
 import { EndpointChecker } from '../helpers/endpoint-checker';
+import { createRespClient } from '../../scripts/resp.mjs';
+import { nameOn } from '../helpers/pool';
 import { hash, prng } from '../helpers/random';
 import { ADMIN_TOKEN, type PrivateStack, type RunningWorker, startPrivateStack, startWorkers } from '../helpers/worker';
 import { callback, sleep } from '../delivery/support';
@@ -234,21 +238,25 @@ async function finalStates(queue: QueueClient): Promise<Map<string, string>> {
   return states;
 }
 
-describe('three Workers on one Redis at once (G1 G2 G3 G4 G6)', () => {
-  let stack: PrivateStack;
+for (const databases of [1, 3]) describe(`three Workers on ${databases === 1 ? 'one Redis' : 'a pool of three databases'} at once (G1 G2 G3 G4 G6)`, () => {
+  let stacks: PrivateStack[];
   let workers: RunningWorker[];
   let queues: QueueClient[];
   let endpoint: Endpoint;
+  let name: string;
   beforeAll(async () => {
-    stack = await startPrivateStack();
-    workers = await startWorkers(stack, WORKERS);
-    queues = workers.map((w) => new GroupqClient({ url: w.url, token: ADMIN_TOKEN, retries: 0 }).queue('multi'));
+    stacks = [];
+    for (let i = 0; i < databases; i++) stacks.push(await startPrivateStack());
+    const pool = stacks.slice(1).map(({ restUrl, restToken }) => ({ url: restUrl, token: restToken }));
+    workers = await startWorkers(stacks[0]!, WORKERS, databases === 1 ? {} : { GROUPQ_REDIS_POOL: JSON.stringify(pool) });
+    name = databases === 1 ? 'multi' : nameOn('multi-', 2);
+    queues = workers.map((w) => new GroupqClient({ url: w.url, token: ADMIN_TOKEN, retries: 0 }).queue(name));
     endpoint = await startEndpoint();
   });
   afterAll(async () => {
     await endpoint?.close();
     for (const w of workers ?? []) await w.dispose();
-    await stack?.close();
+    for (const stack of stacks ?? []) await stack.close();
   });
 
   it(`${JOBS} jobs over ${GROUPS} groups through ${WORKERS} Workers, with retries, hangs, expiries and async callbacks`, async () => {
@@ -308,5 +316,11 @@ describe('three Workers on one Redis at once (G1 G2 G3 G4 G6)', () => {
       return ds.some((d, i) => run.abandoned.has(`${j.id}#${d.job.attempt}`) && ds[i + 1] !== undefined && ds[i + 1]!.reserver !== d.reserver);
     });
     expect(elsewhere.length).toBeGreaterThan(0);
+    // In the pool, the queue's keys are on database 2 and only there.
+    for (const [i, stack] of stacks.entries()) {
+      const redis = createRespClient({ port: stack.redisPort });
+      expect(Number(await redis.call(['EXISTS', `gq:{${name}}:meta`]))).toBe(i === databases - 1 ? 1 : 0);
+      redis.close();
+    }
   }, TEST_LIMIT_MS);
 });
