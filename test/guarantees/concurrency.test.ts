@@ -1,14 +1,20 @@
 // Many reservers and producers against one queue at once, each with its own engine (its own
 // @upstash/redis client through the REST bridge), as parallel Worker invocations would be.
 // Every lease and enqueue is recorded; the checker then proves G1-G6 on the record. Each
-// scenario runs several rounds with different seeds and shapes.
-import { describe, expect, it } from 'vitest';
-import type { Engine } from '../../src/core/engine';
+// scenario runs several rounds with different seeds and shapes; two of them again over a pool of
+// three databases (docs/scaling-out.md), each engine with placements of its own as an isolate has.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Engine, createEngine } from '../../src/core/engine';
+import { Placements, poolRunner } from '../../src/core/store/pool';
+import { createRedis } from '../../src/core/store/redis';
 import { QueueError } from '../../src/protocol/errors';
 import type { LeasedJob, Settlement } from '../../src/core/engine/leases';
 import { type Action, type Delivery, DeliveryChecker, type JobSpec } from '../helpers/checker';
 import { T0, type TestClock, createQueue, testClock, testEngine } from '../helpers/engine';
+import { nameOn } from '../helpers/pool';
 import { hash, prng } from '../helpers/random';
+import { adminClient, stack } from '../helpers/stack';
+import { type PrivateStack, startPrivateStack } from '../helpers/worker';
 
 interface Scenario {
   seed: number;
@@ -55,6 +61,8 @@ function outcomeOf(d: Delivery): Settlement {
 
 interface Run {
   s: Scenario;
+  /** A new engine, as another invocation gets it (testEngine: the shared stack). */
+  newEngine: (clock: TestClock) => Engine;
   queue: string;
   clock: TestClock;
   checker: DeliveryChecker;
@@ -110,7 +118,7 @@ async function produce(run: Run, engine: Engine, jobs: JobSpec[], seed: number, 
 
 /** One reserver: a drain (`batch`: settle outcomes + reserve) or per-job callbacks (`single`). */
 async function reserve(run: Run, name: string, mode: 'batch' | 'single', seed: number) {
-  const engine = testEngine(run.clock);
+  const engine = run.newEngine(run.clock);
   const rand = prng(seed);
   const k = run.s.fixedReserve ? run.s.reserveMax : 1 + Math.floor(rand() * run.s.reserveMax);
   const spent: Settlement[] = []; // outcomes already sent: replaying one must be refused (fencing)
@@ -153,7 +161,7 @@ async function reserve(run: Run, name: string, mode: 'batch' | 'single', seed: n
 
 /** The cron and a dashboard: ticks, reads counts (G6 in Redis) and, if asked, moves the clock. */
 async function watch(run: Run) {
-  const engine = testEngine(run.clock);
+  const engine = run.newEngine(run.clock);
   let quiet = 0;
   let lastPending = -1;
   while (!done(run)) {
@@ -170,20 +178,26 @@ async function watch(run: Run) {
   }
 }
 
-async function runScenario(s: Scenario) {
+/**
+ * @param newEngine how each producer, reserver and watcher gets its engine
+ * @param name the queue's name (a new unique one when omitted)
+ */
+async function runScenario(s: Scenario, newEngine: (clock: TestClock) => Engine = testEngine, name?: string) {
   const clock = testClock();
-  const admin = testEngine(clock);
-  const queue = await createQueue(admin, {
+  const admin = newEngine(clock);
+  const config = {
     concurrency: s.concurrency,
     keepCompleted: s.keepCompleted,
     keepFailed: 100_000,
     // Leases never expire here (G3 under expiry is a regression test); the clock moves < 1 day.
     timeoutMs: 86_400_000,
     backoff: { type: 'exponential', delayMs: 200, maxDelayMs: 1000, jitter: true },
-  });
-  const run: Run = { s, queue, clock, checker: new DeliveryChecker(), producing: 0, stopped: false, stalled: false, staleRefused: 0, activeSamples: [] };
+  } as const;
+  const queue = name ?? (await createQueue(admin, config));
+  if (name) await admin.putQueue(name, { endpoint: 'http://127.0.0.1:9/jobs', ...config });
+  const run: Run = { s, newEngine, queue, clock, checker: new DeliveryChecker(), producing: 0, stopped: false, stalled: false, staleRefused: 0, activeSamples: [] };
   const plans = planJobs(s);
-  const producers = plans.map((jobs, p) => ({ engine: testEngine(clock), jobs, cut: Math.floor((jobs.length * s.preload) / s.jobs), p }));
+  const producers = plans.map((jobs, p) => ({ engine: newEngine(clock), jobs, cut: Math.floor((jobs.length * s.preload) / s.jobs), p }));
   run.producing = producers.length;
 
   await Promise.all(producers.map(({ engine, jobs, cut, p }) => produce(run, engine, jobs, s.seed * 100 + p, 0, cut)));
@@ -248,5 +262,35 @@ describe('capacity: concurrency 3 with 16 reservers (G6)', () => {
     // The cap was reached (the first reservation takes 3 of the preloaded heads) and held.
     expect(run.checker.maxInFlight()).toBe(3);
     expect(Math.max(...run.activeSamples)).toBeLessThanOrEqual(3);
+  });
+});
+
+describe('over a pool of three databases (G1 G2 G3 G4 G5 G6)', () => {
+  let extra: PrivateStack[] = [];
+  beforeAll(async () => {
+    extra = [await startPrivateStack(), await startPrivateStack()];
+  });
+  afterAll(async () => {
+    for (const database of extra) await database.close();
+  });
+  // Database 0 is the shared stack; every engine routes by its own placements, as isolates do.
+  const poolEngine = (clock: TestClock) => {
+    const { restUrl, restToken } = stack();
+    const databases = [{ url: restUrl, token: restToken }, ...extra.map((database) => ({ url: database.restUrl, token: database.restToken }))].map(createRedis);
+    return createEngine({ redis: poolRunner(databases, new Placements(3), true), now: clock.now, allowHttpLoopback: true });
+  };
+  const rounds: (Scenario & { database: number })[] = [
+    { ...base, seed: 21, jobs: 2000, groups: 100, reservers: 12, reserveMax: 4, concurrency: 32, preload: 500, database: 1 },
+    { ...base, seed: 22, jobs: 600, groups: 60, reservers: 16, reserveMax: 3, fixedReserve: true, concurrency: 3, preload: 300, database: 2 },
+  ];
+
+  it.each(rounds)('round $seed: $jobs jobs over $groups groups, concurrency $concurrency, the queue on database $database', async (s) => {
+    const name = nameOn(`pool-round-${s.seed}-${process.pid}-`, s.database);
+    const run = await runScenario(s, poolEngine, name);
+    const control = adminClient();
+    expect(String(await control.call(['HGET', 'gq:placement', name]))).toBe(String(s.database));
+    control.close();
+    expect(run.checker.totals().retried).toBeGreaterThan(0);
+    expect(Math.max(...run.activeSamples)).toBeLessThanOrEqual(s.concurrency);
   });
 });
