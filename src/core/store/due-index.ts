@@ -8,14 +8,13 @@
 // queues: writes go where the queue lives, and reads ask every database, once each.
 import type { Redis } from '@upstash/redis';
 import { DUE_KEY } from './keys';
-import type { PoolRunner } from './pool';
 import { asQueueError } from './redis';
 
 type DueRedis = Pick<Redis, 'zadd' | 'zrange' | 'zrem'>;
 
-/** What the due index needs of a Redis client. */
+/** What the due index needs of a Redis client: one, or a pool's router with each database's (pool.ts). */
 export interface DueContext {
-  redis: DueRedis | (DueRedis & Pick<PoolRunner, 'databases'>);
+  redis: DueRedis | (DueRedis & { readonly databases: readonly DueRedis[] });
 }
 
 async function call<T>(run: () => Promise<T>): Promise<T> {
