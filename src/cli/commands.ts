@@ -1,8 +1,8 @@
 // The one-shot commands: list queues and jobs, show a job, enqueue, retry, remove, promote,
-// retry every failed job, clean finished jobs, cancel, pause and resume, repair, set or clear a group's
-// limits. Each makes its calls through GroupqClient and prints a table or a line for people, or
+// retry every failed job, clean finished jobs, cancel, pause and resume, repair, list and move a
+// queue's partitions, set or clear a group's limits. Each makes its calls through GroupqClient and prints a table or a line for people, or
 // one JSON document with --json. The monitor lives in monitor.ts.
-import type { CleanOptions, EnqueueResult, GroupLimits, GroupqClient, Job, JobInput } from '../client';
+import type { CleanOptions, EnqueueResult, GroupLimits, GroupqClient, Job, JobInput, QueueCounts } from '../client';
 import { type FlagValues, intFlag, jsonFlag } from './args';
 import { EXIT_API_ERROR, EXIT_OK, type Output, UsageError } from './output';
 import { type Column, oneLine, relativeTime, table } from './table';
@@ -21,6 +21,12 @@ const str = (flags: FlagValues, name: string): string | undefined => {
   return typeof value === 'string' ? value : undefined;
 };
 
+/** The count columns of a queue or a partition, in the order `countsOf` gives them. */
+const countColumns = (): Column[] =>
+  ['WAITING', 'DELAYED', 'ACTIVE', 'COMPLETED', 'FAILED', 'CANCELLED', 'GROUPS'].map((header) => ({ header, align: 'right' as const }));
+
+const countsOf = (c: QueueCounts) => [c.waiting, c.delayed, c.active, c.completed, c.failed, c.cancelled, c.groups].map(String);
+
 async function queues({ client, out }: CommandContext): Promise<number> {
   const list = await client.queues();
   if (out.json) {
@@ -31,15 +37,8 @@ async function queues({ client, out }: CommandContext): Promise<number> {
     out.line('no queues');
     return EXIT_OK;
   }
-  const right = (header: string): Column => ({ header, align: 'right' });
-  const columns = [
-    { header: 'NAME' }, { header: 'PAUSED' }, right('WAITING'), right('DELAYED'), right('ACTIVE'),
-    right('COMPLETED'), right('FAILED'), right('CANCELLED'), right('GROUPS'),
-  ];
-  const rows = list.map(({ name, paused, counts: c }) => [
-    name, paused ? 'yes' : 'no', ...[c.waiting, c.delayed, c.active, c.completed, c.failed, c.cancelled, c.groups].map(String),
-  ]);
-  out.lines(table(columns, rows));
+  const rows = list.map(({ name, paused, counts }) => [name, paused ? 'yes' : 'no', ...countsOf(counts)]);
+  out.lines(table([{ header: 'NAME' }, { header: 'PAUSED' }, ...countColumns()], rows));
   return EXIT_OK;
 }
 
@@ -208,6 +207,28 @@ const repair: CommandRun = async ({ client, out, args }) => {
   return EXIT_OK;
 };
 
+const partitions: CommandRun = async ({ client, out, args }) => {
+  const list = await client.queue(args[0]!).partitions();
+  if (out.json) {
+    out.document(list);
+    return EXIT_OK;
+  }
+  const rows = list.map(({ partition, database, counts }) => [String(partition), String(database), ...countsOf(counts)]);
+  out.lines(table([{ header: 'PARTITION', align: 'right' }, { header: 'DATABASE', align: 'right' }, ...countColumns()], rows));
+  return EXIT_OK;
+};
+
+const move: CommandRun = async ({ client, out, args, flags }) => {
+  if (!/^\d{1,3}$/.test(args[1]!)) throw new UsageError(`not a partition: ${args[1]}`, 'move');
+  const partition = Number(args[1]);
+  const database = intFlag(flags, 'database', 'move', 0, 31);
+  if (database === undefined) throw new UsageError('missing --database <index>', 'move');
+  const moved = await client.queue(args[0]!).movePartition(partition, database);
+  if (out.json) out.document(moved);
+  else out.line(`partition ${moved.partition} of ${args[0]} is on database ${moved.database}`);
+  return EXIT_OK;
+};
+
 function pauseOrResume(pause: boolean): CommandRun {
   return async ({ client, out, args, flags }) => {
     const queue = client.queue(args[0]!);
@@ -282,5 +303,7 @@ export const RUNS: Record<string, CommandRun> = {
   pause: pauseOrResume(true),
   resume: pauseOrResume(false),
   repair,
+  partitions,
+  move,
   'group-limits': groupLimits,
 };

@@ -38,6 +38,6 @@ export type {
   RetryAllOptions, WaitOptions,
 } from './queue';
 export type {
-  BulkResult, EnqueueResult, GroupState, GroupSummary, Job, JobDebounce, JobState, MinuteMetrics, QueueConfig, QueueCounts, QueueInfo, QueuePut,
-  QueueSummary, Repeat,
+  BulkResult, EnqueueResult, GroupState, GroupSummary, Job, JobDebounce, JobState, MinuteMetrics, PartitionInfo, QueueConfig, QueueCounts, QueueInfo,
+  QueuePut, QueueSummary, Repeat,
 } from '../protocol/api-types';

@@ -3,7 +3,8 @@
 // schemas the types below come from.
 import type * as z from 'zod';
 import type {
-  BulkResult, EnqueueResult, GroupDetail as ApiGroupDetail, GroupState, GroupSummary, Job, MinuteMetrics, QueueCounts, QueueInfo, QueuePut, Repeat,
+  BulkResult, EnqueueResult, GroupDetail as ApiGroupDetail, GroupState, GroupSummary, Job, MinuteMetrics, PartitionInfo, QueueCounts, QueueInfo, QueuePut,
+  Repeat,
 } from '../protocol/api-types';
 import type { GroupLimits, QueueConfigInput } from '../protocol/config';
 import { MAX_WAIT_MS, isFinished } from '../protocol/constants';
@@ -246,6 +247,17 @@ export class QueueClient<T = unknown> {
       idempotent: true,
     });
     return reply.minutes;
+  }
+
+  /** Each partition: the database of the pool it lives on, and its counts (one for a queue of one partition). */
+  async partitions(): Promise<PartitionInfo[]> {
+    const reply = await this.request<{ partitions: PartitionInfo[] }>({ method: 'GET', path: `${this.base}/partitions`, idempotent: true });
+    return reply.partitions;
+  }
+
+  /** Moves partition `partition` to `database` of the pool, while the queue runs; answers once it is there. */
+  async movePartition(partition: number, database: number): Promise<PartitionInfo> {
+    return this.request<PartitionInfo>({ method: 'POST', path: `${this.base}/partitions/${partition}/move`, body: { database }, idempotent: true });
   }
 
   readonly repeats = {

@@ -23,8 +23,11 @@ function target(c: Context<AppEnv>) {
 
 /** The largest callback body: a complete's result (MAX_RESULT_BYTES of JSON) and room for the rest. */
 export const CALLBACK_MAX_BODY_BYTES = 80 * 1024;
-/** Every lease token groupq hands out: 16 hex digits (src/lua/includes/job.lua, tokenFor). */
-const LEASE_TOKEN = /^[0-9a-f]{16}$/;
+/**
+ * Every lease token groupq hands out: 16 hex digits (src/lua/includes/job.lua, tokenFor), led by
+ * `<partition>.` in a partitioned queue (src/core/store/partitions.ts publicLease).
+ */
+const LEASE_TOKEN = /^(?:\d{1,3}\.)?[0-9a-f]{16}$/;
 
 /** The callback's body, parsed with `schema`; a lease token of the wrong form is LEASE_LOST, unread. */
 async function readCallback<S extends z.ZodType<{ lease: string }>>(c: Context<AppEnv>, schema: S): Promise<z.output<S>> {

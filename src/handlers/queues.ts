@@ -17,6 +17,10 @@ export const queueRoutes = new Hono<AppEnv>()
     return c.body(null, 204);
   })
   .post('/:queue/pause', adminAuth, async (c) => c.json(await c.var.service.pauseQueue(c.req.param('queue'))))
+  .get('/:queue/partitions', adminAuth, async (c) => c.json({ partitions: await c.var.service.listPartitions(c.req.param('queue')) }))
+  .post('/:queue/partitions/:partition/move', adminAuth, async (c) =>
+    c.json(await c.var.service.movePartition(c.req.param('queue'), c.req.param('partition'), await readJson(c))),
+  )
   .post('/:queue/resume', adminAuth, async (c) => c.json(await c.var.service.resumeQueue(c.req.param('queue'))))
   // Brings back jobs stranded by scripts that failed half way (docs/http-api.md#repair).
   .post('/:queue/repair', adminAuth, async (c) => c.json(await c.var.service.repairQueue(c.req.param('queue'))));

@@ -9,6 +9,7 @@ import { ConfigCache } from '../core/store/config-cache';
 import type { Dispatcher } from '../core/run/dispatcher';
 import { createEngine } from '../core/engine';
 import { Invocation } from '../core/run/invocation';
+import { PartitionCounts } from '../core/store/partitions';
 import { Placements, poolRunner } from '../core/store/pool';
 import { createRedis } from '../core/store/redis';
 import { DueTimes } from '../core/run/runner';
@@ -24,6 +25,8 @@ interface Isolate {
   /** One client per database of the pool, database 0 first. */
   databases: ReturnType<typeof createRedis>[];
   placements: Placements;
+  /** What is known of queues' partition counts (src/core/engine/partitions.ts). */
+  partitions: PartitionCounts;
   signers: Signers;
   due: DueTimes;
   /** Queues' configs as read a moment ago: what auth and CORS checks read. */
@@ -42,6 +45,7 @@ function isolateOf(env: Env): Isolate {
       settings,
       databases: settings.databases.map(createRedis),
       placements: new Placements(settings.databases.length),
+      partitions: new PartitionCounts(),
       signers: createSigners(settings.signingSecrets),
       due: new DueTimes(),
       configs: new ConfigCache(),
@@ -72,6 +76,7 @@ export function openInvocation(
     redis: databases.length === 1 ? databases[0]! : poolRunner(databases, isolate.placements, settings.scriptKeyLocking),
     allowHttpLoopback: settings.allowHttpLoopback,
     keyLocking: settings.scriptKeyLocking,
+    partitions: isolate.partitions,
   });
   return {
     settings,

@@ -17,7 +17,7 @@ Errors  {-1} QUEUE_NOT_FOUND
 ]]
 -- @include errors
 
-if redis.call('HEXISTS', KEYS[1], 'config') == 0 then return { QUEUE_NOT_FOUND } end
+if not hasQueue(KEYS[1]) then return { QUEUE_NOT_FOUND } end
 local zset = ({ completed = KEYS[3], failed = KEYS[4], cancelled = KEYS[5] })[ARGV[1]]
 local popped = redis.call('ZPOPMIN', zset, tonumber(ARGV[2]))
 local ids = {}

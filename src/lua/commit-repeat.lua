@@ -31,6 +31,7 @@ Errors  {-1} QUEUE_NOT_FOUND, {-7} REPEAT_NOT_FOUND
 -- @include group
 -- @include insert
 -- @include quota
+-- @include partition
 
 local K = { jobs = KEYS[2], ready = KEYS[3], delayed = KEYS[4], active = KEYS[5], held = KEYS[8], prioritized = KEYS[9] }
 local repeatsKey, repeatDueKey, groupKey = KEYS[6], KEYS[7], KEYS[10]
@@ -38,6 +39,7 @@ local now, key, group = tonumber(ARGV[1]), ARGV[2], ARGV[6]
 local version, runAt, nextRunAt = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 
 local M = openMeta(KEYS[1], { groupField(group) })
+checkPartition(M, group)
 if not M.cfg then return { QUEUE_NOT_FOUND } end
 local specJson = redis.call('HGET', repeatsKey, key)
 if not specJson then return { REPEAT_NOT_FOUND } end

@@ -13,7 +13,7 @@ Errors  {-1} QUEUE_NOT_FOUND, {-7} REPEAT_NOT_FOUND
 -- @include errors
 
 local metaKey, repeatsKey, repeatDueKey, key = KEYS[1], KEYS[2], KEYS[3], ARGV[1]
-if redis.call('HEXISTS', metaKey, 'config') == 0 then return { QUEUE_NOT_FOUND } end
+if not hasQueue(metaKey) then return { QUEUE_NOT_FOUND } end
 if redis.call('HDEL', repeatsKey, key) == 0 then return { REPEAT_NOT_FOUND } end
 redis.call('ZREM', repeatDueKey, key)
 return { 1 }

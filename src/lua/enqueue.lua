@@ -57,6 +57,7 @@ Costs of the quotas: nothing for the admin (the count lives in meta); a publish 
 -- @include dedup
 -- @include reserve
 -- @include quota
+-- @include partition
 
 local now, r, n, published = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4] == '1'
 local F = 4 -- ARGV fields of job i start after F + (i - 1) * 6
@@ -64,7 +65,9 @@ local function arg(i, field) return ARGV[F + (i - 1) * 6 + field] end
 
 local groupFields = {}
 for i = 1, n do groupFields[i] = groupField(arg(i, 2)) end
+
 local M = openMeta(KEYS[1], groupFields)
+for i = 1, n do checkPartition(M, arg(i, 2)) end
 if not M.cfg then return { QUEUE_NOT_FOUND } end
 local cfg = M.cfg
 local maxDelay = maxDelayOf(cfg)

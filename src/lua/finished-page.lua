@@ -16,7 +16,7 @@ Errors  {-1} QUEUE_NOT_FOUND
 -- @include errors
 -- @include job
 
-if redis.call('HEXISTS', KEYS[1], 'config') == 0 then return { QUEUE_NOT_FOUND } end
+if not hasQueue(KEYS[1]) then return { QUEUE_NOT_FOUND } end
 local zset = ({ completed = KEYS[3], failed = KEYS[4] })[ARGV[1]]
 local ids = redis.call('ZRANGE', zset, 0, tonumber(ARGV[2]) - 1)
 if #ids == 0 then return { 1, {} } end

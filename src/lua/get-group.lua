@@ -24,10 +24,12 @@ Errors  {-1} QUEUE_NOT_FOUND, {-6} GROUP_NOT_FOUND
 -- @include meta
 -- @include view
 -- @include flow
+-- @include partition
 
 local K = { jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5], pausedGroups = KEYS[6], prioritized = KEYS[7] }
 local group, now, limit = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local M = openMeta(KEYS[1], { groupField(group) })
+checkPartition(M, group)
 if not M.cfg then return { QUEUE_NOT_FOUND } end
 local state = groupState(K, M, KEYS[8], group, now)
 local limits = metaGet(M, 'l:' .. group)

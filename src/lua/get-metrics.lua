@@ -13,7 +13,7 @@ Errors  {-1} QUEUE_NOT_FOUND
 -- @include errors
 
 local COUNT_SPAN = 100000000
-if redis.call('HEXISTS', KEYS[1], 'config') == 0 then return { QUEUE_NOT_FOUND } end
+if not hasQueue(KEYS[1]) then return { QUEUE_NOT_FOUND } end
 local fields = {}
 for _, prefix in ipairs({ 'm:', '' }) do
   for _, kind in ipairs({ 'c', 'f', 'r' }) do

@@ -24,10 +24,12 @@ Errors  {-1} QUEUE_NOT_FOUND
 -- @include job
 -- @include meta
 -- @include group
+-- @include partition
 
 local K = { jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5], prioritized = KEYS[6] }
 local now, group, limits, groupKey = tonumber(ARGV[1]), ARGV[2], ARGV[3], KEYS[7]
 local M = openMeta(KEYS[1], { groupField(group) })
+checkPartition(M, group)
 if not M.cfg then return { QUEUE_NOT_FOUND } end
 local B = newBatch(M, now)
 -- The group's state under the old limits first (a one-job group becoming a flow group).

@@ -14,7 +14,7 @@ Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND
 -- @include errors
 -- @include job
 
-if redis.call('HEXISTS', KEYS[1], 'config') == 0 then return { QUEUE_NOT_FOUND } end
+if not hasQueue(KEYS[1]) then return { QUEUE_NOT_FOUND } end
 local raw = redis.call('HGET', KEYS[2], ARGV[1])
 if not raw then return { JOB_NOT_FOUND } end
 local state = decodeJob(raw)

@@ -15,7 +15,7 @@ Errors  {-1} QUEUE_NOT_FOUND
 -- @include order
 -- @include hash-page
 
-if redis.call('HEXISTS', KEYS[1], 'config') == 0 then return { QUEUE_NOT_FOUND } end
+if not hasQueue(KEYS[1]) then return { QUEUE_NOT_FOUND } end
 local names, next = hashPage(KEYS[1], 'g:*', tonumber(ARGV[1]), ARGV[2] or '0', ARGV[3] or '', ARGV[4] or '',
   ARGV[5], function(field) return string.sub(field, 3) end)
 return { 1, next, names }

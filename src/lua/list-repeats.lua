@@ -9,5 +9,5 @@ Errors  {-1} QUEUE_NOT_FOUND
 ]]
 -- @include errors
 
-if redis.call('HEXISTS', KEYS[1], 'config') == 0 then return { QUEUE_NOT_FOUND } end
+if not hasQueue(KEYS[1]) then return { QUEUE_NOT_FOUND } end
 return { 1, redis.call('HGETALL', KEYS[2]) }

@@ -26,6 +26,7 @@ Errors  {-1} QUEUE_NOT_FOUND
 -- @include meta
 -- @include group
 -- @include view
+-- @include partition
 
 local K = {
   jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5], pausedGroups = KEYS[6],
@@ -33,6 +34,7 @@ local K = {
 }
 local group, groupKey, now = ARGV[1], KEYS[8], tonumber(ARGV[3])
 local M = openMeta(KEYS[1], { groupField(group) })
+checkPartition(M, group)
 if not M.cfg then return { QUEUE_NOT_FOUND } end
 local B = newBatch(M, now)
 

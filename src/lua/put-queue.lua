@@ -7,23 +7,28 @@ KEYS[1] meta  hash  config and counters (meta.lua)
 ARGV[1] now (epoch ms)
 ARGV[2] config JSON (validated and defaulted by the caller)
 ARGV[3] a random secret, kept if the queue has one (lease tokens derive from it)
+ARGV[4] 'root': the meta is a partitioned queue's root (errors.lua refuseRoot): it keeps the
+        config and the count, and has no timer; '' a queue's or a partition's own
 
 Returns {1, created 0|1, previous config JSON or '', dueAt} (the caller unindexes the previous
   config's publish tokens)
-Errors  {-8} QUEUE_DELETING: the queue is still being deleted (the caller finishes that first)
+Errors  {-8} QUEUE_DELETING: the queue is still being deleted (the caller finishes that first);
+  {-15, partitions} PARTITIONS_FIXED: the config asks for another count than the queue's
 ]]
 -- @include errors
 -- @include job
 -- @include meta
 
-local now = tonumber(ARGV[1])
-local M = openMeta(KEYS[1], { 'deleting' })
+local now, root = tonumber(ARGV[1]), ARGV[4] == 'root'
+local partitions = cjson.decode(ARGV[2]).partitions or 1
+local M = openMeta(KEYS[1], { 'deleting' }, true)
 if M.v.deleting then return { QUEUE_DELETING } end
 local previous = M.v.config or ''
+if M.cfg and (M.cfg.partitions or 1) ~= partitions then return { PARTITIONS_FIXED, M.cfg.partitions or 1 } end
 metaSet(M, 'config', ARGV[2])
 if not M.v.secret then metaSet(M, 'secret', ARGV[3]) end
 -- A new queue holds no job: its count (quota.lua) starts known, never computed from its keys.
 if previous == '' and not M.v.live then metaSet(M, 'live', '0') end
-noteTimer(M, now)
+if root then metaSet(M, 'partitions', tostring(partitions)) else noteTimer(M, now) end
 saveMeta(M)
 return { 1, previous == '' and 1 or 0, previous, dueReport(M, now) }

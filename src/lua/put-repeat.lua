@@ -19,6 +19,7 @@ Errors  {-1} QUEUE_NOT_FOUND, {-9, max} TOO_MANY_REPEATS
 -- @include errors
 -- @include job
 -- @include meta
+-- @include partition
 
 local repeatsKey, repeatDueKey = KEYS[2], KEYS[3]
 local key, nextRunAt, maxRepeats = ARGV[1], tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -26,6 +27,7 @@ local M = openMeta(KEYS[1])
 if not M.cfg then return { QUEUE_NOT_FOUND } end
 
 local spec = cjson.decode(ARGV[2])
+checkPartition(M, spec.group)
 local existing = redis.call('HGET', repeatsKey, key)
 if existing then
   local previous = cjson.decode(existing)

@@ -9,6 +9,8 @@ Errors  {-1} QUEUE_NOT_FOUND
 ]]
 -- @include errors
 
-local config = redis.call('HGET', KEYS[1], 'config')
-if not config then return { QUEUE_NOT_FOUND } end
-return { 1, config }
+-- A moved queue's config is where it went (refuseMoving); one being moved still reads here.
+local found = redis.call('HMGET', KEYS[1], 'config', 'moved')
+refuseMoving(false, found[2])
+if not found[1] then return { QUEUE_NOT_FOUND } end
+return { 1, found[1] }

@@ -12,6 +12,8 @@ export type QueueInfo = z.output<typeof responses.queueInfoSchema>;
 /** PUT of a queue's answer: its config and counts (no `paused`: GET tells). */
 export type QueuePut = z.output<typeof responses.queuePutSchema>;
 export type QueueSummary = z.output<typeof responses.queueSummarySchema>;
+/** One partition of a queue (GET /v1/queues/{queue}/partitions). */
+export type PartitionInfo = z.output<typeof responses.partitionSchema>;
 export type EnqueueResult = z.output<typeof responses.enqueueResultSchema>;
 /** What a bulk action did: `done` false when jobs of that state remain (its budget ran out: call again). */
 export type BulkResult = z.output<typeof responses.bulkResultSchema>;

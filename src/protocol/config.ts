@@ -72,6 +72,7 @@ const ADDED_DEFAULTS = {
   publishMaxDelayMs: 0,
   publishCallbackOrigins: [],
   publishRateLimit: { max: 120, periodMs: 60_000 },
+  partitions: 1,
 } as const;
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -130,7 +131,8 @@ const originSchema = z.string().refine((value) => {
   }
 }, 'an origin is scheme://host[:port], with no path or trailing slash');
 
-export function queueConfigSchema(options: ConfigOptions = {}) {
+/** The config's fields (what the API shows of a config builds on them: responses.ts). */
+export function queueConfigFields(options: ConfigOptions = {}) {
   return z
     .object({
       endpoint: pushUrlSchema(options, 'endpoint'),
@@ -181,8 +183,30 @@ export function queueConfigSchema(options: ConfigOptions = {}) {
       signingSecret: signingSecretSchema.optional(),
       /** The next secret while rotating: both sign until it replaces signingSecret (write-only). */
       signingSecretNext: signingSecretSchema.optional(),
+      /**
+       * Partitions the queue's groups are spread over (docs/scaling-out.md#partitioned-queues);
+       * fixed when the queue is created. @default 1
+       */
+      partitions: int(1, 256).default(ADDED_DEFAULTS.partitions),
     })
     .strict();
+}
+
+/** A config as PUT sends it: its fields, and limits each partition can have a share of. */
+export function queueConfigSchema(options: ConfigOptions = {}) {
+  return queueConfigFields(options).superRefine((config, ctx) => {
+    // Each partition gets a share of the queue-wide limits: at least 1 each, so each progresses.
+    const totals = [
+      ['concurrency', config.concurrency],
+      ['rateLimit.max', config.rateLimit?.max],
+      ['maxJobs', config.maxJobs],
+    ] as const;
+    for (const [path, total] of totals) {
+      if (total === undefined || total >= config.partitions) continue;
+      const message = `${path} must be at least partitions (${config.partitions}): each partition gets a share of it`;
+      ctx.addIssue({ code: 'custom', path: path.split('.'), message });
+    }
+  });
 }
 
 /** What a bearer token may look like (admin and publish tokens alike): anything else is refused unread. */
@@ -197,8 +221,11 @@ const signingSecretSchema = z
 export type QueueConfigInput = z.input<ReturnType<typeof queueConfigSchema>>;
 type ParsedConfig = z.output<ReturnType<typeof queueConfigSchema>>;
 
-/** The config as stored in Redis: publish tokens only as hashes. */
-export type StoredConfig = Omit<ParsedConfig, 'publishTokens'> & { publishTokenHashes: string[] };
+/**
+ * The config as stored in Redis: publish tokens only as hashes. A partition of a partitioned
+ * queue stores its index and its shares of the queue-wide limits (src/core/engine/partitions.ts).
+ */
+export type StoredConfig = Omit<ParsedConfig, 'publishTokens'> & { publishTokenHashes: string[]; partition?: number };
 
 /**
  * The config as the API shows it: publish tokens are write-only, shown as a count; signing
@@ -216,7 +243,7 @@ export async function toStoredConfig(config: ParsedConfig): Promise<StoredConfig
 }
 
 export function toPublicConfig(stored: StoredConfig): QueueConfig {
-  const { publishTokenHashes, signingSecret, signingSecretNext, ...rest } = stored;
+  const { publishTokenHashes, signingSecret, signingSecretNext, partition: _partition, ...rest } = stored;
   return {
     ...rest,
     publishTokens: publishTokenHashes.length,

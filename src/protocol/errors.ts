@@ -26,6 +26,8 @@ export const ERROR_STATUS = {
   RATE_LIMITED: 429,
   INTERNAL: 500,
   REDIS_UNAVAILABLE: 503,
+  /** The partition (or queue) is moving to another database of the pool: try again in a moment. */
+  PARTITION_MOVING: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -137,6 +137,11 @@ export const pageSchema = z
   })
   .strict();
 
+/** A partition of a queue, in a path (docs/scaling-out.md#moving-a-partition). */
+export const partitionParamSchema = z.coerce.number().int().min(0).max(255);
+/** Where a partition moves: a database of the pool, by its index. */
+export const moveInputSchema = z.object({ database: z.number().int().min(0).max(31) }).strict();
+
 export const repeatKeySchema = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'repeat keys are 1-128 of A-Z a-z 0-9 . _ : -');
 
 export const repeatInputSchema = z

@@ -9,7 +9,7 @@ import { MAX_WAIT_MS } from './constants';
 import type { ErrorCode } from './errors';
 import {
   batchInputSchemaFor, cleanJobsSchema, groupParamSchema, jobIdSchema, jobInputSchema, jobPatchSchema, listJobsSchema,
-  pageSchema, queueNameSchema, repeatInputSchema, repeatKeySchema, retryJobsSchema,
+  moveInputSchema, pageSchema, partitionParamSchema, queueNameSchema, repeatInputSchema, repeatKeySchema, retryJobsSchema,
 } from './job-input';
 import * as r from './responses';
 
@@ -39,6 +39,7 @@ export const PATH_PARAMETERS: Record<string, z.ZodType> = {
   id: jobIdSchema,
   group: groupParamSchema,
   key: repeatKeySchema,
+  partition: partitionParamSchema,
 };
 
 /** Codes any route of a kind may answer with: checked before the route's own work. */
@@ -46,7 +47,7 @@ export const COMMON_ERRORS: Record<'admin' | 'publish' | 'body' | 'redis', Error
   admin: ['UNAUTHORIZED'],
   publish: ['UNAUTHORIZED'],
   body: ['BAD_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE', 'VALIDATION_FAILED'],
-  redis: ['REDIS_UNAVAILABLE', 'INTERNAL'],
+  redis: ['REDIS_UNAVAILABLE', 'PARTITION_MOVING', 'INTERNAL'],
 };
 
 const Q = '/v1/queues/{queue}';
@@ -120,6 +121,16 @@ export const OPERATIONS: Operation[] = [
   queueOp('post', `${Q}/resume`, 'resumeQueue', 'Resume a queue', { ok: { 200: r.queuePausedSchema } }),
   queueOp('post', `${Q}/repair`, 'repairQueue', 'Bring back jobs that scripts failing half way left in no index', {
     ok: { 200: r.repairReportSchema },
+  }),
+  queueOp('get', `${Q}/partitions`, 'listPartitions', "A queue's partitions: the database each lives on, and its counts", {
+    description: 'A queue of one partition has one: the queue itself (docs/scaling-out.md).',
+    ok: { 200: r.partitionListSchema },
+  }),
+  queueOp('post', `${Q}/partitions/{partition}/move`, 'movePartition', 'Move a partition to another database of the pool, while the queue runs', {
+    description:
+      'Answers once the move is done. Meanwhile calls that need the partition answer 503 PARTITION_MOVING with Retry-After (docs/scaling-out.md#moving-a-partition).',
+    body: moveInputSchema,
+    ok: { 200: r.partitionSchema },
   }),
   queueOp('get', `${Q}/metrics`, 'getMetrics', 'Outcomes per minute, the last 60 minutes, oldest first', { ok: { 200: r.metricsSchema } }),
 

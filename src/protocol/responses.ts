@@ -3,7 +3,7 @@
 // (openapi.ts). Nothing parses responses with them at run time, so only `import type` reaches
 // this module from the Worker and the client: the client's bundle stays free of zod.
 import * as z from 'zod';
-import { type QueueConfig, type QueueConfigInput, groupLimitsSchema, queueConfigSchema } from './config';
+import { type QueueConfig, type QueueConfigInput, groupLimitsSchema, queueConfigFields } from './config';
 import { ERROR_STATUS } from './errors';
 import { type GroupState, JOB_STATES } from './job-input';
 
@@ -31,7 +31,7 @@ export const queueCountsSchema = z.object({
  * The config as the API shows it (QueueConfig): every field with its default filled in, publish
  * tokens as their count, signing secrets as whether they are set (both are write-only).
  */
-export const queueConfigViewSchema = queueConfigSchema()
+export const queueConfigViewSchema = queueConfigFields()
   .omit({ publishTokens: true, signingSecret: true, signingSecretNext: true })
   .extend({
     publishTokens: count.describe('How many publish tokens the queue has (they are write-only).'),
@@ -167,6 +167,12 @@ export const batchResultSchema = z.object({ jobs: z.array(z.union([enqueueResult
 export const repeatListSchema = z.object({ repeats: z.array(repeatSchema) });
 export const repeatPutSchema = z.object({ key: z.string(), nextRunAt: instant.nullable() });
 export const metricsSchema = z.object({ minutes: z.array(minuteMetricsSchema) });
+export const partitionSchema = z.object({
+  partition: count,
+  database: count.describe('The database of the pool it lives on, by its index (0: the control database).'),
+  counts: queueCountsSchema,
+});
+export const partitionListSchema = z.object({ partitions: z.array(partitionSchema) });
 export const repairReportSchema = z.object({
   reindexed: count.describe('Job records put back into the index they were missing from.'),
   offered: count.describe('Groups whose next job was offered again.'),

@@ -370,3 +370,27 @@ describe('API errors, connection and token', () => {
     expect(result.stderr).toMatch(/^groupq: NETWORK_ERROR: GET http:\/\/127\.0\.0\.1:9\/v1\/queues got no answer: .+ \(check GROUPQ_URL or --url, and that the Worker runs\)\n$/);
   });
 });
+
+describe('partitions and move', () => {
+  test("a table of the queue's partitions, each with its database and counts; move needs a pool", async () => {
+    const queue = uniqueQueue('cli-partitions');
+    await putQueue(suite.worker, queue, { endpoint: endpoint.url, partitions: 3 });
+    await suite.worker.api(`/v1/queues/${queue}/pause`, { method: 'POST' });
+    const groups = ['a', 'b', 'c', 'd', 'e', 'f'];
+    for (const group of groups) await enqueue(suite.worker, queue, { group, data: 1 });
+
+    const human = await cli(['partitions', queue], env);
+    expect(human).toMatchObject({ code: 0, stderr: '' });
+    const rows = rowsByFirstCell(human.stdout);
+    expect(rows.get('PARTITION')).toEqual(['PARTITION', 'DATABASE', 'WAITING', 'DELAYED', 'ACTIVE', 'COMPLETED', 'FAILED', 'CANCELLED', 'GROUPS']);
+    const list = json<{ partition: number; database: number; counts: { waiting: number } }[]>(await cli(['partitions', queue, '--json'], env));
+    expect(list.map((p) => [p.partition, p.database])).toEqual([[0, 0], [1, 0], [2, 0]]);
+    expect(list.reduce((sum, p) => sum + p.counts.waiting, 0)).toBe(groups.length);
+    for (const p of list) expect(rows.get(String(p.partition))?.[2]).toBe(String(p.counts.waiting));
+
+    const refused = await cli(['move', queue, '1', '--database', '0'], env);
+    expect(refused).toMatchObject({ code: 1, stdout: '' });
+    expect(refused.stderr).toMatch(/^groupq: VALIDATION_FAILED: database: a move needs a pool of databases/);
+    expect(await cli(['move', queue, 'x', '--database', '1'], env)).toMatchObject({ code: 2 });
+  });
+});

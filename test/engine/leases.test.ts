@@ -30,7 +30,7 @@ describe('reserve', () => {
     expect(config.timeoutMs).toBe(30_000);
     expect(jobs).toEqual([
       {
-        id: 'j', queue: q, group: 'g', data: { n: 1 }, rawData: '{"n":1}', attempt: 1, maxAttempts: 3,
+        id: 'j', queue: q, tag: q, group: 'g', data: { n: 1 }, rawData: '{"n":1}', attempt: 1, maxAttempts: 3,
         orderMs: T0, createdAt: T0, timeoutMs: 30_000, lease: { token: expect.any(String), expiresAt: T0 + 35_000 },
         seq: 1, solo: false, callback: false, named: true,
       },
@@ -74,7 +74,7 @@ describe('complete', () => {
   it('with keepCompleted 0 the job is deleted at once', async () => {
     const { engine, q } = await setupQueue();
     await engine.enqueue(q, { id: 'j', group: 'g' });
-    expect(await engine.complete(q, { ...ref(await reserveOne(engine, q)), result: { ok: 1 } })).toEqual({ state: 'completed', next: [], target: expect.objectContaining({ endpoint: expect.any(String) }), outcomes: [] });
+    expect(await engine.complete(q, { ...ref(await reserveOne(engine, q)), result: { ok: 1 } })).toEqual({ state: 'completed', next: [], target: expect.objectContaining({ endpoint: expect.any(String) }), outcomes: [], tag: q });
     await rejectsWith(engine.getJob(q, 'j'), 'JOB_NOT_FOUND');
     expect((await engine.getQueue(q)).counts).toMatchObject({ completed: 0, active: 0, groups: 0 });
   });
@@ -121,7 +121,7 @@ describe('fail', () => {
   async function failAndDelay(engine: Engine, q: string, now: number, id: string) {
     const job = await reserveOne(engine, q);
     expect(job.id).toBe(id);
-    expect(await engine.fail(q, { ...ref(job), error: `attempt ${job.attempt}` })).toEqual({ state: 'waiting', next: [], target: expect.objectContaining({ endpoint: expect.any(String) }), outcomes: [] });
+    expect(await engine.fail(q, { ...ref(job), error: `attempt ${job.attempt}` })).toEqual({ state: 'waiting', next: [], target: expect.objectContaining({ endpoint: expect.any(String) }), outcomes: [], tag: q });
     const view = await engine.getJob(q, id);
     expect(view).toMatchObject({ state: 'waiting', attempts: job.attempt, error: `attempt ${job.attempt}` });
     return view.runAt! - now;

@@ -46,6 +46,7 @@ describe('recording an outcome', () => {
     expect(settled.outcomes).toEqual([
       {
         queue: q,
+        tag: q,
         id: 'j',
         record: { u: CALLBACK, g: 'g', s: 'completed', r: '{"big":"12345678901234567890","list":[]}', a: 1, f: T0, n: 1, t: T0 + LEASE_MS },
         secrets: { signingSecret: undefined, signingSecretNext: undefined }, // the deployment's

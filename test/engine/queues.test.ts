@@ -245,7 +245,7 @@ describe('pauseQueue, resumeQueue', () => {
     expect((await engine.reserve(q, 10)).jobs).toEqual([]);
     expect((await engine.tick(q)).readyDue).toBe(false);
     const done = await engine.complete(q, { id: active!.id, lease: active!.lease.token }, 10);
-    expect(done).toEqual({ state: 'completed', next: [], target: expect.objectContaining({ endpoint: expect.any(String) }), outcomes: [] });
+    expect(done).toEqual({ state: 'completed', next: [], target: expect.objectContaining({ endpoint: expect.any(String) }), outcomes: [], tag: q });
 
     expect(await engine.resumeQueue(q)).toEqual({ name: q, paused: false });
     expect((await engine.getQueue(q)).paused).toBe(false);

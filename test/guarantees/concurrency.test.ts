@@ -2,16 +2,17 @@
 // @upstash/redis client through the REST bridge), as parallel Worker invocations would be.
 // Every lease and enqueue is recorded; the checker then proves G1-G6 on the record. Each
 // scenario runs several rounds with different seeds and shapes; two of them again over a pool of
-// three databases (docs/scaling-out.md), each engine with placements of its own as an isolate has.
+// three databases with the queue in 8 partitions (docs/scaling-out.md), each engine with
+// placements and partition counts of its own as an isolate has (G5 within each partition).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Engine, createEngine } from '../../src/core/engine';
-import { Placements, poolRunner } from '../../src/core/store/pool';
+import { partitionOf as groupPartition } from '../../src/core/store/partitions';
+import { Placements, placePartitions, poolRunner } from '../../src/core/store/pool';
 import { createRedis } from '../../src/core/store/redis';
 import { QueueError } from '../../src/protocol/errors';
 import type { LeasedJob, Settlement } from '../../src/core/engine/leases';
 import { type Action, type Delivery, DeliveryChecker, type JobSpec } from '../helpers/checker';
 import { T0, type TestClock, createQueue, testClock, testEngine } from '../helpers/engine';
-import { nameOn } from '../helpers/pool';
 import { hash, prng } from '../helpers/random';
 import { adminClient, stack } from '../helpers/stack';
 import { type PrivateStack, startPrivateStack } from '../helpers/worker';
@@ -33,6 +34,8 @@ interface Scenario {
   orderMs: 'explicit' | 'now';
   /** moving: retries use the real backoff and a cron loop moves the clock and ticks. */
   clock: 'fixed' | 'moving';
+  /** The queue's partitions (docs/scaling-out.md#partitioned-queues). @default 1 */
+  partitions?: number;
 }
 
 /** Lets other reservers run while a job is "being processed", so real overlaps would show. */
@@ -192,6 +195,7 @@ async function runScenario(s: Scenario, newEngine: (clock: TestClock) => Engine 
     // Leases never expire here (G3 under expiry is a regression test); the clock moves < 1 day.
     timeoutMs: 86_400_000,
     backoff: { type: 'exponential', delayMs: 200, maxDelayMs: 1000, jitter: true },
+    partitions: s.partitions ?? 1,
   } as const;
   const queue = name ?? (await createQueue(admin, config));
   if (name) await admin.putQueue(name, { endpoint: 'http://127.0.0.1:9/jobs', ...config });
@@ -216,7 +220,9 @@ async function runScenario(s: Scenario, newEngine: (clock: TestClock) => Engine 
 
   const checker = run.checker;
   expect(run.stalled, `stalled with ${checker.pending()} jobs unfinished`).toBe(false);
-  expect(checker.violations({ concurrency: s.concurrency, oldestFirst: true })).toEqual([]);
+  // G5 holds within each partition (a partitioned queue's partitions are served side by side).
+  const partitionOf = (group: string) => groupPartition(group, s.partitions ?? 1);
+  expect(checker.violations({ concurrency: s.concurrency, oldestFirst: true, partitionOf })).toEqual([]);
   // The order checks decided many comparisons: they did not pass by skipping every race.
   expect(checker.decided.groupOrder).toBeGreaterThan(0);
   expect(checker.decided.oldestFirst).toBeGreaterThan(0);
@@ -265,7 +271,7 @@ describe('capacity: concurrency 3 with 16 reservers (G6)', () => {
   });
 });
 
-describe('over a pool of three databases (G1 G2 G3 G4 G5 G6)', () => {
+describe('over a pool of three databases, the queue in 8 partitions (G1 G2 G3 G4 G5 G6)', () => {
   let extra: PrivateStack[] = [];
   beforeAll(async () => {
     extra = [await startPrivateStack(), await startPrivateStack()];
@@ -279,17 +285,20 @@ describe('over a pool of three databases (G1 G2 G3 G4 G5 G6)', () => {
     const databases = [{ url: restUrl, token: restToken }, ...extra.map((database) => ({ url: database.restUrl, token: database.restToken }))].map(createRedis);
     return createEngine({ redis: poolRunner(databases, new Placements(3), true), now: clock.now, allowHttpLoopback: true });
   };
-  const rounds: (Scenario & { database: number })[] = [
-    { ...base, seed: 21, jobs: 2000, groups: 100, reservers: 12, reserveMax: 4, concurrency: 32, preload: 500, database: 1 },
-    { ...base, seed: 22, jobs: 600, groups: 60, reservers: 16, reserveMax: 3, fixedReserve: true, concurrency: 3, preload: 300, database: 2 },
+  const rounds: Scenario[] = [
+    { ...base, seed: 21, jobs: 2000, groups: 100, reservers: 12, reserveMax: 4, concurrency: 32, preload: 500, partitions: 8 },
+    { ...base, seed: 22, jobs: 600, groups: 60, reservers: 16, reserveMax: 3, fixedReserve: true, concurrency: 8, preload: 300, partitions: 8 },
   ];
 
-  it.each(rounds)('round $seed: $jobs jobs over $groups groups, concurrency $concurrency, the queue on database $database', async (s) => {
-    const name = nameOn(`pool-round-${s.seed}-${process.pid}-`, s.database);
+  it.each(rounds)('round $seed: $jobs jobs over $groups groups, concurrency $concurrency, 8 partitions', async (s) => {
+    const name = `pool-round-${s.seed}-${process.pid}`;
     const run = await runScenario(s, poolEngine, name);
+    // Each partition recorded where placement put it: the 8 spread over the 3 databases.
     const control = adminClient();
-    expect(String(await control.call(['HGET', 'gq:placement', name]))).toBe(String(s.database));
+    const recorded = await Promise.all(Array.from({ length: 8 }, async (_, p) => Number(await control.call(['HGET', 'gq:placement', `${name}:${p}`]))));
     control.close();
+    expect(recorded).toEqual(placePartitions(name, 8, 3));
+    expect(new Set(recorded).size).toBe(3);
     expect(run.checker.totals().retried).toBeGreaterThan(0);
     expect(Math.max(...run.activeSamples)).toBeLessThanOrEqual(s.concurrency);
     // The extra databases' bridges run in this process, beside the reservers: slower than the rest.

@@ -12,15 +12,16 @@
 // (orderMs, enqueue order) with a retried job kept at its group's head (G2), every job completed
 // or failed with attempts 1, 2, ... each ending as its outcome calls for (G3), re-sent ids
 // answered as duplicates (G4), never more than the queue's concurrency in flight (G6).
-// The same run goes again over a pool of three databases (docs/scaling-out.md), the queue placed on
-// database 2: every command of the three Workers routed by placement, the cron over three due indexes.
+// The same run goes again over a pool of three databases with the queue in 8 partitions
+// (docs/scaling-out.md): each group in its partition, the partitions spread over the databases,
+// every command of the three Workers routed by placement, the cron over three due indexes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GroupqClient, type JobInput, type QueueClient } from '../../src/client';
 import type { Delivery, JobSpec } from '../helpers/checker';
 import { type Endpoint, type Received, type Reply, startEndpoint } from '../helpers/endpoint';
 import { EndpointChecker } from '../helpers/endpoint-checker';
 import { createRespClient } from '../../scripts/resp.mjs';
-import { nameOn } from '../helpers/pool';
+import { placePartitions, rendezvous } from '../../src/core/store/pool';
 import { hash, prng } from '../helpers/random';
 import { ADMIN_TOKEN, type PrivateStack, type RunningWorker, startPrivateStack, startWorkers } from '../helpers/worker';
 import { callback, sleep } from '../delivery/support';
@@ -238,7 +239,12 @@ async function finalStates(queue: QueueClient): Promise<Map<string, string>> {
   return states;
 }
 
-for (const databases of [1, 3]) describe(`three Workers on ${databases === 1 ? 'one Redis' : 'a pool of three databases'} at once (G1 G2 G3 G4 G6)`, () => {
+const SETUPS = [
+  { databases: 1, partitions: 1, title: 'one Redis' },
+  { databases: 3, partitions: 8, title: 'a pool of three databases, the queue in 8 partitions' },
+];
+
+for (const { databases, partitions, title } of SETUPS) describe(`three Workers on ${title} at once (G1 G2 G3 G4 G6)`, () => {
   let stacks: PrivateStack[];
   let workers: RunningWorker[];
   let queues: QueueClient[];
@@ -249,7 +255,7 @@ for (const databases of [1, 3]) describe(`three Workers on ${databases === 1 ? '
     for (let i = 0; i < databases; i++) stacks.push(await startPrivateStack());
     const pool = stacks.slice(1).map(({ restUrl, restToken }) => ({ url: restUrl, token: restToken }));
     workers = await startWorkers(stacks[0]!, WORKERS, databases === 1 ? {} : { GROUPQ_REDIS_POOL: JSON.stringify(pool) });
-    name = databases === 1 ? 'multi' : nameOn('multi-', 2);
+    name = databases === 1 ? 'multi' : 'multi-pool';
     queues = workers.map((w) => new GroupqClient({ url: w.url, token: ADMIN_TOKEN, retries: 0 }).queue(name));
     endpoint = await startEndpoint();
   });
@@ -271,6 +277,7 @@ for (const databases of [1, 3]) describe(`three Workers on ${databases === 1 ? '
       backoff: { type: 'exponential', delayMs: 50, maxDelayMs: 400, jitter: true },
       keepCompleted: 10_000,
       keepFailed: 10_000,
+      partitions,
     });
     const crons = workers.map((_, k) => cron(run, k));
     let producing = true;
@@ -316,10 +323,14 @@ for (const databases of [1, 3]) describe(`three Workers on ${databases === 1 ? '
       return ds.some((d, i) => run.abandoned.has(`${j.id}#${d.job.attempt}`) && ds[i + 1] !== undefined && ds[i + 1]!.reserver !== d.reserver);
     });
     expect(elsewhere.length).toBeGreaterThan(0);
-    // In the pool, the queue's keys are on database 2 and only there.
+    // Each partition's keys are on the database placement chose for it, and only there (the
+    // root, its config, where the queue's name scores highest).
+    const tags = partitions === 1 ? [name] : [name, ...Array.from({ length: partitions }, (_, p) => `${name}:${p}`)];
+    const homes = partitions === 1 ? [0] : [rendezvous(name, databases), ...placePartitions(name, partitions, databases)];
+    if (partitions > 1) expect(new Set(homes.slice(1)).size).toBe(databases);
     for (const [i, stack] of stacks.entries()) {
       const redis = createRespClient({ port: stack.redisPort });
-      expect(Number(await redis.call(['EXISTS', `gq:{${name}}:meta`]))).toBe(i === databases - 1 ? 1 : 0);
+      for (const [t, tag] of tags.entries()) expect(Number(await redis.call(['EXISTS', `gq:{${tag}}:meta`])), tag).toBe(homes[t] === i ? 1 : 0);
       redis.close();
     }
   }, TEST_LIMIT_MS);

@@ -320,9 +320,10 @@ export class DeliveryChecker {
   /**
    * G5: a reservation never takes a job while another group was idle (its earlier leases ended
    * before the reservation started), its head was stored, and that head sorts before the job.
-   * Only meaningful when every job is due (orderMs <= now, no ordering window, no pauses).
+   * Only meaningful when every job is due (orderMs <= now, no ordering window, no pauses). In a
+   * partitioned queue, only within a partition (`partitionOf` a group): each is its own queue.
    */
-  oldestFirst(): string[] {
+  oldestFirst(partitionOf: (group: string) => number = () => 0): string[] {
     const out: string[] = [];
     const groups = this.deliveriesByGroup();
     for (const r of this.reservations) {
@@ -342,6 +343,7 @@ export class DeliveryChecker {
         if (!head || head.acceptedAt >= r.requestedAt) continue; // maybe not stored yet
         for (const d of r.deliveries) {
           const taken = this.jobs.get(d.job.id);
+          if (partitionOf(d.job.group) !== partitionOf(group)) continue;
           if (!taken || !(this.keyBefore(head, taken) || this.keyBefore(taken, head))) continue; // a tie we cannot order
           this.decided.oldestFirst++;
           if (this.keyBefore(head, taken)) {
@@ -357,13 +359,13 @@ export class DeliveryChecker {
   }
 
   /** Every check that applies: G1, G2, G3/G4, plus G6 and G5 when asked for. */
-  violations(options: { concurrency?: number; oldestFirst?: boolean } = {}): string[] {
+  violations(options: { concurrency?: number; oldestFirst?: boolean; partitionOf?: (group: string) => number } = {}): string[] {
     return [
       ...this.oneInFlightPerGroup(),
       ...this.groupOrder(),
       ...this.allSettled(),
       ...(options.concurrency === undefined ? [] : this.boundedInFlight(options.concurrency)),
-      ...(options.oldestFirst ? this.oldestFirst() : []),
+      ...(options.oldestFirst ? this.oldestFirst(options.partitionOf) : []),
     ];
   }
 

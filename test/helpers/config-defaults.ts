@@ -24,4 +24,5 @@ export const CONFIG_DEFAULTS = {
   publishRateLimit: { max: 120, periodMs: 60_000 },
   signingSecret: false,
   signingSecretNext: false,
+  partitions: 1,
 };

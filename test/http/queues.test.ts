@@ -44,7 +44,7 @@ describe('PUT /v1/queues/{queue}', () => {
       publishRateLimit: null,
     };
     const first = await putQueue(suite.worker, name, custom);
-    expect(first.config).toEqual({ ...custom, publishTokens: 0, signingSecret: false, signingSecretNext: false });
+    expect(first.config).toEqual({ ...custom, publishTokens: 0, signingSecret: false, signingSecretNext: false, partitions: 1 });
 
     const second = await putQueue(suite.worker, name, { endpoint: 'https://hooks.example/jobs' });
     expect(second.config).toEqual({ endpoint: 'https://hooks.example/jobs', ...CONFIG_DEFAULTS });

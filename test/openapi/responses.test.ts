@@ -122,6 +122,9 @@ describe('queues, jobs, groups and repeats', () => {
 
     // The queue as a whole.
     expect((await call('GET', `${Q}/metrics`)).body.minutes).toHaveLength(60);
+    expect((await call('GET', `${Q}/partitions`)).body.partitions).toEqual([expect.objectContaining({ partition: 0, database: 0 })]);
+    // One database: no other to move to (test/pool/move.test.ts moves partitions in a pool).
+    expect((await call('POST', `${Q}/partitions/0/move`, { json: { database: 1 } })).status).toBe(400);
     expect((await call('POST', `${Q}/repair`)).status).toBe(200);
     expect((await call('POST', `${Q}/resume`)).body.paused).toBe(false);
     expect((await call('DELETE', Q)).status).toBe(204);

@@ -5,74 +5,20 @@
 // delivered and completed, delayed ones by the cron, which reads each database's due index. A
 // queue from before the pool stays on database 0. When one database is killed (SIGKILL), the
 // queues on the others keep enqueueing and delivering, those on it answer 503 REDIS_UNAVAILABLE,
-// and once it is back from its append-only file nothing it had accepted is lost.
-import { randomBytes } from 'node:crypto';
+// and once it is back from its append-only file nothing it had accepted is lost; the same holds
+// for the partitions of one queue spread over the three.
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { freePort, startRedis } from '../../scripts/redis-server.mjs';
-import { createRespClient } from '../../scripts/resp.mjs';
-import { startBridge } from '../../scripts/rest-bridge.mjs';
-import { fnv1a32, rendezvous } from '../../src/core/store/pool';
+import { placePartitions, rendezvous } from '../../src/core/store/pool';
+import { fnv1a32, partitionOf } from '../../src/core/store/partitions';
 import { type Endpoint, startEndpoint } from '../helpers/endpoint';
-import { nameOn } from '../helpers/pool';
+import { type Database, nameOn, startDatabase } from '../helpers/pool';
 import { type RunningWorker, startWorker } from '../helpers/worker';
 
 vi.setConfig({ testTimeout: 120_000 });
 
-type RedisServer = Awaited<ReturnType<typeof startRedis>>;
-
-/** One database of the pool: a durable redis-server (restartable on its port) behind a bridge. */
-async function startDatabase(dir: string) {
-  const port = await freePort();
-  const token = randomBytes(16).toString('hex');
-  const start = async () => {
-    const server = await startRedis({ port, dir, appendonly: true });
-    const admin = createRespClient({ port });
-    // Every acknowledged write is on disk before the reply: a SIGKILL loses nothing acked.
-    await admin.call(['CONFIG', 'SET', 'appendfsync', 'always']);
-    admin.close();
-    return server;
-  };
-  let server: RedisServer = await start();
-  const bridge = await startBridge({ port: 0, redisPort: port, token });
-  return {
-    url: bridge.url,
-    token,
-    port,
-    /** Whether the database holds `key` (a raw EXISTS on its redis-server). */
-    async has(key: string): Promise<boolean> {
-      const client = createRespClient({ port });
-      try {
-        return Number(await client.call(['EXISTS', key])) === 1;
-      } finally {
-        client.close();
-      }
-    },
-    async hget(key: string, field: string): Promise<string | null> {
-      const client = createRespClient({ port });
-      try {
-        const value = await client.call(['HGET', key, field]);
-        return value === null ? null : String(value);
-      } finally {
-        client.close();
-      }
-    },
-    async kill() {
-      server.process.kill('SIGKILL');
-      await server.exited;
-    },
-    async restart() {
-      server = await start();
-    },
-    async close() {
-      await bridge.close();
-      await server.stop();
-    },
-  };
-}
-type Database = Awaited<ReturnType<typeof startDatabase>>;
 
 const poolBindings = (databases: Database[]) => ({
   GROUPQ_REDIS_POOL: JSON.stringify(databases.slice(1).map(({ url, token }) => ({ url, token }))),
@@ -253,5 +199,36 @@ describe('a pool of three databases', () => {
     for (let i = 0; i < 20; i++) expect(await completed(down, `kept-${i}`, { cron: true })).toBe(true);
     const delivered = endpoint.received.filter((r) => r.job.queue === down).map((r) => r.job.id);
     expect(new Set(delivered)).toEqual(new Set(Array.from({ length: 20 }, (_, i) => `kept-${i}`)));
+  });
+
+  it('a partitioned queue with one database killed: its other partitions go on under load, the dead one answers 503; nothing is lost', async () => {
+    // A queue of 3 partitions, one on each database; its root (its config) not on the one killed.
+    let name = '';
+    for (let i = 0; !name; i++) if (rendezvous(`split-${i}`, 3) !== 1) name = `split-${i}`;
+    await putQueue(name, { partitions: 3, concurrency: 6 });
+    const homes = placePartitions(name, 3, 3);
+    const groupsOf = (p: number) => Array.from({ length: 40 }, (_, g) => `g${g}`).filter((g) => partitionOf(g, 3) === p).slice(0, 3);
+    const deadGroups = groupsOf(homes.indexOf(1));
+    const liveGroups = [0, 1, 2].filter((p) => homes[p] !== 1).flatMap(groupsOf);
+    // Accepted before the kill, held until after it: their groups are paused.
+    for (const group of deadGroups) expect((await worker.api(`/v1/queues/${name}/groups/${group}/pause`, { method: 'POST' })).status).toBe(200);
+    for (let i = 0; i < 12; i++) expect((await enqueue(name, { id: `kept-${i}`, group: deadGroups[i % deadGroups.length] })).status).toBe(201);
+
+    await databases[1]!.kill();
+    const refused = await enqueue(name, { id: 'while-down', group: deadGroups[0] });
+    expect(refused.status).toBe(503);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('REDIS_UNAVAILABLE');
+    // Under load: producers keep enqueueing to the groups of the live partitions.
+    const ids = Array.from({ length: 60 }, (_, i) => `live-${i}`);
+    await Promise.all([0, 1, 2].map(async (k) => {
+      for (let i = k; i < ids.length; i += 3) expect((await enqueue(name, { id: ids[i], group: liveGroups[i % liveGroups.length] })).status).toBe(201);
+    }));
+    for (const id of ids) expect(await completed(name, id, { cron: true })).toBe(true);
+
+    await databases[1]!.restart();
+    for (const group of deadGroups) expect((await worker.api(`/v1/queues/${name}/groups/${group}/resume`, { method: 'POST' })).status).toBe(200);
+    for (let i = 0; i < 12; i++) expect(await completed(name, `kept-${i}`, { cron: true })).toBe(true);
+    const delivered = new Set(endpoint.received.filter((r) => r.job.queue === name).map((r) => r.job.id));
+    expect(delivered).toEqual(new Set([...ids, ...Array.from({ length: 12 }, (_, i) => `kept-${i}`)]));
   });
 });

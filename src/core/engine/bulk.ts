@@ -8,6 +8,8 @@ import { type EngineContext, parse } from '../store/context';
 import { randomSeed } from '../../protocol/ids';
 import { cleanJobsSchema, retryJobsSchema } from '../../protocol/job-input';
 import { checkQueueName } from './queues';
+import { partitionTags } from '../store/partitions';
+import { routed } from './partitions';
 import { callScript } from '../store/scripts';
 
 /** Jobs per script call. */
@@ -32,24 +34,41 @@ async function inSteps(step: () => Promise<[done: number, left: number]>, keepGo
  * A step reads the oldest failed ids with their groups, then retries them with those group keys
  * declared (retry-jobs leaves a job whose group changed meanwhile for the next read).
  */
-export async function retryJobs(ctx: EngineContext, queue: string, input: unknown, keepGoing: KeepGoing = () => true): Promise<BulkResult> {
+/** `action` on each partition of `queue` in turn, while `keepGoing` says so: one count. */
+async function eachPartition(ctx: EngineContext, queue: string, keepGoing: KeepGoing, action: (tag: string) => Promise<BulkResult>): Promise<BulkResult> {
   checkQueueName(queue);
+  return routed(ctx, queue, async (partitions) => {
+    const tags = partitionTags(queue, partitions);
+    let count = 0;
+    for (const [i, tag] of tags.entries()) {
+      const result = await action(tag);
+      count += result.count;
+      if (!result.done || (i < tags.length - 1 && !keepGoing())) return { count, done: false };
+    }
+    return { count, done: true };
+  });
+}
+
+export async function retryJobs(ctx: EngineContext, queue: string, input: unknown, keepGoing: KeepGoing = () => true): Promise<BulkResult> {
   const { state } = parse(retryJobsSchema, input);
-  return inSteps(async () => {
-    const page = await callScript(ctx, scripts.finishedPage, { queue }, [state, BULK_STEP]);
-    if (page.length === 0) return [0, 0];
-    const groups = page.filter((_, i) => i % 2 === 1);
-    const { retried, left } = await callScript(ctx, scripts.retryJobs, { queue, groups }, [ctx.now(), randomSeed(), ...page]);
-    return [retried, left];
-  }, keepGoing);
+  return eachPartition(ctx, queue, keepGoing, (tag) =>
+    inSteps(async () => {
+      const page = await callScript(ctx, scripts.finishedPage, { queue: tag }, [state, BULK_STEP]);
+      if (page.length === 0) return [0, 0];
+      const groups = page.filter((_, i) => i % 2 === 1);
+      const { retried, left } = await callScript(ctx, scripts.retryJobs, { queue: tag, groups }, [ctx.now(), randomSeed(), ...page]);
+      return [retried, left];
+    }, keepGoing),
+  );
 }
 
 /** Deletes every job of a finished state, oldest first. */
 export async function cleanJobs(ctx: EngineContext, queue: string, query: unknown, keepGoing: KeepGoing = () => true): Promise<BulkResult> {
-  checkQueueName(queue);
   const { state } = parse(cleanJobsSchema, query);
-  return inSteps(async () => {
-    const { deleted, left } = await callScript(ctx, scripts.cleanJobs, { queue }, [state, BULK_STEP]);
-    return [deleted, left];
-  }, keepGoing);
+  return eachPartition(ctx, queue, keepGoing, (tag) =>
+    inSteps(async () => {
+      const { deleted, left } = await callScript(ctx, scripts.cleanJobs, { queue: tag }, [state, BULK_STEP]);
+      return [deleted, left];
+    }, keepGoing),
+  );
 }

@@ -6,11 +6,12 @@ import { type GroupLimits, groupLimitsSchema } from '../../protocol/config';
 import { type EngineContext, parse, parseParam } from '../store/context';
 import { groupParamSchema } from '../../protocol/job-input';
 import { checkQueueName } from './queues';
+import { onGroup } from './partitions';
 import { callScript } from '../store/scripts';
 
 /** Writes `limits` as JSON ('' deletes them) once queue and group names are checked. */
 async function writeLimits(ctx: EngineContext, queue: string, group: string, limits: string) {
-  return callScript(ctx, scripts.groupLimits, { queue, group }, [ctx.now(), group, limits]);
+  return onGroup(ctx, queue, group, (tag) => callScript(ctx, scripts.groupLimits, { queue: tag, group }, [ctx.now(), group, limits]));
 }
 
 function checkTarget(queue: string, group: string): void {

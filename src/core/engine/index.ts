@@ -8,6 +8,7 @@ import * as groupLimits from './group-limits';
 import * as jobOps from './job-ops';
 import * as leases from './leases';
 import * as metrics from './metrics';
+import * as move from './move';
 import * as outcomes from './outcomes';
 import * as producer from './producer';
 import type { Publisher } from './producer';
@@ -18,10 +19,14 @@ import * as repeats from './repeats';
 import * as scheduler from './scheduler';
 import * as waitJob from './wait-job';
 import { databaseStates } from '../store/pool';
+import { PartitionCounts } from '../store/partitions';
+import * as partitions from './partitions';
 import type { ScriptRunner } from '../store/scripts';
 
 export interface EngineOptions extends ConfigOptions {
   redis: ScriptRunner;
+  /** What the isolate has learned of queues' partition counts. @default a new one */
+  partitions?: PartitionCounts;
   /** Epoch milliseconds. @default Date.now */
   now?: () => number;
   /** Send scripts with Upstash's allow-key-locking flag; off for a Redis that refuses it. @default true */
@@ -36,11 +41,13 @@ type ProgressInput = Parameters<typeof leases.progress>[2];
 type OutcomeAttempts = Parameters<typeof outcomes.settleOutcomes>[2];
 
 /** Every queue operation, each a plain call of its module's function with this engine's context. */
-export function createEngine({ redis, now = Date.now, keyLocking = true, ...options }: EngineOptions) {
-  const ctx: EngineContext = { redis, now, options, keyLocking };
+export function createEngine({ redis, now = Date.now, keyLocking = true, partitions: counts = new PartitionCounts(), ...options }: EngineOptions) {
+  const ctx: EngineContext = { redis, now, options, keyLocking, partitions: counts };
   return {
     putQueue: (name: string, input: unknown) => queues.putQueue(ctx, name, input),
     getQueue: (name: string) => queues.getQueue(ctx, name),
+    listPartitions: (name: string) => queues.listPartitions(ctx, name),
+    movePartition: (name: string, partition: string, input: unknown) => move.movePartition(ctx, name, partition, input),
     listQueues: () => queues.listQueues(ctx),
     listQueueNames: () => queues.listQueueNames(ctx),
     countQueues: () => queues.countQueues(ctx),
@@ -74,7 +81,7 @@ export function createEngine({ redis, now = Date.now, keyLocking = true, ...opti
     progress: (queue: string, input: ProgressInput) => leases.progress(ctx, queue, input),
     settleOutcomes: (queue: string, attempts: OutcomeAttempts) => outcomes.settleOutcomes(ctx, queue, attempts),
 
-    tick: (queue: string, options?: { opportunistic?: boolean }) => scheduler.tick(ctx, queue, options),
+    tick: (queue: string, options?: { opportunistic?: boolean }) => scheduler.tickAny(ctx, queue, options),
     noteDue: (queue: string, at: number) => dueIndex.noteDue(ctx, queue, at),
     firstDue: () => dueIndex.firstDue(ctx),
     dueQueues: (at: number, limit: number) => dueIndex.dueQueues(ctx, at, limit),
@@ -84,6 +91,10 @@ export function createEngine({ redis, now = Date.now, keyLocking = true, ...opti
     deleteRepeat: (queue: string, key: string) => repeats.deleteRepeat(ctx, queue, key),
 
     getJob: (queue: string, id: string) => reads.getJob(ctx, queue, id),
+    /** Where `group`'s jobs live (a partition's tag, or the queue's name), as this engine knows the queue. */
+    tagOfGroup: (queue: string, group: string) => partitions.tagOfGroup(ctx, queue, group),
+    /** Every partition's tag of `queue` (just its name when it has one), as this engine knows it. */
+    tagsOf: (queue: string) => partitions.tagsOf(ctx, queue),
     waitForJob: (queue: string, id: string, query?: unknown) => waitJob.waitForJob(ctx, queue, id, query),
     listJobs: (queue: string, query?: unknown) => reads.listJobs(ctx, queue, query),
     listGroups: (queue: string, query?: unknown) => reads.listGroups(ctx, queue, query),

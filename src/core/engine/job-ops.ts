@@ -10,16 +10,15 @@ import type { Job } from '../../protocol/api-types';
 import { toJob } from '../store/job-records';
 import { toOutcomesToSend } from '../store/leased';
 import { checkQueueName } from './queues';
+import { onJob } from './partitions';
 import { callScript } from '../store/scripts';
 
 /**
  * Runs a script on job `id` with its group's key declared: the group is read first (job-group),
  * and if the job was replaced meanwhile by one of another group, the call is made once more.
  */
-async function onJob<T>(ctx: EngineContext, queue: string, id: string, run: (group: string) => Promise<T>): Promise<T> {
-  checkQueueName(queue);
-  parseParam(jobIdSchema, id, 'id');
-  const readGroup = async () => (await callScript(ctx, scripts.jobGroup, { queue }, [id])).group;
+async function withGroup<T>(ctx: EngineContext, tag: string, id: string, run: (group: string) => Promise<T>): Promise<T> {
+  const readGroup = async () => (await callScript(ctx, scripts.jobGroup, { queue: tag }, [id])).group;
   try {
     return await run(await readGroup());
   } catch (error) {
@@ -28,21 +27,32 @@ async function onJob<T>(ctx: EngineContext, queue: string, id: string, run: (gro
   }
 }
 
+/**
+ * withGroup in the partition that holds job `id` (partitions.ts onJob); `run` gets the partition's
+ * tag (the queue's name, unpartitioned) and the job's group.
+ */
+function onJobOf<T>(ctx: EngineContext, queue: string, id: string, run: (tag: string, group: string) => Promise<T>): Promise<T> {
+  checkQueueName(queue);
+  parseParam(jobIdSchema, id, 'id');
+  const locate = (tag: string) => callScript(ctx, scripts.jobGroup, { queue: tag }, [id]);
+  return onJob(ctx, queue, id, (tag) => withGroup(ctx, tag, id, (group) => run(tag, group)), locate);
+}
+
 /** Deletes a job that is not active (active: INVALID_STATE). */
 export async function removeJob(ctx: EngineContext, queue: string, id: string): Promise<void> {
-  await onJob(ctx, queue, id, (group) => callScript(ctx, scripts.removeJob, { queue, group }, [id, group, ctx.now()]));
+  await onJobOf(ctx, queue, id, (tag, group) => callScript(ctx, scripts.removeJob, { queue: tag, group }, [id, group, ctx.now()]));
 }
 
 /** failed -> waiting, attempts reset. */
 export async function retryJob(ctx: EngineContext, queue: string, id: string): Promise<Job> {
-  const view = await onJob(ctx, queue, id, (group) => callScript(ctx, scripts.retryJob, { queue, group }, [id, randomSeed(), group, ctx.now()]));
-  return toJob(queue, view);
+  return onJobOf(ctx, queue, id, async (tag, group) =>
+    toJob(tag, await callScript(ctx, scripts.retryJob, { queue: tag, group }, [id, randomSeed(), group, ctx.now()])),
+  );
 }
 
 /** delayed -> waiting now. */
 export async function promoteJob(ctx: EngineContext, queue: string, id: string): Promise<Job> {
-  const view = await onJob(ctx, queue, id, (group) => callScript(ctx, scripts.promoteJob, { queue, group }, [id, group, ctx.now()]));
-  return toJob(queue, view);
+  return onJobOf(ctx, queue, id, async (tag, group) => toJob(tag, await callScript(ctx, scripts.promoteJob, { queue: tag, group }, [id, group, ctx.now()])));
 }
 
 /**
@@ -50,18 +60,19 @@ export async function promoteJob(ctx: EngineContext, queue: string, id: string):
  * job's lease is revoked: its callbacks get JOB_CANCELLED, and its group's next job is ready.
  */
 export async function cancelJob(ctx: EngineContext, queue: string, id: string) {
-  const recorded = await onJob(ctx, queue, id, (group) => callScript(ctx, scripts.cancelJob, { queue, group }, [id, group, ctx.now()]));
-  // The outcome callback the cancel recorded, leased to the caller to send (docs/delivery.md#outcome-callbacks).
-  return { id, state: 'cancelled' as const, outcomes: toOutcomesToSend(queue, recorded) };
+  return onJobOf(ctx, queue, id, async (tag, group) => {
+    const recorded = await callScript(ctx, scripts.cancelJob, { queue: tag, group }, [id, group, ctx.now()]);
+    // The outcome callback the cancel recorded, leased to the caller to send (docs/delivery.md#outcome-callbacks).
+    return { id, state: 'cancelled' as const, outcomes: toOutcomesToSend(tag, recorded) };
+  });
 }
 
 /** Changes a waiting or delayed job's data and/or delay (delayMs counts from now). */
 export async function updateJob(ctx: EngineContext, queue: string, id: string, patch: unknown): Promise<Job> {
   const { data, delayMs } = parse(jobPatchSchema, patch);
-  const view = await onJob(ctx, queue, id, (group) =>
-    callScript(ctx, scripts.updateJob, { queue, group }, [ctx.now(), id, data === undefined ? '' : JSON.stringify(data), delayMs ?? -1, group]),
+  return onJobOf(ctx, queue, id, async (tag, group) =>
+    toJob(tag, await callScript(ctx, scripts.updateJob, { queue: tag, group }, [ctx.now(), id, data === undefined ? '' : JSON.stringify(data), delayMs ?? -1, group])),
   ).catch((error: unknown) => {
     throw isRefusal(error, 'DELAY_TOO_LONG') ? startTooLate('delayMs', error as QueueError) : error;
   });
-  return toJob(queue, view);
 }

@@ -14,7 +14,9 @@ import { isJobId, jobIdSchema } from '../../protocol/job-input';
 import type { JobRecord } from '../store/job-records';
 import type { LeasePlace, LeasedJob, Settlement } from '../store/leased';
 import { type OutcomeToSend, pushTarget, toOutcomesToSend } from '../store/leased';
-import { checkQueueName } from './queues';
+import { checkQueueName, checkTag } from './queues';
+import { routed } from './partitions';
+import { leaseTag, partitionOfTag, partitionTag, publicLease, queueOfTag, splitLease } from '../store/partitions';
 import type { LeasedTuple } from '../store/replies';
 import { callScript } from '../store/scripts';
 
@@ -42,11 +44,12 @@ function parseLeaseRef({ id, lease }: { id: string; lease: string }) {
   return { id: parseParam(jobIdSchema, id, 'id'), lease: parse(leaseSchema, { lease }).lease };
 }
 
-export function toLeasedJob(queue: string, config: StoredConfig, [id, stateJson, rawData, deadline, hint, token]: LeasedTuple): LeasedJob {
+export function toLeasedJob(tag: string, config: StoredConfig, [id, stateJson, rawData, deadline, hint, token]: LeasedTuple): LeasedJob {
   const record = JSON.parse(stateJson) as JobRecord;
   return {
     id,
-    queue,
+    queue: queueOfTag(tag),
+    tag,
     group: record.g,
     data: JSON.parse(rawData),
     rawData,
@@ -55,7 +58,7 @@ export function toLeasedJob(queue: string, config: StoredConfig, [id, stateJson,
     orderMs: record.o,
     createdAt: record.c ?? record.o,
     timeoutMs: record.to ?? config.timeoutMs,
-    lease: { token, expiresAt: deadline },
+    lease: { token: publicLease(tag, token), expiresAt: deadline },
     seq: record.s,
     solo: hint === 's',
     callback: record.cb !== undefined,
@@ -81,7 +84,7 @@ async function readPlace(ctx: EngineContext, queue: string, id: string): Promise
 
 function settlementArgs(settlement: Settlement, { group, seq, solo, callback, named }: LeasePlace): (string | number)[] {
   const hint = solo === undefined ? '?' : solo ? 's' : 'm';
-  const lease = [settlement.id, settlement.lease, group, seq, hint];
+  const lease = [settlement.id, splitLease(settlement.lease).token, group, seq, hint];
   const status = settlement.status ?? 0;
   const flags = [callback ? '1' : '0', named ? '1' : '0'];
   if (settlement.kind === 'complete') {
@@ -94,7 +97,7 @@ function settlementArgs(settlement: Settlement, { group, seq, solo, callback, na
 }
 
 async function runSettle(ctx: EngineContext, queue: string, settlements: Settlement[], reserve: number, onlyIfLive: boolean): Promise<Settled> {
-  checkQueueName(queue);
+  checkTag(queue);
   if (settlements.length > MAX_BATCH) {
     throw new QueueError('VALIDATION_FAILED', `at most ${MAX_BATCH} settlements per call`, [{ path: 'settlements', message: 'too many' }]);
   }
@@ -114,9 +117,54 @@ async function runSettle(ctx: EngineContext, queue: string, settlements: Settlem
   };
 }
 
-/** Ends each settlement's lease (fenced by its token), then reserves up to `reserve` ready jobs. */
+/**
+ * Ends each settlement's lease (fenced by its token), then reserves up to `reserve` ready jobs,
+ * on one queue or partition (`queue` a tag: a drain's), or across a partitioned queue's
+ * partitions: each settlement in the partition its lease names, then reserveAcross.
+ */
 export function settle(ctx: EngineContext, queue: string, settlements: Settlement[], reserve: number): Promise<Settled> {
-  return runSettle(ctx, queue, settlements, reserve, false);
+  if (partitionOfTag(queue) !== null) return runSettle(ctx, queue, settlements, reserve, false);
+  return routed(ctx, queue, async (partitions) => {
+    if (partitions === 1) return runSettle(ctx, queue, settlements, reserve, false);
+    const byTag = new Map<string, number[]>();
+    settlements.forEach((settlement, i) => {
+      const tag = leaseTag(queue, settlement.lease);
+      byTag.set(tag, [...(byTag.get(tag) ?? []), i]);
+    });
+    const results: Settled['results'] = new Array(settlements.length);
+    const outcomes: OutcomeToSend[] = [];
+    await Promise.all(
+      [...byTag].map(async ([tag, at]) => {
+        const done = tag === queue ? lostAll(at.map((i) => settlements[i]!)) : await runSettle(ctx, tag, at.map((i) => settlements[i]!), 0, false);
+        done.results.forEach((result, j) => (results[at[j]!] = result));
+        outcomes.push(...done.outcomes);
+      }),
+    );
+    const { config, jobs } = await reserveAcross(ctx, queue, partitions, reserve);
+    return { results, config, jobs, outcomes };
+  });
+}
+
+/** Settlements of a partitioned queue whose tokens name no partition: no lease of it has such a token. */
+const lostAll = (settlements: Settlement[]) => ({
+  results: settlements.map(({ id }) => ({ id, state: 'LEASE_LOST' as const })),
+  outcomes: [],
+});
+
+/**
+ * Leases up to `max` ready jobs of a partitioned queue: its partitions one after another, from a
+ * random one (so that none is always served first), until `max` are leased or all were asked.
+ */
+async function reserveAcross(ctx: EngineContext, queue: string, partitions: number, max: number) {
+  const start = Math.floor(Math.random() * partitions);
+  const jobs: LeasedJob[] = [];
+  let config: StoredConfig | undefined;
+  for (let k = 0; k < partitions && (config === undefined || jobs.length < max); k++) {
+    const got = await runSettle(ctx, partitionTag(queue, (start + k) % partitions, partitions), [], max - jobs.length, false);
+    config ??= got.config;
+    jobs.push(...got.jobs);
+  }
+  return { config: config!, jobs };
 }
 
 /** Leases up to `max` ready jobs: oldest group heads first, within the queue's concurrency. */
@@ -127,13 +175,26 @@ export async function reserve(ctx: EngineContext, queue: string, max: number) {
 
 // A stale holder changes nothing: with its lease lost, no next job is reserved either. A lease
 // of a deleted queue is lost too (docs/delivery.md#async-mode-jobs-longer-than-one-invocation: "its queue deleted").
+// The lease's token names its partition (publicLease): `tag` in the answer says where the next
+// jobs were leased.
 async function endLease(ctx: EngineContext, queue: string, settlement: Settlement, reserveNext: number) {
-  const settled = await runSettle(ctx, queue, [settlement], reserveNext, true).catch((error: unknown) => {
+  checkQueueName(queue);
+  const tag = leaseTag(queue, settlement.lease);
+  const settled = await onLease(ctx, queue, tag, () => runSettle(ctx, tag, [settlement], reserveNext, true)).catch((error: unknown) => {
+    // A lease of a deleted queue (or of a partition the queue lacks) is lost.
     throw error instanceof QueueError && error.code === 'QUEUE_NOT_FOUND' ? new ScriptRefusal('LEASE_LOST') : error;
   });
   const state = settled.results[0]!.state;
   if (state === 'LEASE_LOST' || state === 'JOB_CANCELLED') throw new ScriptRefusal(state);
-  return { state, next: settled.jobs, target: pushTarget(settled.config), outcomes: settled.outcomes };
+  return { state, next: settled.jobs, target: pushTarget(settled.config), outcomes: settled.outcomes, tag };
+}
+
+/** `run` on the lease's partition (`tag`); a partitioned queue's lease whose token names none is lost. */
+function onLease<T>(ctx: EngineContext, queue: string, tag: string, run: () => Promise<T>): Promise<T> {
+  return routed(ctx, queue, (partitions) => {
+    if (partitions > 1 && tag === queue) throw new ScriptRefusal('LEASE_LOST');
+    return run();
+  });
 }
 
 /** Completes a leased job; with `reserveNext` > 0 it also leases the next ready jobs. */
@@ -164,7 +225,9 @@ export async function heartbeat(ctx: EngineContext, queue: string, input: { id: 
   const { id, lease } = parseLeaseRef(input);
   // Longer extensions are capped at 24 h (heartbeat.lua), not refused.
   const { extendMs = 0 } = parse(extendSchema, { extendMs: input.extendMs });
-  const expiresAt = await callScript(ctx, scripts.heartbeat, { queue }, [ctx.now(), id, lease, extendMs]);
+  const tag = leaseTag(queue, lease);
+  const run = () => callScript(ctx, scripts.heartbeat, { queue: tag }, [ctx.now(), id, splitLease(lease).token, extendMs]);
+  const expiresAt = await onLease(ctx, queue, tag, run);
   return { expiresAt };
 }
 
@@ -180,6 +243,7 @@ export async function progress(ctx: EngineContext, queue: string, input: { id: s
   checkQueueName(queue);
   const { id, lease } = parseLeaseRef(input);
   const value = parse(progressSchema, input.progress);
-  await callScript(ctx, scripts.progress, { queue }, [id, lease, JSON.stringify(value)]);
+  const tag = leaseTag(queue, lease);
+  await onLease(ctx, queue, tag, () => callScript(ctx, scripts.progress, { queue: tag }, [id, splitLease(lease).token, JSON.stringify(value)]));
   return {};
 }

@@ -6,6 +6,7 @@ import { scripts } from '../../lua/scripts.generated';
 import type { MinuteMetrics } from '../../protocol/api-types';
 import type { EngineContext } from '../store/context';
 import { checkQueueName } from './queues';
+import { onEachPartition } from './partitions';
 import { callScript } from '../store/scripts';
 
 export type { MinuteMetrics } from '../../protocol/api-types';
@@ -20,25 +21,21 @@ const KINDS = { c: 'completed', f: 'failed', r: 'retried' } as const;
 
 /** The last 60 minutes, oldest first; the last entry is the current minute. */
 export async function getMetrics(ctx: EngineContext, queue: string): Promise<MinuteMetrics[]> {
-  // get-metrics.lua answers c:0..59, f:0..59, r:0..59 in that order, null where unset.
-  const values = await callScript(ctx, scripts.getMetrics, { queue: checkQueueName(queue) }, []);
-  const stored = new Map<string, number>();
-  Object.keys(KINDS).forEach((kind, k) => {
-    for (let slot = 0; slot < METRIC_MINUTES; slot++) {
-      const value = values[k * METRIC_MINUTES + slot];
-      if (value !== null && value !== undefined) stored.set(`${kind}:${slot}`, Number(value));
-    }
-  });
-
+  // get-metrics.lua answers c:0..59, f:0..59, r:0..59 in that order, null where unset; a
+  // partitioned queue's minutes are the sums of its partitions'.
+  checkQueueName(queue);
+  const all = await onEachPartition(ctx, queue, (tag) => callScript(ctx, scripts.getMetrics, { queue: tag }, []));
   const current = Math.floor(ctx.now() / MINUTE_MS);
   const minutes: MinuteMetrics[] = [];
   for (let minute = current - METRIC_MINUTES + 1; minute <= current; minute++) {
     const entry: MinuteMetrics = { at: minute * MINUTE_MS, completed: 0, failed: 0, retried: 0 };
-    for (const [kind, name] of Object.entries(KINDS)) {
-      const value = stored.get(`${kind}:${minute % METRIC_MINUTES}`);
-      // A slot not written since an hour (or more) ago holds an older minute: nothing this minute.
-      if (value !== undefined && Math.floor(value / COUNT_SPAN) === minute) entry[name] = value % COUNT_SPAN;
-    }
+    Object.entries(KINDS).forEach(([, name], k) => {
+      for (const values of all) {
+        const value = values[k * METRIC_MINUTES + (minute % METRIC_MINUTES)];
+        // A slot not written since an hour (or more) ago holds an older minute: nothing this minute.
+        if (value !== null && value !== undefined && Math.floor(Number(value) / COUNT_SPAN) === minute) entry[name] += Number(value) % COUNT_SPAN;
+      }
+    });
     minutes.push(entry);
   }
   return minutes;

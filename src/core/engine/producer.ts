@@ -12,7 +12,9 @@ import { batchInputSchemaFor, jobInputSchemaFor } from '../../protocol/job-input
 import { checkQueueName } from './queues';
 import { randomId } from '../../protocol/ids';
 import { type LeasedJob, toLeasedJob } from './leases';
+import { partitionOf, partitionTag, shareOf } from '../store/partitions';
 import { callScript } from '../store/scripts';
+import { newJobId, routed } from './partitions';
 import { PUBLISH_ID_PREFIX, checkPublished } from './publish-policy';
 
 export type { EnqueueResult } from '../../protocol/api-types';
@@ -74,11 +76,90 @@ function startField(job: ParsedJob): string {
   return job.runAt !== undefined ? 'runAt' : 'delayMs';
 }
 
+/** One partition an enqueue wrote to (a queue of one partition: the queue itself). */
+export interface EnqueuedPart {
+  tag: string;
+  /** More jobs may be ready there than were leased: a drain should look. */
+  more: boolean;
+}
+
 export interface Enqueued {
   results: EnqueueResult[];
   /** Jobs leased by the same call (when asked to reserve), for the caller to deliver. */
   leased: LeasedJob[];
   config: StoredConfig;
+  parts: EnqueuedPart[];
+}
+
+/**
+ * One script call: `jobs` into the queue or partition `tag`, each with its id in `ids` (the
+ * producer's, or one made for it), leasing up to `reserve`.
+ */
+async function enqueueInto(
+  ctx: EngineContext,
+  tag: string,
+  jobs: ParsedJob[],
+  ids: readonly string[],
+  reserve: number,
+  rawData: readonly (string | undefined)[],
+  pathOf: PathOf,
+  publisher?: Publisher,
+) {
+  const now = ctx.now();
+  const args: (string | number)[] = [now, Math.min(Math.max(0, reserve), 1000), jobs.length, publisher ? '1' : ''];
+  for (const [i, job] of jobs.entries()) {
+    const orderMs = job.orderMs ?? now;
+    const runAt = job.debounce ? debouncedStart(job.debounce, now) : (job.runAt ?? (job.delayMs !== undefined ? now + job.delayMs : 0));
+    args.push(ids[i]!, job.group, orderMs, runAt, rawData[i] ?? JSON.stringify(job.data), recordOptions(job, now, orderMs));
+  }
+  const target = { queue: tag, groups: jobs.map((job) => job.group), client: publisher?.client };
+  // callScript lowers the due index before anything is pushed: a lease's deadline there is what
+  // retries it if this invocation dies mid-delivery (G3).
+  const { results, config, leased } = await callScript(ctx, scripts.enqueue, target, args).catch((error: unknown) => {
+    if (!isRefusal(error, 'DELAY_TOO_LONG')) throw error;
+    const { index } = (error as QueueError).details as { index: number };
+    throw startTooLate(pathOf(index) + startField(jobs[index]!), error as QueueError);
+  });
+  return {
+    results: results.map(([id, state, flag]): EnqueueResult => ({ id, state, ...ANSWER_FLAGS[flag] })),
+    leased: leased.map((tuple) => toLeasedJob(tag, config, tuple)),
+    config,
+  };
+}
+
+/**
+ * A partitioned queue's enqueue: one call per partition the jobs' groups fall in, at once, each
+ * atomic (a batch is atomic per partition), the reservation shared among them.
+ */
+async function enqueueSplit(
+  ctx: EngineContext,
+  queue: string,
+  partitions: number,
+  jobs: ParsedJob[],
+  reserve: number,
+  rawData: readonly (string | undefined)[],
+  pathOf: PathOf,
+  publisher?: Publisher,
+): Promise<Enqueued> {
+  const byPartition = new Map<number, number[]>();
+  jobs.forEach((job, i) => {
+    const p = partitionOf(job.group, partitions);
+    byPartition.set(p, [...(byPartition.get(p) ?? []), i]);
+  });
+  const indexes = [...byPartition.values()];
+  const done = await Promise.all(
+    indexes.map((at, k) => {
+      const share = shareOf(reserve, k, indexes.length);
+      const tag = partitionTag(queue, partitionOf(jobs[at[0]!]!.group, partitions), partitions);
+      const mine = at.map((i) => jobs[i]!);
+      const ids = mine.map((job) => job.id ?? newJobId(job.group, partitions));
+      const call = enqueueInto(ctx, tag, mine, ids, share, at.map((i) => rawData[i]), (j) => pathOf(at[j]!), publisher);
+      return call.then((part) => ({ ...part, tag, more: share > 0 ? part.leased.length === share : reserve > 0 }));
+    }),
+  );
+  const results = new Array<EnqueueResult>(jobs.length);
+  done.forEach((part, k) => part.results.forEach((result, j) => (results[indexes[k]![j]!] = result)));
+  return { results, leased: done.flatMap((part) => part.leased), config: done[0]!.config, parts: done.map(({ tag, more }) => ({ tag, more })) };
 }
 
 async function enqueueParsed(
@@ -93,26 +174,12 @@ async function enqueueParsed(
   if (publisher) checkPublished(sent, sent.map((_, i) => pathOf(i)), publisher.config);
   // A publish token's ids live apart: its `x` is the job `pub:x`.
   const jobs = publisher ? sent.map((job) => (job.id === undefined ? job : { ...job, id: PUBLISH_ID_PREFIX + job.id })) : sent;
-  const now = ctx.now();
-  const args: (string | number)[] = [now, Math.min(Math.max(0, reserve), 1000), jobs.length, publisher ? '1' : ''];
-  for (const [i, job] of jobs.entries()) {
-    const orderMs = job.orderMs ?? now;
-    const runAt = job.debounce ? debouncedStart(job.debounce, now) : (job.runAt ?? (job.delayMs !== undefined ? now + job.delayMs : 0));
-    args.push(job.id ?? randomId(), job.group, orderMs, runAt, rawData[i] ?? JSON.stringify(job.data), recordOptions(job, now, orderMs));
-  }
-  const target = { queue, groups: jobs.map((job) => job.group), client: publisher?.client };
-  // callScript lowers the due index before anything is pushed: a lease's deadline there is what
-  // retries it if this invocation dies mid-delivery (G3).
-  const { results, config, leased } = await callScript(ctx, scripts.enqueue, target, args).catch((error: unknown) => {
-    if (!isRefusal(error, 'DELAY_TOO_LONG')) throw error;
-    const { index } = (error as QueueError).details as { index: number };
-    throw startTooLate(pathOf(index) + startField(jobs[index]!), error as QueueError);
+  return routed(ctx, queue, async (partitions) => {
+    if (partitions > 1) return enqueueSplit(ctx, queue, partitions, jobs, reserve, rawData, pathOf, publisher);
+    const ids = jobs.map((job) => job.id ?? randomId());
+    const done = await enqueueInto(ctx, queue, jobs, ids, reserve, rawData, pathOf, publisher);
+    return { ...done, parts: [{ tag: queue, more: reserve > 0 && done.leased.length === reserve }] };
   });
-  return {
-    results: results.map(([id, state, flag]) => ({ id, state, ...ANSWER_FLAGS[flag] })),
-    leased: leased.map((tuple) => toLeasedJob(queue, config, tuple)),
-    config,
-  };
 }
 
 /**

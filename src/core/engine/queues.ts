@@ -1,16 +1,21 @@
 // Queue administration: create/replace, read, list, delete in bounded steps, pause and resume
-// the queue or one group.
+// the queue or one group. A partitioned queue's config lives at its root and, with its shares
+// of the queue-wide limits, in each partition; its counts are the sum of its partitions'.
 import { scripts } from '../../lua/scripts.generated';
 import type { QueueInfo, QueueSummary } from '../../protocol/api-types';
 import { type StoredConfig, queueConfigSchema, toPublicConfig, toStoredConfig } from '../../protocol/config';
 import { type EngineContext, parse, parseParam } from '../store/context';
 import { QueueError } from '../../protocol/errors';
-import { isRefusal } from '../store/refusals';
+import { LuaStatus, isRefusal, luaError } from '../store/refusals';
 import { groupParamSchema, isQueueName, queueNameSchema } from '../../protocol/job-input';
 import { dropDue } from '../store/due-index';
 import { randomSeed } from '../../protocol/ids';
 import type { PoolRunner } from '../store/pool';
+import { partitionOfTag, partitionTags, queueOfTag, shareOf } from '../store/partitions';
 import { callScript } from '../store/scripts';
+import { learnPartitions, onEachPartition, onGroup } from './partitions';
+
+import type { PartitionInfo, QueueCounts } from '../../protocol/api-types';
 
 export type { GroupState, QueueCounts, QueueInfo } from '../../protocol/api-types';
 
@@ -21,16 +26,41 @@ export function checkQueueName(name: string): string {
   return isQueueName(name) ? name : parseParam(queueNameSchema, name, 'queue');
 }
 
+/** A queue's name or one of its partitions' tags (`<queue>:<p>`): what the engine's modules run on. */
+export function checkTag(tag: string): string {
+  return isQueueName(tag) || isQueueName(queueOfTag(tag)) ? tag : checkQueueName(tag);
+}
+
+/** Partition `p`'s config: the queue's, with its index and its shares of the queue-wide limits. */
+function partitionConfig(stored: StoredConfig, p: number): StoredConfig {
+  const { partitions } = stored;
+  const share = (total: number) => shareOf(total, p, partitions);
+  const rateLimit = stored.rateLimit && { ...stored.rateLimit, max: share(stored.rateLimit.max) };
+  return { ...stored, partition: p, concurrency: share(stored.concurrency), maxJobs: share(stored.maxJobs), rateLimit };
+}
+
 export async function putQueue(ctx: EngineContext, name: string, input: unknown): Promise<QueueInfo> {
   checkQueueName(name);
   const stored = await toStoredConfig(parse(queueConfigSchema(ctx.options), input));
-  // In a pool, placed before anything is written, and before it is registered (a registered
-  // queue without a placement is one from before the pool: database 0).
-  if ('place' in ctx.redis) await (ctx.redis as PoolRunner).place(name);
+  const { partitions } = stored;
+  if ('place' in ctx.redis) {
+    // In a pool, placed before anything is written, and before it is registered (a registered
+    // queue without a placement is one from before the pool: database 0), partitions included:
+    // so a count the queue does not have is refused first, unplaced.
+    if (partitions > 1) await checkPartitionsKept(ctx, name, partitions);
+    await (ctx.redis as PoolRunner).place(name, partitions);
+  }
   // Registered first: a registered name without a queue is skipped by GET /v1/queues, while a
   // queue missing from the list would be invisible.
   await callScript(ctx, scripts.registry, {}, ['add', name]);
-  const put = () => callScript(ctx, scripts.putQueue, { queue: name }, [ctx.now(), JSON.stringify(stored), randomSeed()]);
+  // A partitioned queue's root first: it refuses a count other than the queue's before any write.
+  const putOne = (tag: string, config: StoredConfig, role: '' | 'root') =>
+    callScript(ctx, scripts.putQueue, { queue: tag }, [ctx.now(), JSON.stringify(config), randomSeed(), role]);
+  const put = async () => {
+    if (partitions === 1) return void (await putOne(name, stored, ''));
+    await putOne(name, stored, 'root');
+    await Promise.all(partitionTags(name, partitions).map((tag, p) => putOne(tag, partitionConfig(stored, p), '')));
+  };
   try {
     await put();
   } catch (error) {
@@ -40,7 +70,17 @@ export async function putQueue(ctx: EngineContext, name: string, input: unknown)
     await callScript(ctx, scripts.registry, {}, ['add', name]);
     await put();
   }
+  learnPartitions(ctx, name, partitions);
   return getQueue(ctx, name);
+}
+
+/** Refuses (PARTITIONS_FIXED) a count other than the one queue `name` has, if it exists. */
+async function checkPartitionsKept(ctx: EngineContext, name: string, partitions: number): Promise<void> {
+  const existing = await getStoredConfig(ctx, name).catch((error: unknown) => {
+    if (isRefusal(error, 'QUEUE_NOT_FOUND')) return null;
+    throw error;
+  });
+  if (existing && existing.partitions !== partitions) throw luaError([LuaStatus.PARTITIONS_FIXED, existing.partitions]);
 }
 
 /**
@@ -48,13 +88,36 @@ export async function putQueue(ctx: EngineContext, name: string, input: unknown)
  * the Worker's per-isolate cache (src/core/store/config-cache.ts).
  */
 export async function getStoredConfig(ctx: EngineContext, name: string): Promise<StoredConfig> {
-  return callScript(ctx, scripts.queueConfig, { queue: checkQueueName(name) }, []);
+  const config = await callScript(ctx, scripts.queueConfig, { queue: checkQueueName(name) }, []);
+  learnPartitions(ctx, name, config.partitions);
+  return config;
+}
+
+/** The sum of each count over a partitioned queue's partitions. */
+function sumCounts(all: readonly QueueCounts[]): QueueCounts {
+  const sum = { ...all[0]! };
+  for (const counts of all.slice(1)) for (const state of Object.keys(sum) as (keyof QueueCounts)[]) sum[state] += counts[state];
+  return sum;
 }
 
 export async function getQueue(ctx: EngineContext, name: string): Promise<QueueInfo> {
   checkQueueName(name);
-  const { config, paused, counts } = await callScript(ctx, scripts.queueInfo, { queue: name }, []);
-  return { name, config: toPublicConfig(config), paused, counts };
+  const infos = await onEachPartition(ctx, name, (tag) => callScript(ctx, scripts.queueInfo, { queue: tag }, []));
+  const { config, paused } = infos[0]!;
+  if (infos.length === 1) return { name, config: toPublicConfig(config), paused, counts: infos[0]!.counts };
+  // The partitions' configs hold their shares: the queue's own is its root's.
+  const root = await getStoredConfig(ctx, name);
+  return { name, config: toPublicConfig(root), paused, counts: sumCounts(infos.map((info) => info.counts)) };
+}
+
+/** Each partition of the queue (the queue itself when it has one): where it lives and its counts. */
+export async function listPartitions(ctx: EngineContext, name: string): Promise<PartitionInfo[]> {
+  checkQueueName(name);
+  const pool = 'databaseOf' in ctx.redis ? (ctx.redis as PoolRunner) : null;
+  return onEachPartition(ctx, name, async (tag) => {
+    const [{ counts }, database] = await Promise.all([callScript(ctx, scripts.queueInfo, { queue: tag }, []), pool?.databaseOf(tag) ?? 0]);
+    return { partition: partitionOfTag(tag) ?? 0, database, counts };
+  });
 }
 
 /** How many queues exist: a cheap call that proves Redis answers. */
@@ -79,30 +142,43 @@ export async function listQueues(ctx: EngineContext): Promise<QueueSummary[]> {
   return infos.filter((info) => info !== null).map(({ name, paused, counts }) => ({ name, paused, counts }));
 }
 
-/** Removes every key of the queue, in bounded script steps. */
-export async function deleteQueue(ctx: EngineContext, name: string): Promise<void> {
-  checkQueueName(name);
-  await callScript(ctx, scripts.registry, {}, ['remove', name]);
+/** Removes every key of one queue or partition (`tag`), in bounded script steps. */
+export async function deleteKeys(ctx: EngineContext, tag: string): Promise<void> {
   // Each step removes the groups the previous one named (their keys declared) and names more.
   let cursor = '0';
   let groups: string[] = [];
   for (;;) {
-    const step = await callScript(ctx, scripts.deleteQueue, { queue: name, groups }, [DELETE_STEP, cursor, ...groups]);
+    const step = await callScript(ctx, scripts.deleteQueue, { queue: tag, groups }, [DELETE_STEP, cursor, ...groups]);
     if (step.finished) break;
     ({ cursor, groups } = step);
   }
-  await dropDue(ctx, name);
+  await dropDue(ctx, tag);
+}
+
+/** Removes every key of the queue: a partitioned queue's partitions first, its root (its count) last. */
+export async function deleteQueue(ctx: EngineContext, name: string): Promise<void> {
+  checkQueueName(name);
+  await callScript(ctx, scripts.registry, {}, ['remove', name]);
+  const config = await getStoredConfig(ctx, name).catch((error: unknown) => {
+    if (error instanceof QueueError && error.code === 'QUEUE_NOT_FOUND') return null; // or a deletion under way
+    throw error;
+  });
+  const partitions = config?.partitions ?? 1;
+  if (partitions > 1) await Promise.all(partitionTags(name, partitions).map((tag) => deleteKeys(ctx, tag)));
+  await deleteKeys(ctx, name);
+  learnPartitions(ctx, name, 1);
 }
 
 export async function setQueuePaused(ctx: EngineContext, name: string, paused: boolean) {
-  const pausedNow = await callScript(ctx, scripts.pauseQueue, { queue: checkQueueName(name) }, [paused ? '1' : '0', ctx.now()]);
-  return { name, paused: pausedNow };
+  checkQueueName(name);
+  const pausedNow = await onEachPartition(ctx, name, (tag) => callScript(ctx, scripts.pauseQueue, { queue: tag }, [paused ? '1' : '0', ctx.now()]));
+  return { name, paused: pausedNow[0]! };
 }
 
 export async function setGroupPaused(ctx: EngineContext, name: string, group: string, paused: boolean) {
   checkQueueName(name);
   parseParam(groupParamSchema, group, 'group');
-  const state = await callScript(ctx, scripts.pauseGroup, { queue: name, group }, [group, paused ? '1' : '0', ctx.now()]);
+  const state = await onGroup(ctx, name, group, (tag) => callScript(ctx, scripts.pauseGroup, { queue: tag, group }, [group, paused ? '1' : '0', ctx.now()]));
   // A paused group without jobs is still paused (its next job will wait): say so.
   return { group, state: state ?? (paused ? 'paused' : 'ready') };
 }

@@ -6,6 +6,7 @@ import { scripts } from '../../lua/scripts.generated';
 import type { EngineContext } from '../store/context';
 import { QueueError } from '../../protocol/errors';
 import { checkQueueName } from './queues';
+import { onEachPartition } from './partitions';
 import { callScript } from '../store/scripts';
 
 /** Records per page: each page is one script call of bounded work (its groups declared). */
@@ -20,8 +21,14 @@ export interface RepairReport {
   offered: number;
 }
 
+/** Repairs every partition of the queue (one by one); the report adds theirs up. */
 export async function repairQueue(ctx: EngineContext, queue: string): Promise<RepairReport> {
   checkQueueName(queue);
+  const reports = await onEachPartition(ctx, queue, (tag) => repairAt(ctx, tag));
+  return reports.reduce((sum, report) => ({ reindexed: sum.reindexed + report.reindexed, offered: sum.offered + report.offered }));
+}
+
+async function repairAt(ctx: EngineContext, queue: string): Promise<RepairReport> {
   const report: RepairReport = { reindexed: 0, offered: 0 };
   let cursor = '0';
   let groups: string[] = [];

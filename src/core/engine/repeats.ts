@@ -7,6 +7,8 @@ import { type EngineContext, parse, parseParam } from '../store/context';
 import { QueueError } from '../../protocol/errors';
 import { repeatInputSchema, repeatKeySchema } from '../../protocol/job-input';
 import { checkQueueName } from './queues';
+import { ScriptRefusal, isRefusal } from '../store/refusals';
+import { onEachPartition, onGroup, tagOfGroup, tagsOf } from './partitions';
 import { callScript } from '../store/scripts';
 
 /** The most repeatable jobs one queue may hold. */
@@ -77,6 +79,10 @@ export function runAfter(spec: RepeatSpec, runAt: number, now: number): number |
   return spec.endAt !== undefined && at > spec.endAt ? null : at;
 }
 
+/**
+ * A repeat lives in the partition of its group (its runs are that group's jobs); a partitioned
+ * queue's other partitions are cleared of the key, so a key names one repeat per queue.
+ */
 export async function putRepeat(ctx: EngineContext, queue: string, key: string, input: unknown) {
   checkQueueName(queue);
   parseParam(repeatKeySchema, key, 'key');
@@ -85,12 +91,21 @@ export async function putRepeat(ctx: EngineContext, queue: string, key: string, 
   if (parsed.pattern !== undefined) checkPattern(parsed.pattern, parsed.tz);
   const spec: RepeatSpec = { ...parsed, data: JSON.stringify(parsed.data) };
   const now = ctx.now();
-  const nextRunAt = await callScript(ctx, scripts.putRepeat, { queue }, [key, JSON.stringify(spec), firstRunAt(spec, now) ?? -1, MAX_REPEATS, now]);
+  const args = [key, JSON.stringify(spec), firstRunAt(spec, now) ?? -1, MAX_REPEATS, now] as const;
+  const nextRunAt = await onGroup(ctx, queue, parsed.group, (at) => callScript(ctx, scripts.putRepeat, { queue: at }, args));
+  const tag = tagOfGroup(ctx, queue, parsed.group);
+  const others = tagsOf(ctx, queue).filter((other) => other !== tag);
+  await Promise.all(others.map((other) => deleteRepeatAt(ctx, other, key).catch(ignoreNotFound)));
   return { key, nextRunAt };
 }
 
+const ignoreNotFound = (error: unknown) => {
+  if (!isRefusal(error, 'REPEAT_NOT_FOUND')) throw error;
+};
+
 export async function listRepeats(ctx: EngineContext, queue: string): Promise<Repeat[]> {
-  const flat = await callScript(ctx, scripts.listRepeats, { queue: checkQueueName(queue) }, []);
+  checkQueueName(queue);
+  const flat = (await onEachPartition(ctx, queue, (tag) => callScript(ctx, scripts.listRepeats, { queue: tag }, []))).flat();
   const repeats: Repeat[] = [];
   for (let i = 0; i < flat.length; i += 2) {
     const { data, count, nextRunAt, v: _version, ...spec } = JSON.parse(flat[i + 1]!) as RepeatSpec;
@@ -102,5 +117,10 @@ export async function listRepeats(ctx: EngineContext, queue: string): Promise<Re
 export async function deleteRepeat(ctx: EngineContext, queue: string, key: string): Promise<void> {
   checkQueueName(queue);
   parseParam(repeatKeySchema, key, 'key');
-  await callScript(ctx, scripts.deleteRepeat, { queue }, [key]);
+  const deleted = await onEachPartition(ctx, queue, (tag) => deleteRepeatAt(ctx, tag, key).then(() => true, (error: unknown) => ignoreNotFound(error) ?? false));
+  if (!deleted.includes(true)) throw new ScriptRefusal('REPEAT_NOT_FOUND');
+}
+
+function deleteRepeatAt(ctx: EngineContext, tag: string, key: string) {
+  return callScript(ctx, scripts.deleteRepeat, { queue: tag }, [key]);
 }

@@ -7,9 +7,11 @@ import { QueueError } from '../../protocol/errors';
 import { noteDue, setDue } from '../store/due-index';
 import { randomSeed } from '../../protocol/ids';
 import { type OutcomeToSend, toOutcomesToSend } from '../store/leased';
-import { checkQueueName } from './queues';
+import { checkTag } from './queues';
 import { type RepeatSpec, runAfter } from './repeats';
+import { partitionOfTag, partitionTags } from '../store/partitions';
 import { callScript } from '../store/scripts';
+import { routed } from './partitions';
 
 /** Items per phase of one tick (delayed, held, expired leases, trims, repeats): bounded work. */
 const TICK_LIMIT = 500;
@@ -49,7 +51,7 @@ async function resetDue(ctx: EngineContext, queue: string, next: number | null):
  * requests makes one pass.
  */
 export async function tick(ctx: EngineContext, queue: string, { opportunistic = false } = {}): Promise<TickResult> {
-  checkQueueName(queue);
+  checkTag(queue);
   const now = ctx.now();
   const scan = await callScript(ctx, scripts.tickScan, { queue }, [now, TICK_LIMIT, opportunistic ? TICK_LOCK_MS : 0]);
   const idle = { readyDue: false, more: false, repeatsCreated: 0, locked: false, outcomes: [] };
@@ -91,4 +93,25 @@ export async function tick(ctx: EngineContext, queue: string, { opportunistic = 
     locked: false,
     outcomes: toOutcomesToSend(queue, outcomes),
   };
+}
+
+/**
+ * tick on a queue or partition (a tag: the cron's, from the due index), or on every partition of
+ * a partitioned queue at once, their results merged.
+ */
+export function tickAny(ctx: EngineContext, queue: string, options: { opportunistic?: boolean } = {}): Promise<TickResult> {
+  if (partitionOfTag(queue) !== null) return tick(ctx, queue, options);
+  return routed(ctx, queue, async (partitions) => {
+    if (partitions === 1) return tick(ctx, queue, options);
+    const all = await Promise.all(partitionTags(queue, partitions).map((tag) => tick(ctx, tag, options)));
+    const times = all.flatMap(({ nextDueAt }) => (nextDueAt === null ? [] : [nextDueAt]));
+    return {
+      nextDueAt: times.length > 0 ? Math.min(...times) : null,
+      readyDue: all.some((result) => result.readyDue),
+      more: all.some((result) => result.more),
+      repeatsCreated: all.reduce((sum, result) => sum + result.repeatsCreated, 0),
+      locked: all.every((result) => result.locked),
+      outcomes: all.flatMap((result) => result.outcomes),
+    };
+  });
 }

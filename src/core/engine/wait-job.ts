@@ -13,7 +13,8 @@ import type { Job } from '../../protocol/api-types';
 import { recordOf } from '../store/job-records';
 import { queueKeys } from '../store/keys';
 import { checkQueueName } from './queues';
-import { getJob } from './reads';
+import { getJobAt } from './reads';
+import { onJob } from './partitions';
 import { asQueueError } from '../store/redis';
 
 /** One look at the job's record per this long, per waiting request. */
@@ -55,12 +56,17 @@ export async function waitForJob(ctx: EngineContext, queue: string, id: string, 
   checkQueueName(queue);
   parseParam(jobIdSchema, id, 'id');
   const { waitMs = 0 } = parse(getJobQuerySchema, query);
+  // In the partition that holds the job (partitions.ts onJob): its first read says which.
+  return onJob(ctx, queue, id, (tag) => waitAt(ctx, tag, id, waitMs), (tag) => getJobAt(ctx, tag, id));
+}
+
+async function waitAt(ctx: EngineContext, queue: string, id: string, waitMs: number): Promise<Job> {
   const deadline = Date.now() + waitMs;
   try {
     while (Date.now() < deadline && !(await hasEnded(ctx, queue, id))) {
       await sleep(Math.min(WAIT_POLL_MS, deadline - Date.now()));
     }
-    return await getJob(ctx, queue, id);
+    return await getJobAt(ctx, queue, id);
   } catch (error) {
     return retryable(error);
   }

@@ -78,8 +78,9 @@ async function settleWithRetry(d: Dispatcher, queue: string, settlements: Settle
     } catch (error) {
       console.error(`groupq: settle on queue ${queue} failed (attempt ${attempt})`, error);
       // Unacked settlements are not lost: their leases expire and the jobs are retried (G3). Only
-      // an unreachable Redis is worth another try (a deleted queue or a bug stays as it is).
-      const transient = error instanceof QueueError && error.code === 'REDIS_UNAVAILABLE';
+      // an unreachable Redis, or a partition moving to another database, is worth another try (a
+      // deleted queue or a bug stays as it is).
+      const transient = error instanceof QueueError && (error.code === 'REDIS_UNAVAILABLE' || error.code === 'PARTITION_MOVING');
       if (!transient || attempt === SETTLE_ATTEMPTS) return null;
       await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
     }

@@ -40,70 +40,79 @@ type LeaseInput<Op extends 'complete' | 'fail'> = Parameters<Engine[Op]>[1];
 export function createService({ dispatcher, due, waitUntil, configs }: ServiceDeps) {
   const { engine, invocation } = dispatcher;
 
-  /** After the response: drain, then tick the queue if this isolate knows it is due (followUp). */
-  const deliverLater = (queue: string, start: Leased | 'drain') => waitUntil(followUp(dispatcher, due, queue, start));
+  /**
+   * After the response: drain, then tick the queue if this isolate knows it is due (followUp).
+   * `tag`: the queue's name, or one of its partitions' (the run layer works on partitions).
+   */
+  const deliverLater = (tag: string, start: Leased | 'drain') => waitUntil(followUp(dispatcher, due, tag, start));
 
-  /** A timer due at `at` (null: none) that this isolate has not seen: tick by then. */
-  const noteTimer = (queue: string, at: number | null) => {
-    if (at !== null) due.lower(queue, at);
+  /** A timer due at `at` (null: none) that this isolate has not seen: tick the partition by then. */
+  const noteTimer = (tag: string, at: number | null) => {
+    if (at !== null) due.lower(tag, at);
   };
 
   /**
    * Runs a write that leases up to `reserve` ready jobs in the same script call. Their push
    * slots are claimed before it is sent, because the drains of this invocation reserve at the
    * same time (Invocation.claim); slots it left empty are given back, and a drain pushes what it
-   * leased after the response. The timer it added is noted first: the follow-up reads it.
+   * leased after the response, one per partition it wrote to (`partsOf`: a queue's is itself).
+   * The timer it added is noted first: the follow-up reads it.
    */
   async function leasing<T>(
-    queue: string,
     write: (reserve: number) => Promise<T>,
-    leasedOf: (done: T) => Omit<Leased, 'more'>,
+    partsOf: (done: T, reserve: number) => (Leased & { tag: string })[],
     timerOf: (done: T) => number | null,
   ): Promise<T> {
     const reserve = invocation.claim();
-    let leased: Omit<Leased, 'more'> | undefined;
+    let parts: (Leased & { tag: string })[] | undefined;
     let done: T;
     try {
       done = await write(reserve);
-      leased = leasedOf(done);
+      parts = partsOf(done, reserve);
     } finally {
-      invocation.release(reserve - (leased?.jobs.length ?? 0));
+      invocation.release(reserve - (parts?.reduce((sum, part) => sum + part.jobs.length, 0) ?? 0));
     }
-    noteTimer(queue, timerOf(done));
-    // As many leased as asked for: more may be ready.
-    deliverLater(queue, { ...leased, more: reserve > 0 && leased.jobs.length === reserve });
+    for (const { tag, ...leased } of parts) {
+      noteTimer(tag, timerOf(done));
+      deliverLater(tag, leased);
+    }
     return done;
   }
 
-  async function enqueueWith(queue: string, write: (reserve: number) => Promise<Enqueued>): Promise<EnqueueResult[]> {
+  async function enqueueWith(write: (reserve: number) => Promise<Enqueued>): Promise<EnqueueResult[]> {
     const enqueued = await leasing(
-      queue,
       write,
-      ({ leased, config }) => ({ jobs: leased, target: pushTarget(config) }),
+      ({ leased, config, parts }) => parts.map(({ tag, more }) => ({ tag, jobs: leased.filter((job) => job.tag === tag), target: pushTarget(config), more })),
       // A delayed job is a timer this isolate has not seen: tick soon to learn when.
       ({ results }) => (results.some((r) => r.state === 'delayed') ? invocation.now() : null),
     );
     return enqueued.results;
   }
 
-  /** Ends a lease; the same call leases the next ready jobs, delivered after the response. */
-  async function endLease(queue: string, end: (reserveNext: number) => ReturnType<Engine['complete']>) {
+  /** Ends a lease; the same call leases the next ready jobs (in its partition), delivered after the response. */
+  async function endLease(end: (reserveNext: number) => ReturnType<Engine['complete']>) {
     const { state } = await leasing(
-      queue,
       end,
-      ({ next, target, outcomes }) => ({ jobs: next, target, outcomes }),
+      // As many leased as asked for: more may be ready.
+      ({ next, target, outcomes, tag }, reserve) => [{ tag, jobs: next, target, outcomes, more: reserve > 0 && next.length === reserve }],
       // A retry holds the group until a time the tick knows: learn it soon.
       (ended) => (ended.state === 'waiting' ? invocation.now() : null),
     );
     return { state };
   }
 
-  /** A write that makes jobs ready: deliver them now, not at the next cron. */
-  async function thenDrain<T>(queue: string, write: Promise<T>): Promise<T> {
+  /**
+   * A write that makes jobs ready: deliver them now, not at the next cron, from the partitions
+   * `tagsOf` names once it is done (the queue's, a group's, a job's).
+   */
+  async function thenDrain<T>(write: Promise<T>, tagsOf: (done: T) => string[]): Promise<T> {
     const done = await write;
-    deliverLater(queue, 'drain');
+    for (const tag of tagsOf(done)) deliverLater(tag, 'drain');
     return done;
   }
+  const everyPartition = (queue: string) => () => engine.tagsOf(queue);
+  const groupPartition = (queue: string, group: string) => () => [engine.tagOfGroup(queue, group)];
+  const jobPartition = (queue: string) => (job: { group: string }) => [engine.tagOfGroup(queue, job.group)];
 
   /** The budget of one bulk action (BULK_BUDGET_MS), asked between its steps. */
   function bulkBudget(): () => boolean {
@@ -129,6 +138,8 @@ export function createService({ dispatcher, due, waitUntil, configs }: ServiceDe
     databaseStates: engine.databaseStates,
     listQueues: engine.listQueues,
     getQueue: engine.getQueue,
+    listPartitions: engine.listPartitions,
+    movePartition: engine.movePartition,
     pauseQueue: engine.pauseQueue,
     getJob: engine.getJob,
     waitForJob: engine.waitForJob,
@@ -159,46 +170,49 @@ export function createService({ dispatcher, due, waitUntil, configs }: ServiceDe
      * token, see producer.ts); an existing id is a duplicate.
      */
     enqueue: async (queue: string, input: unknown, rawData?: string, publisher?: Publisher): Promise<EnqueueResult> =>
-      (await enqueueWith(queue, (reserve) => engine.enqueueAndReserve(queue, input, reserve, rawData, publisher)))[0]!,
+      (await enqueueWith((reserve) => engine.enqueueAndReserve(queue, input, reserve, rawData, publisher)))[0]!,
     /** Adds a batch `{"jobs":[...]}` atomically (`rawData`: each job's `data` exactly as sent). */
     enqueueBatch: (queue: string, batch: unknown, rawData?: readonly (string | undefined)[], publisher?: Publisher): Promise<EnqueueResult[]> =>
-      enqueueWith(queue, (reserve) => engine.enqueueBatchAndReserve(queue, batch, reserve, rawData, publisher)),
+      enqueueWith((reserve) => engine.enqueueBatchAndReserve(queue, batch, reserve, rawData, publisher)),
 
-    complete: (queue: string, input: LeaseInput<'complete'>) => endLease(queue, (next) => engine.complete(queue, input, next)),
-    fail: (queue: string, input: LeaseInput<'fail'>) => endLease(queue, (next) => engine.fail(queue, input, next)),
+    complete: (queue: string, input: LeaseInput<'complete'>) => endLease((next) => engine.complete(queue, input, next)),
+    fail: (queue: string, input: LeaseInput<'fail'>) => endLease((next) => engine.fail(queue, input, next)),
 
-    resumeQueue: (queue: string) => thenDrain(queue, engine.resumeQueue(queue)),
+    resumeQueue: (queue: string) => thenDrain(engine.resumeQueue(queue), everyPartition(queue)),
     /** Jobs brought back may be ready now. */
-    repairQueue: (queue: string) => thenDrain(queue, engine.repairQueue(queue)),
-    resumeGroup: (queue: string, group: string) => thenDrain(queue, engine.resumeGroup(queue, group)),
+    repairQueue: (queue: string) => thenDrain(engine.repairQueue(queue), everyPartition(queue)),
+    resumeGroup: (queue: string, group: string) => thenDrain(engine.resumeGroup(queue, group), groupPartition(queue, group)),
     /** A raised concurrency (or a lifted rate limit) lets the group start more jobs now. */
-    setGroupLimits: (queue: string, group: string, limits: unknown) => thenDrain(queue, engine.setGroupLimits(queue, group, limits)),
-    clearGroupLimits: (queue: string, group: string) => thenDrain(queue, engine.clearGroupLimits(queue, group)),
-    retryJob: (queue: string, id: string) => thenDrain(queue, engine.retryJob(queue, id)),
-    promoteJob: (queue: string, id: string) => thenDrain(queue, engine.promoteJob(queue, id)),
+    setGroupLimits: (queue: string, group: string, limits: unknown) =>
+      thenDrain(engine.setGroupLimits(queue, group, limits), groupPartition(queue, group)),
+    clearGroupLimits: (queue: string, group: string) => thenDrain(engine.clearGroupLimits(queue, group), groupPartition(queue, group)),
+    retryJob: (queue: string, id: string) => thenDrain(engine.retryJob(queue, id), jobPartition(queue)),
+    promoteJob: (queue: string, id: string) => thenDrain(engine.promoteJob(queue, id), jobPartition(queue)),
     /** Ends the job; its group's next job and its outcome callback are delivered after the response. */
     async cancelJob(queue: string, id: string) {
-      const { outcomes, ...cancelled } = await thenDrain(queue, engine.cancelJob(queue, id));
-      if (outcomes.length > 0) waitUntil(sendOutcomes(dispatcher, queue, outcomes));
+      // The group's next job may be ready: in a partitioned queue, in the partition the job was.
+      const { outcomes, ...cancelled } = await thenDrain(engine.cancelJob(queue, id), everyPartition(queue));
+      if (outcomes.length > 0) waitUntil(sendOutcomes(dispatcher, outcomes[0]!.tag, outcomes));
       return cancelled;
     },
 
     /** Every failed job back to waiting, as far as the budget goes; the retried jobs are delivered now. */
     async retryJobs(queue: string, input: unknown): Promise<BulkResult> {
       const result = await engine.retryJobs(queue, input, bulkBudget());
-      if (result.count > 0) deliverLater(queue, 'drain');
+      if (result.count > 0) for (const tag of engine.tagsOf(queue)) deliverLater(tag, 'drain');
       return result;
     },
     cleanJobs: (queue: string, query: unknown): Promise<BulkResult> => engine.cleanJobs(queue, query, bulkBudget()),
 
     async updateJob(queue: string, id: string, patch: unknown) {
       const job = await engine.updateJob(queue, id, patch);
-      noteTimer(queue, job.state === 'delayed' ? (job.runAt ?? invocation.now()) : null);
+      noteTimer(engine.tagOfGroup(queue, job.group), job.state === 'delayed' ? (job.runAt ?? invocation.now()) : null);
       return job;
     },
     async putRepeat(queue: string, key: string, input: unknown) {
       const result = await engine.putRepeat(queue, key, input);
-      noteTimer(queue, result.nextRunAt);
+      // Its partition's tick must come by its first run: any partition's follow-up may look.
+      for (const tag of engine.tagsOf(queue)) noteTimer(tag, result.nextRunAt);
       return result;
     },
   };

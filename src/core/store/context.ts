@@ -2,6 +2,7 @@
 import type * as z from 'zod';
 import type { ConfigOptions } from '../../protocol/config';
 import { QueueError } from '../../protocol/errors';
+import type { PartitionCounts } from './partitions';
 import type { ScriptRunner } from './scripts';
 
 export interface EngineContext {
@@ -11,6 +12,8 @@ export interface EngineContext {
   options: ConfigOptions;
   /** Send scripts with Upstash's allow-key-locking flag (ScriptOptions). @default true */
   keyLocking?: boolean;
+  /** What this isolate has learned of queues' partition counts (src/core/engine/partitions.ts). */
+  partitions?: PartitionCounts;
 }
 
 /** Parses input with zod; a failure is VALIDATION_FAILED with zod's issues as details. */

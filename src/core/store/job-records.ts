@@ -1,5 +1,6 @@
 // Turns the tuples scripts return into the job objects the API shows.
 import type { Attempt, Job, OutcomeStatus } from '../../protocol/api-types';
+import { queueOfTag } from './partitions';
 import type { JobTuple } from './replies';
 
 /** The state fields of a job record, as job.lua writes them. */
@@ -56,12 +57,12 @@ export function recordOf(raw: string): JobRecord {
 }
 
 /** {id, state JSON, data, state, startedAt, expiresAt, maxAttempts, history JSON?} from view.lua. */
-export function toJob(queue: string, [id, stateJson, data, state, startedAt, expiresAt, maxAttempts, history]: JobTuple): Job {
+export function toJob(tag: string, [id, stateJson, data, state, startedAt, expiresAt, maxAttempts, history]: JobTuple): Job {
   const record = JSON.parse(stateJson) as JobRecord;
   const made = record.a ?? 0;
   const job: Job = {
     id,
-    queue,
+    queue: queueOfTag(tag),
     group: record.g,
     data: JSON.parse(data),
     state,

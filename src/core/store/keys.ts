@@ -29,8 +29,8 @@ export interface KeyDescription {
 export const KEY_CATALOGUE = [
   { key: REGISTRY_KEY, type: 'set', holds: 'names of all queues (GET /v1/queues)' },
   { key: DUE_KEY, type: 'zset', holds: "queues with a timer, by when each next needs a tick (the cron reads only this); in a pool, each database's holds its own queues" },
-  { key: PLACEMENT_KEY, type: 'hash', holds: 'queue name -> the database of the pool it lives on (control database; only with more than one database)' },
-  { key: 'gq:{q}:meta', type: 'hash', holds: "config JSON and counters: paused, pausedGroups, seq, active, ready, timer, outcomes ('1' while outcome callbacks may be pending), each group's jobs (`g:<group>`), limits (`l:<group>`) and flow state (`f:<group>`), flows, prio, hold, rs, dedup (ids in `dedup`) and dedupTrimAt, live (jobs not ended: waiting, delayed, active), per-minute outcomes (`m:<c, f or r>:<minute % 60>` -> epoch minute * 1e8 + count)" },
+  { key: PLACEMENT_KEY, type: 'hash', holds: 'queue name, or partition tag `<queue>:<p>`, -> the database of the pool it lives on (control database; only with more than one database)' },
+  { key: 'gq:{q}:meta', type: 'hash', holds: "config JSON and counters: paused, pausedGroups, seq, active, ready, timer, outcomes ('1' while outcome callbacks may be pending), each group's jobs (`g:<group>`), limits (`l:<group>`) and flow state (`f:<group>`), flows, prio, hold, rs, dedup (ids in `dedup`) and dedupTrimAt, live (jobs not ended: waiting, delayed, active), per-minute outcomes (`m:<c, f or r>:<minute % 60>` -> epoch minute * 1e8 + count); partitions (a partitioned queue's root only: its count), moving and moved (a move to another database under way, or done: the database)" },
   { key: 'gq:{q}:jobs', type: 'hash', holds: 'job id -> record: state JSON, newline, data JSON' },
   { key: 'gq:{q}:g:<group>', type: 'zset', holds: "a group's waiting and leased jobs by orderMs (not a solo lease); member = 15-digit sequence + id" },
   { key: 'gq:{q}:ready', type: 'zset', holds: 'head member of each idle group by orderMs' },

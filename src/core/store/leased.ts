@@ -5,10 +5,13 @@
 import type { StoredConfig } from '../../protocol/config';
 import type { OutcomeCallback } from '../../protocol/outcome-body';
 import type { QueueSecrets } from '../../protocol/signing-secret';
+import { queueOfTag } from './partitions';
 
 export interface LeasedJob<T = unknown> {
   id: string;
   queue: string;
+  /** The hash tag its lease lives under: the queue's name, or its partition's (partitions.ts). */
+  tag: string;
   group: string;
   data: T;
   /** `data` exactly as stored (JSON text), to forward without re-encoding. */
@@ -80,6 +83,8 @@ export interface OutcomeRecord {
 /** One attempt at an outcome callback, leased to whoever holds this. */
 export interface OutcomeToSend {
   queue: string;
+  /** Where its lease lives: the queue's name, or its partition's tag. */
+  tag: string;
   id: string;
   record: OutcomeRecord;
   /** The queue's own signing secrets (none: the deployment's). */
@@ -87,9 +92,11 @@ export interface OutcomeToSend {
 }
 
 /** The {id, record JSON, signingSecret, signingSecretNext} tuples a script hands over ('' for none). */
-export function toOutcomesToSend(queue: string, tuples: readonly (readonly [string, string, string, string])[] = []): OutcomeToSend[] {
+export function toOutcomesToSend(tag: string, tuples: readonly (readonly [string, string, string, string])[] = []): OutcomeToSend[] {
+  const queue = queueOfTag(tag);
   return tuples.map(([id, json, secret, next]) => ({
     queue,
+    tag,
     id,
     record: JSON.parse(json) as OutcomeRecord,
     secrets: { signingSecret: secret || undefined, signingSecretNext: next || undefined },

@@ -11,18 +11,9 @@
 import { scripts } from '../../lua/scripts.generated';
 import { QueueError } from '../../protocol/errors';
 import { DUE_KEY, PLACEMENT_KEY } from './keys';
-import { asQueueError } from './redis';
+import { fnv1a32, partitionTags } from './partitions';
+import { asQueueError, redisMessageOf } from './redis';
 import { callScript, type ScriptRunner } from './scripts';
-
-/** The bits of a 32-bit FNV-1a hash of `text`'s UTF-8 bytes. */
-export function fnv1a32(text: string): number {
-  let hash = 0x811c9dc5;
-  for (const byte of new TextEncoder().encode(text)) {
-    hash ^= byte;
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash;
-}
 
 /**
  * Where rendezvous hashing places `queue` in a pool of `size` databases: the database whose
@@ -42,7 +33,30 @@ export function rendezvous(queue: string, size: number): number {
   return best;
 }
 
-/** The queue whose hash tag `key` carries (`gq:{orders}:meta` -> orders), or null (the registry). */
+/**
+ * Where rendezvous hashing places the `partitions` of `queue`, in partition order: each on the
+ * highest scoring database (by `<queue>:<p>`) among those holding the fewest of the queue's
+ * partitions so far, so a queue's partitions spread evenly (8 over 3 databases: 3, 3, 2).
+ */
+export function placePartitions(queue: string, partitions: number, size: number): number[] {
+  const held = new Array<number>(size).fill(0);
+  return Array.from({ length: partitions }, (_, p) => {
+    const fewest = Math.min(...held);
+    let best = -1;
+    let bestScore = -1;
+    for (let database = 0; database < size; database++) {
+      const score = fnv1a32(`${database}:${queue}:${p}`);
+      if (held[database] === fewest && score > bestScore) {
+        best = database;
+        bestScore = score;
+      }
+    }
+    held[best]!++;
+    return best;
+  });
+}
+
+/** The queue or partition whose hash tag `key` carries (`gq:{orders:3}:meta` -> orders:3), or null (the registry). */
 export function queueOfKey(key: string | undefined): string | null {
   if (key === undefined || !key.startsWith('gq:{')) return null;
   const end = key.indexOf('}', 4);
@@ -73,12 +87,19 @@ export class Placements {
     return this.remember(queue, Number(recorded));
   }
 
-  /** Records `queue`'s placement if it has none (a queue the registry already lists stays on 0). */
-  async place(control: ScriptRunner, queue: string, keyLocking: boolean): Promise<number> {
-    const known = this.known.get(queue);
-    if (known !== undefined) return known;
-    const database = await callScript({ redis: control, keyLocking }, scripts.place, {}, [queue, rendezvous(queue, this.size)]);
-    return this.remember(queue, database);
+  /**
+   * Records where each of `names` lives, unless it has a record: `chosen` databases, except that
+   * a queue the registry already lists stays on 0. Returns the databases, recorded ones first.
+   */
+  async place(control: ScriptRunner, names: readonly string[], chosen: readonly number[], keyLocking: boolean): Promise<number[]> {
+    const args = names.flatMap((name, i) => [name, chosen[i]!]);
+    const databases = await callScript({ redis: control, keyLocking }, scripts.place, {}, args);
+    return databases.map((database, i) => this.remember(names[i]!, database));
+  }
+
+  /** Drops what is known of `name`'s placement: it moved (src/core/engine/move.ts). */
+  forget(name: string): void {
+    this.known.delete(name);
   }
 
   private remember(queue: string, database: number): number {
@@ -104,8 +125,12 @@ export async function databaseStates(redis: ScriptRunner): Promise<('ok' | 'down
 export interface PoolRunner extends ScriptRunner {
   /** Each database's runner, by index: the due index is read on each. */
   readonly databases: readonly ScriptRunner[];
-  /** Records a new queue's placement before its first write. */
-  place(queue: string): Promise<void>;
+  /** The database `tag` (a queue's name, or a partition's tag) lives on, as this isolate knows it. */
+  databaseOf(tag: string): Promise<number>;
+  /** Forgets what this isolate knows of `tag`'s placement: the next call reads the record. */
+  forget(tag: string): void;
+  /** Records a new queue's placement (and its partitions') before its first write. */
+  place(queue: string, partitions: number): Promise<void>;
 }
 
 /** A runner over `databases` (database 0 the control database) that sends each command where its queue lives. */
@@ -114,9 +139,21 @@ export function poolRunner(databases: readonly ScriptRunner[], placements: Place
   const on = async (queue: string | null): Promise<ScriptRunner> => (queue === null ? control : databases[await placements.of(control, queue)]!);
   // The due index's member is a queue name; every other key carries its queue's tag.
   const dueMember = (key: string, member: unknown) => (key === DUE_KEY ? String(member) : queueOfKey(key));
+  // A script run where its partition was, before it moved, is refused with PARTITION_MOVED
+  // (errors.lua refuseMoving): the placement is read again and the script sent where it is now.
+  const script = async (keys: string[], run: (database: ScriptRunner) => Promise<unknown>) => {
+    const tag = queueOfKey(keys[0]);
+    try {
+      return await run(await on(tag));
+    } catch (error) {
+      if (tag === null || !redisMessageOf(error).includes('PARTITION_MOVED')) throw error;
+      placements.forget(tag);
+      return run(await on(tag));
+    }
+  };
   const runner: ScriptRunner = {
-    evalsha: (async (sha: string, keys: string[], args: string[]) => (await on(queueOfKey(keys[0]))).evalsha(sha, keys, args)) as ScriptRunner['evalsha'],
-    eval: (async (text: string, keys: string[], args: string[]) => (await on(queueOfKey(keys[0]))).eval(text, keys, args)) as ScriptRunner['eval'],
+    evalsha: ((sha: string, keys: string[], args: string[]) => script(keys, (database) => database.evalsha(sha, keys, args))) as ScriptRunner['evalsha'],
+    eval: ((text: string, keys: string[], args: string[]) => script(keys, (database) => database.eval(text, keys, args))) as ScriptRunner['eval'],
     hget: (async (key: string, field: string) => (await on(queueOfKey(key))).hget(key, field)) as ScriptRunner['hget'],
     zadd: (async (key: string, ...rest: [unknown, ...unknown[]]) => {
       const last = rest[rest.length - 1] as { member: unknown };
@@ -136,8 +173,12 @@ export function poolRunner(databases: readonly ScriptRunner[], placements: Place
   return {
     ...runner,
     databases,
-    async place(queue) {
-      await placements.place(control, queue, keyLocking);
+    databaseOf: (tag) => placements.of(control, tag),
+    forget: (tag) => placements.forget(tag),
+    async place(queue, partitions) {
+      const tags = partitions === 1 ? [] : partitionTags(queue, partitions);
+      const chosen = [rendezvous(queue, placements.size), ...placePartitions(queue, partitions, placements.size)];
+      await placements.place(control, [queue, ...tags], partitions === 1 ? chosen.slice(0, 1) : chosen, keyLocking);
     },
   };
 }

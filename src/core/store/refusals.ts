@@ -29,6 +29,8 @@ export const LuaStatus = {
   RATE_LIMITED: -13,
   /** {status, item (1-based), maxDelayMs}: producer.ts names the field (delayMs, runAt, debounce) */
   DELAY_TOO_LONG: -14,
+  /** {status, the queue's partitions}: a config asked for another count (they never change) */
+  PARTITIONS_FIXED: -15,
 } as const;
 
 export type LuaStatusName = keyof typeof LuaStatus;
@@ -49,6 +51,7 @@ const LUA_ERRORS: Record<LuaStatusName, [ErrorCode, string]> = {
   QUEUE_FULL: ['QUEUE_FULL', "the queue holds its maxJobs waiting and delayed jobs: try again later"],
   RATE_LIMITED: ['RATE_LIMITED', "too many jobs from this client: past the queue's publishRateLimit"],
   DELAY_TOO_LONG: ['VALIDATION_FAILED', "the job would start later than the queue's maxDelayMs allows"],
+  PARTITIONS_FIXED: ['VALIDATION_FAILED', "partitions: a queue's partitions are fixed when it is created"],
 };
 
 const NAME_OF = new Map(Object.entries(LuaStatus).map(([name, status]) => [status as number, name as LuaStatusName]));
@@ -86,6 +89,10 @@ export function luaError(reply: readonly unknown[]): QueueError {
   if (name === 'RATE_LIMITED') {
     return withRetryAfter(new ScriptRefusal(name, { max: Number(reply[2]), periodMs: Number(reply[3]) }), Math.max(1000, Number(reply[1])));
   }
+  if (name === 'PARTITIONS_FIXED') {
+    const message = `partitions: fixed when the queue was created (it has ${Number(reply[1])}); to change it, create another queue`;
+    return new ScriptRefusal(name, [{ path: 'partitions', message }], message);
+  }
   if (name === 'DELAY_TOO_LONG') return new ScriptRefusal(name, { index: Number(reply[1]) - 1, maxDelayMs: Number(reply[2]) });
   if (name === 'INVALID_STATE' && typeof reply[1] === 'string') {
     return new ScriptRefusal(name, { state: reply[1] }, `the job is ${reply[1]}, which does not allow this`);
@@ -103,4 +110,29 @@ export function startTooLate(path: string, refusal: QueueError): QueueError {
 /** Whether `error` is the refusal `name` of a script. */
 export function isRefusal(error: unknown, name: LuaStatusName): boolean {
   return error instanceof ScriptRefusal && error.luaStatus === name;
+}
+
+/**
+ * A script ran where a queue's partitions say it must not: on a partitioned queue's root, or on
+ * a partition that does not hold the group (errors.lua refuseRoot, partition.lua). The engine
+ * routes the call again by `partitions` (src/core/engine/partitions.ts); it never reaches a user.
+ */
+export class Partitioned extends Error {
+  constructor(readonly partitions: number) {
+    super(`groupq: the queue has ${partitions} partitions`);
+  }
+}
+
+/** The Partitioned that a script's error message carries, or null. */
+export function partitionedOf(message: string): Partitioned | null {
+  const count = /PARTITIONED (\d+)/.exec(message)?.[1];
+  return count === undefined ? null : new Partitioned(Number(count));
+}
+
+/** How long a caller of a partition being moved waits before trying again. */
+const MOVING_RETRY_MS = 1000;
+
+/** A partition's move to another database is under way (errors.lua refuseMoving): 503, try again. */
+export function partitionMoving(): QueueError {
+  return withRetryAfter(new QueueError('PARTITION_MOVING', 'the partition is moving to another database of the pool: try again in a moment'), MOVING_RETRY_MS);
 }

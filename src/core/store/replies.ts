@@ -147,6 +147,12 @@ export const replies = {
   /** key, spec JSON, key, spec JSON, ... */
   'list-repeats': reply(z.tuple([ok, z.array(text)]), ([, flat]) => flat),
   /** The group's state; null: the group has no jobs. */
+  'move-fence': done,
+  /** Where the key's next page starts (null: none), and each key's entries as a flat list. */
+  'move-read': reply(z.tuple([ok, text]).rest(z.array(text)), ([, next, ...pages]) => ({ next: next === '' ? null : next, pages })),
+  /** The database the record names now. */
+  'move-place': reply(z.tuple([ok, int]), ([, database]) => database),
+  'move-write': done,
   'pause-group': reply(z.tuple([ok, z.union([groupState, z.literal('')]), int]), ([, state]) => (state === '' ? null : state), { dueAt: 2 }),
   /** Whether the queue is paused now. */
   'pause-queue': reply(z.tuple([ok, bit, int]), ([, paused]) => paused === 1, { dueAt: 2 }),
@@ -169,8 +175,8 @@ export const replies = {
       counts: { waiting, delayed, active, completed, failed, cancelled, groups },
     }),
   ),
-  /** The database the queue lives on. */
-  place: reply(z.tuple([ok, int]), ([, database]) => database),
+  /** The database each name lives on. */
+  place: reply(z.tuple([ok, z.array(int)]), ([, databases]) => databases),
   'queue-timer': reply(z.tuple([ok, int]), ([, timer]) => instant(timer)),
   registry: byMode({
     add: done,

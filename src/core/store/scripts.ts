@@ -10,7 +10,7 @@ import type { Redis } from '@upstash/redis';
 import { type LuaScript, type ScriptName, luaIncludes } from '../../lua/scripts.generated';
 import { QueueError } from '../../protocol/errors';
 import { noteDue } from './due-index';
-import { luaError } from './refusals';
+import { luaError, partitionMoving, partitionedOf } from './refusals';
 import { PLACEMENT_KEY, REGISTRY_KEY, groupKey, isQueueKeyName, queueKey, rateKey } from './keys';
 import { asQueueError, redisMessageOf } from './redis';
 import { type ArgsOf, type ReplyOf, decodeReply } from './replies';
@@ -77,7 +77,10 @@ export function sourceLineOf(script: LuaScript, line: number): string | null {
  * cause Redis' words (never the command, which holds the script and its arguments) led by the
  * script's name and the source file and line of `user_script:LINE`.
  */
-function scriptError(script: LuaScript, error: unknown): QueueError {
+function scriptError(script: LuaScript, error: unknown): Error {
+  const partitioned = partitionedOf(redisMessageOf(error));
+  if (partitioned) return partitioned;
+  if (redisMessageOf(error).includes('PARTITION_MOVING')) return partitionMoving();
   const wrapped = asQueueError(error);
   if (wrapped.code !== 'INTERNAL') return wrapped;
   const redisMessage = redisMessageOf(error);
@@ -122,10 +125,13 @@ export interface ScriptTarget {
   groups?: readonly string[];
   /** Whose publish rate limit a script's `rate` key counts (enqueue; unused for the admin). */
   client?: string;
+  /** The KEYS as they are, for a script that takes any key of a partition (the move's). */
+  keys?: string[];
 }
 
 /** The KEYS array of `script` for `target`, in the order the script's header lists them. */
-export function keysFor(script: LuaScript, { queue, group, groups = [], client = '' }: ScriptTarget): string[] {
+export function keysFor(script: LuaScript, { queue, group, groups = [], client = '', keys: given }: ScriptTarget): string[] {
+  if (given) return given;
   const keys: string[] = [];
   for (const name of script.keys) {
     if (name === 'group') {

@@ -16,3 +16,30 @@ local JOB_CANCELLED = -11 -- a lease callback of a job that was cancelled under 
 local QUEUE_FULL = -12 -- {QUEUE_FULL, maxJobs}: the enqueue would pass the queue's maxJobs (quota.lua)
 local RATE_LIMITED = -13 -- {RATE_LIMITED, ms until the window ends, max, periodMs}: a publish token's client is past publishRateLimit
 local DELAY_TOO_LONG = -14 -- {DELAY_TOO_LONG, item (1-based), maxDelayMs}: a start later than the queue's maxDelayMs
+local PARTITIONS_FIXED = -15 -- {PARTITIONS_FIXED, the queue's partitions}: a queue's partitions never change (put-queue)
+
+-- A partitioned queue's own meta (its root, tag `{<queue>}`) holds its config and `partitions`;
+-- everything else lives in its partitions (tags `{<queue>:<p>}`). A call that must run on a
+-- partition is refused there with an error the engine reads as "route by partition"
+-- (src/core/engine/partitions.ts): so a caller that assumed one partition pays nothing for it.
+local function refuseRoot(partitions)
+  if partitions then error({ err = 'PARTITIONED ' .. partitions }) end
+end
+
+-- A partition (or queue) being moved to another database of the pool refuses every call until it
+-- is there (PARTITION_MOVING: the caller tries again shortly); one that has moved refuses with the
+-- database it is on now (PARTITION_MOVED: an isolate that had not heard routes again).
+-- `moving` and `moved` are its meta's fields (move-fence.lua, src/core/engine/move.ts).
+local function refuseMoving(moving, moved)
+  if moved then error({ err = 'PARTITION_MOVED ' .. moved }) end
+  if moving then error({ err = 'PARTITION_MOVING' }) end
+end
+
+-- Whether `meta` holds a queue's config (one command, as HEXISTS); a root refuses (refuseRoot),
+-- and so does a partition moving or moved (refuseMoving).
+local function hasQueue(meta)
+  local found = redis.call('HMGET', meta, 'config', 'partitions', 'moving', 'moved')
+  refuseRoot(found[2])
+  refuseMoving(found[3], found[4])
+  return found[1] ~= false
+end

@@ -22,11 +22,12 @@
 -- A script names, up front, the group and counter fields it will touch (openMeta's `extra`);
 -- one it did not name is read on first use, correct but one command more.
 
+-- @include errors
 -- @include job
 
 local BASE_FIELDS = {
   'config', 'secret', 'paused', 'pausedGroups', 'seq', 'active', 'ready', 'timer', 'outcomes', 'prio', 'hold', 'flows', 'rs',
-  'dedup', 'dedupTrimAt', 'live',
+  'dedup', 'dedupTrimAt', 'live', 'partitions', 'moving', 'moved',
 }
 
 -- A timer overdue by this much was told to the due index and still not run: its index entry
@@ -34,7 +35,8 @@ local BASE_FIELDS = {
 -- reported again.
 local TIMER_STALE_MS = 60000
 
-local function openMeta(key, extra)
+-- `root`: the caller may run on a partitioned queue's root (put-queue); others are refused there.
+local function openMeta(key, extra, root)
   local fields = {}
   for i, f in ipairs(BASE_FIELDS) do fields[i] = f end
   for _, f in ipairs(extra or {}) do
@@ -48,6 +50,8 @@ local function openMeta(key, extra)
   local values = redis.call('HMGET', key, unpack(fields))
   local M = { key = key, v = {}, changed = {}, lowered = nil }
   for i, f in ipairs(fields) do M.v[f] = values[i] or false end
+  if not root then refuseRoot(M.v.partitions) end
+  refuseMoving(M.v.moving, M.v.moved)
   if M.v.config then M.cfg = cjson.decode(M.v.config) end
   return M
 end
