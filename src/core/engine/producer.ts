@@ -12,7 +12,7 @@ import { batchInputSchemaFor, jobInputSchemaFor } from '../../protocol/job-input
 import { checkQueueName } from './queues';
 import { randomId } from '../../protocol/ids';
 import { type LeasedJob, toLeasedJob } from './leases';
-import { partitionOf, partitionTag, shareOf } from '../store/partitions';
+import { partitionOf, partitionTag } from '../store/partitions';
 import { callScript } from '../store/scripts';
 import { newJobId, routed } from './partitions';
 import { PUBLISH_ID_PREFIX, checkPublished } from './publish-policy';
@@ -129,7 +129,7 @@ async function enqueueInto(
 
 /**
  * A partitioned queue's enqueue: one call per partition the jobs' groups fall in, at once, each
- * atomic (a batch is atomic per partition), the reservation shared among them.
+ * atomic (a batch is atomic per partition).
  */
 async function enqueueSplit(
   ctx: EngineContext,
@@ -147,9 +147,12 @@ async function enqueueSplit(
     byPartition.set(p, [...(byPartition.get(p) ?? []), i]);
   });
   const indexes = [...byPartition.values()];
+  // The reservation goes whole to the partition with the most of the batch: one drain pushes
+  // them with every slot; the others' drains take turns after it (dispatcher.ts drain).
+  const most = indexes.reduce((best, at, k) => (at.length > indexes[best]!.length ? k : best), 0);
   const done = await Promise.all(
     indexes.map((at, k) => {
-      const share = shareOf(reserve, k, indexes.length);
+      const share = k === most ? reserve : 0;
       const tag = partitionTag(queue, partitionOf(jobs[at[0]!]!.group, partitions), partitions);
       const mine = at.map((i) => jobs[i]!);
       const ids = mine.map((job) => job.id ?? newJobId(job.group, partitions));

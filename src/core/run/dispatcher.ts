@@ -8,6 +8,7 @@
 // (docs/internals.md#sharing-the-isolate).
 import { type DeliveryOptions, deliver } from '../push/delivery';
 import { type OutcomeToSend, type PushTarget, pushTarget } from '../store/leased';
+import { queueOfTag } from '../store/partitions';
 import type { Engine } from '../engine';
 import { QueueError } from '../../protocol/errors';
 import { type Invocation, nextTurn } from './invocation';
@@ -87,8 +88,47 @@ async function settleWithRetry(d: Dispatcher, queue: string, settlements: Settle
   }
 }
 
-/** Drains one queue until nothing is ready, or the invocation's budget is spent. */
-export async function drain(d: Dispatcher, queue: string, leased?: Leased): Promise<DrainReport> {
+/**
+ * Drains one queue (or one partition: `queue` is its tag) until nothing is ready, or the
+ * invocation's budget is spent. The partitions of a queue take turns in an invocation, so that
+ * each drain gets all its push slots and acks and leases them in a few calls rather than many
+ * calls of one job each; a drain that holds jobs or outcome callbacks leased already goes at once
+ * (their slots are claimed, and the drain in turn may wait for them). A drain cut by its budget
+ * leaves the rest to the due index, as any drain does.
+ */
+export function drain(d: Dispatcher, queue: string, leased?: Leased): Promise<DrainReport> {
+  const partitioned = queueOfTag(queue) !== queue;
+  if (!partitioned || (leased?.jobs.length ?? 0) > 0 || (leased?.outcomes?.length ?? 0) > 0) return drainNow(d, queue, leased);
+  // A partition another drain of this isolate is on (its turn has come) gets one more round from
+  // it instead: fewer drains at once, each acking and leasing more jobs per call.
+  const active = draining.get(queue);
+  if (active) {
+    active.again = true;
+    return Promise.resolve({ delivered: 0, retrying: 0, cut: false });
+  }
+  return d.invocation.inTurn(queueOfTag(queue), async () => {
+    const total: DrainReport = { delivered: 0, retrying: 0, cut: false };
+    const mine = { again: false };
+    draining.set(queue, mine);
+    try {
+      for (;;) {
+        mine.again = false;
+        const report = await drainNow(d, queue, leased);
+        total.delivered += report.delivered;
+        total.retrying += report.retrying;
+        total.cut = report.cut;
+        if (!mine.again || report.cut) return total;
+      }
+    } finally {
+      draining.delete(queue);
+    }
+  });
+}
+
+/** Per isolate: the partitions a drain is on, and whether another asked it for one more round. */
+const draining = new Map<string, { again: boolean }>();
+
+async function drainNow(d: Dispatcher, queue: string, leased?: Leased): Promise<DrainReport> {
   const { invocation } = d;
   const report: DrainReport = { delivered: 0, retrying: 0, cut: false };
   const settlements: Settlement[] = [];

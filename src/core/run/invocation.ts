@@ -26,6 +26,8 @@ export class Invocation {
   /** Of `open`, the slots outcome callbacks hold. */
   outcomesOpen = 0;
   private waiters: (() => void)[] = [];
+  /** Per key, the end of the last work given to inTurn. */
+  private readonly turns = new Map<string, Promise<unknown>>();
 
   constructor(
     /** Epoch ms after which nothing new is reserved. */
@@ -117,6 +119,18 @@ export class Invocation {
     const waiters = this.waiters;
     this.waiters = [];
     for (const wake of waiters) wake();
+  }
+
+  /** Runs `work` once the work given before it for `key` has ended: one at a time per key. */
+  inTurn<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const before = this.turns.get(key) ?? Promise.resolve();
+    const mine = before.then(work);
+    const end = mine.catch(() => undefined);
+    this.turns.set(key, end);
+    void end.then(() => {
+      if (this.turns.get(key) === end) this.turns.delete(key);
+    });
+    return mine;
   }
 
   /** The Redis client, counting each call against the subrequest budget. */
