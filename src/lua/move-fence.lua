@@ -1,6 +1,6 @@
 #!lua flags=allow-key-locking
 --[[ move-fence: starts or ends the move of a partition (or of a whole queue) to another database
-of the pool (src/core/engine/move.ts). While `moving` is set in its meta, every script of the
+of the pool (src/core/engine/move.ts). While `move` is set in its meta, every script of the
 partition refuses with PARTITION_MOVING (errors.lua refuseMoving), so what the mover copies does
 not change under it. Runs on the database the partition is on, then on the one it moves to.
 
@@ -15,8 +15,8 @@ Errors  {-1} QUEUE_NOT_FOUND
 
 if redis.call('HEXISTS', KEYS[1], 'config') == 0 then return { QUEUE_NOT_FOUND } end
 if ARGV[1] == '' then
-  redis.call('HDEL', KEYS[1], 'moving')
+  redis.call('HDEL', KEYS[1], 'move')
 else
-  redis.call('HSET', KEYS[1], 'moving', ARGV[1])
+  redis.call('HSET', KEYS[1], 'move', 'to ' .. ARGV[1])
 end
 return { 1 }

@@ -10,7 +10,7 @@ Errors  {-1} QUEUE_NOT_FOUND
 -- @include errors
 
 -- A moved queue's config is where it went (refuseMoving); one being moved still reads here.
-local found = redis.call('HMGET', KEYS[1], 'config', 'moved')
-refuseMoving(false, found[2])
+local found = redis.call('HMGET', KEYS[1], 'config', 'move')
+refuseMoving(found[2], true)
 if not found[1] then return { QUEUE_NOT_FOUND } end
 return { 1, found[1] }

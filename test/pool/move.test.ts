@@ -147,7 +147,7 @@ describe('moving partitions while the queue runs', () => {
       const tag = `${QUEUE}:${partition}`;
       expect(await databases[to]!.has(`gq:{${tag}}:jobs`)).toBe(true);
       expect(await databases[from]!.has(`gq:{${tag}}:jobs`)).toBe(false);
-      expect(await databases[from]!.hget(`gq:{${tag}}:meta`, 'moved')).toBe(String(to));
+      expect(await databases[from]!.hget(`gq:{${tag}}:meta`, 'move')).toBe(`at ${to}`);
       expect(await databases[from]!.hget(`gq:{${tag}}:meta`, 'config')).toBeNull();
     }
 

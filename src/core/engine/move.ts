@@ -3,7 +3,7 @@
 // is on (move-fence: every script of it refuses, PARTITION_MOVING, so nothing changes under the
 // copy), its keys are copied page by page to the new database (meta first, fenced there too),
 // the placement record is switched, the new copy unfenced and the old one deleted, leaving in
-// its meta only `moved`: an isolate that still sends it there is told (PARTITION_MOVED) and
+// its meta only `move`, 'at <d>': an isolate that still sends it there is told (PARTITION_MOVED) and
 // reads the record again (pool.ts). Leases, timers and the dedup window travel with the keys,
 // so no job is lost or runs twice at once; calls made during the move answer 503 and retry.
 // A move cut off half way leaves the partition fenced: moving it again (to either database)
@@ -119,7 +119,7 @@ export async function movePartition(ctx: EngineContext, queue: string, partition
   await pool.databases[database]!.zadd(DUE_KEY, { score: ctx.now(), member: tag });
   // The old copy goes; its meta keeps only where the partition went (PARTITION_MOVED).
   await dropKeys(from, [...COPIED.map(({ name }) => queueKey(tag, name)), ...groups.map(({ key }) => key)]);
-  await callScript(from, scripts.moveWrite, { keys: [queueKey(tag, 'meta')] }, ['hash', '1', 2, 'moved', String(database)]);
+  await callScript(from, scripts.moveWrite, { keys: [queueKey(tag, 'meta')] }, ['hash', '1', 2, 'move', `at ${database}`]);
   await pool.databases[source]!.zrem(DUE_KEY, tag);
   return infoOf(ctx, to, tag, p, database);
 }

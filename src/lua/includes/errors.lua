@@ -28,18 +28,20 @@ end
 
 -- A partition (or queue) being moved to another database of the pool refuses every call until it
 -- is there (PARTITION_MOVING: the caller tries again shortly); one that has moved refuses with the
--- database it is on now (PARTITION_MOVED: an isolate that had not heard routes again).
--- `moving` and `moved` are its meta's fields (move-fence.lua, src/core/engine/move.ts).
-local function refuseMoving(moving, moved)
-  if moved then error({ err = 'PARTITION_MOVED ' .. moved }) end
-  if moving then error({ err = 'PARTITION_MOVING' }) end
+-- database it is on now (PARTITION_MOVED: an isolate that had not heard routes again). `move` is
+-- its meta's field: 'to <d>' while it moves to database d, 'at <d>' once it is there
+-- (move-fence.lua, src/core/engine/move.ts); `moving`: a move under way is no refusal (a read).
+local function refuseMoving(move, moving)
+  if not move then return end
+  if string.sub(move, 1, 3) == 'at ' then error({ err = 'PARTITION_MOVED ' .. string.sub(move, 4) }) end
+  if not moving then error({ err = 'PARTITION_MOVING' }) end
 end
 
 -- Whether `meta` holds a queue's config (one command, as HEXISTS); a root refuses (refuseRoot),
 -- and so does a partition moving or moved (refuseMoving).
 local function hasQueue(meta)
-  local found = redis.call('HMGET', meta, 'config', 'partitions', 'moving', 'moved')
+  local found = redis.call('HMGET', meta, 'config', 'partitions', 'move')
   refuseRoot(found[2])
-  refuseMoving(found[3], found[4])
+  refuseMoving(found[3])
   return found[1] ~= false
 end

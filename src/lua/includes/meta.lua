@@ -13,7 +13,9 @@
 --   backpressure "queue"), rs (starts since the queue rate limit's log was trimmed, reserve.lua),
 --   dedup and dedupTrimAt (the ids the dedup window remembers, and their next trim: dedup.lua),
 --   'm:<c|f|r>:<minute % 60>' (per-minute counters, see writeTally),
---   live (jobs that have not ended: waiting, delayed, active; quota.lua).
+--   live (jobs that have not ended: waiting, delayed, active; quota.lua),
+--   partitions (a partitioned queue's root only: its count; errors.lua refuseRoot),
+--   move (a move to another database: 'to <d>' under way, 'at <d>' done; errors.lua refuseMoving).
 -- Namespaces: a field built from a user's string (a group name) is '<g|l|f>:<string>'; every
 -- other field is groupq's own and never starts with 'g:', 'l:' or 'f:', so no name can collide
 -- with it. (Until issue 16 the counters were '<c|f|r>:<slot>': group "0".."59" read a counter
@@ -27,7 +29,7 @@
 
 local BASE_FIELDS = {
   'config', 'secret', 'paused', 'pausedGroups', 'seq', 'active', 'ready', 'timer', 'outcomes', 'prio', 'hold', 'flows', 'rs',
-  'dedup', 'dedupTrimAt', 'live', 'partitions', 'moving', 'moved',
+  'dedup', 'dedupTrimAt', 'live', 'partitions', 'move',
 }
 
 -- A timer overdue by this much was told to the due index and still not run: its index entry
@@ -51,7 +53,7 @@ local function openMeta(key, extra, root)
   local M = { key = key, v = {}, changed = {}, lowered = nil }
   for i, f in ipairs(fields) do M.v[f] = values[i] or false end
   if not root then refuseRoot(M.v.partitions) end
-  refuseMoving(M.v.moving, M.v.moved)
+  refuseMoving(M.v.move)
   if M.v.config then M.cfg = cjson.decode(M.v.config) end
   return M
 end
