@@ -29,7 +29,7 @@ export const POOL = {
     { databases: 2, partitions: 12 },
     { databases: 3, partitions: 12 },
   ],
-  capPerDatabase: 2_000,
+  capPerDatabase: 1_500,
   groups: 1_008,
   jobs: 12_000,
   batchSize: 500,
