@@ -13,7 +13,7 @@
 //   npm run bench -- --bundle   only the Worker's bundle size and startup time (bench/lib/worker-bundle.ts)
 //   npm run bench -- --pool  only scale-out over a pool of 1, 2 and 3 databases, each capped at
 //                             the same commands/s, one queue in 12 partitions, and a move of a
-//                             partition of 100,000 jobs (bench/lib/pool.ts), ~3 minutes
+//                             partition of 100,000 jobs (bench/lib/pool.ts), ~4 minutes
 //   npm run bench -- --worker-cpu  only workerd's CPU per job in the e2e batch run and the burst of
 //                             GETs and cron runs while 1,000 jobs drain (bench/lib/burst.ts), ~1 minute
 // Either way the result is also written to bench/results/engine.json (engine-scale.json with
