@@ -227,4 +227,17 @@ describe('partitioned queues', () => {
     await engine.settleOutcomes(done.tag, [{ outcome: done.outcomes[0]!, error: '' }]);
     expect((await engine.getJob(q, 'o')).outcome).toMatchObject({ state: 'delivered', attempts: 1 });
   });
+
+  it('keeps names that look like fields or tags apart: each group in its partition, each id found', async () => {
+    const { engine, q } = await partitioned(4);
+    const names = ['config', 'partitions', 'move', 'g:x', 'l:x', 'f:x', '0', '59', 'a:b:c', '{x}', 'x y', `gq:{${q}:1}:meta`, `${q}:1`, 'at 1', 'to 1'];
+    await engine.enqueueBatch(q, names.map((name) => ({ id: name.replace(/ /g, '_'), group: name, data: name })));
+    for (const name of names) {
+      const job = await testEngine().getJob(q, name.replace(/ /g, '_'));
+      expect(job).toMatchObject({ group: name, data: name, state: 'waiting' });
+      expect(await keysOf(`${q}:${partitionOf(name, 4)}`)).toContain(`gq:{${q}:${partitionOf(name, 4)}}:g:${name}`);
+    }
+    expect((await engine.getQueue(q)).counts).toMatchObject({ waiting: names.length, groups: names.length });
+    expect((await engine.listPartitions(q)).map((p) => p.partition)).toEqual([0, 1, 2, 3]);
+  });
 });

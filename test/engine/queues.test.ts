@@ -350,6 +350,10 @@ describe('queue names', () => {
     ['deleteQueue', (name) => engine.deleteQueue(name)],
     ['pauseQueue', (name) => engine.pauseQueue(name)],
     ['enqueue', (name) => engine.enqueue(name, { group: 'g', data: 1 })],
+    ['listPartitions', (name) => engine.listPartitions(name)],
+    ['movePartition', (name) => engine.movePartition(name, '0', { database: 0 })],
+    ['getJob', (name) => engine.getJob(name, 'j')],
+    ['complete', (name) => engine.complete(name, { id: 'j', lease: '0.0123456789abcdef' })],
     ['reserve', (name) => engine.reserve(name, 1)],
     ['tick', (name) => engine.tick(name)],
   ];
@@ -357,6 +361,13 @@ describe('queue names', () => {
   it.each(['', 'has space', 'x'.repeat(65), 'a/b', 'a{b}', 'a:b', 'zażółć', 'a*'])('rejects %j everywhere', async (name) => {
     for (const [, call] of calls) await rejectsWith(call(name), 'VALIDATION_FAILED');
     expect(await engine.listQueueNames()).not.toContain(name);
+  });
+
+  // reserve and tick also take a partition's tag: the run layer drains and ticks partitions by it.
+  it('refuses a partition tag ("q:0") as a queue name in every call a request can make', async () => {
+    for (const [op, call] of calls.filter(([op]) => op !== 'reserve' && op !== 'tick')) {
+      await expect(call('q:0'), op).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
+    }
   });
 
   it('accepts 64 characters of letters, digits, dot, underscore and dash', async () => {

@@ -79,17 +79,20 @@ export function encodePartitionCursor(listing: Listing, partition: number, next:
   return toCursor([listing, `p${partition}`, ...(next.length === 0 ? [] : positionParts(listing, next))]);
 }
 
+/** How a partitioned queue's cursor names its partition, after the listing. */
+const PARTITION = /^p(\d{1,3})$/;
+
 /** Whether `cursor` is a partitioned queue's (whatever its listing). */
 export function isPartitionCursor(cursor: string | undefined): boolean {
   const parts = cursor === undefined ? null : decodeParts(cursor);
-  return parts !== null && typeof parts[1] === 'string' && /^p\d{1,3}$/.test(parts[1]);
+  return parts !== null && typeof parts[1] === 'string' && PARTITION.test(parts[1]);
 }
 
 /** The partition and position a partitioned queue's cursor holds (none: partition 0, first page). */
 export function decodePartitionCursor(listing: Listing, cursor: string | undefined, partitions: number): { partition: number; at: string[] } {
   if (cursor === undefined) return { partition: 0, at: [] };
   const parts = decodeParts(cursor);
-  const partition = parts && parts[0] === listing && typeof parts[1] === 'string' ? /^p(\d{1,3})$/.exec(parts[1])?.[1] : undefined;
+  const partition = parts && parts[0] === listing && typeof parts[1] === 'string' ? PARTITION.exec(parts[1])?.[1] : undefined;
   const rest = parts?.slice(2) ?? [];
   const at = rest.length === 0 ? [] : positionOf(listing, rest);
   if (partition === undefined || Number(partition) >= partitions || at === null) throw notACursor(listing);
