@@ -70,6 +70,14 @@ export async function sendOutcomes(d: Dispatcher, queue: string, outcomes: reado
 
 const SETTLE_ATTEMPTS = 3;
 
+/**
+ * How long acks wait for the drain's other pushes to come back. Sent as each came back, the acks
+ * of pushes that began together split into a call of one and a call of the rest, and the jobs
+ * those two calls lease begin apart, so it goes on: two calls a round. Waiting for the rest puts
+ * them in one call, and the jobs it leases begin together. A lone job waits for nothing.
+ */
+const LINGER_MS = 20;
+
 async function settleWithRetry(d: Dispatcher, queue: string, settlements: Settlement[], reserve: number): Promise<Settled | null> {
   for (let attempt = 1; ; attempt++) {
     try {
@@ -92,37 +100,39 @@ async function settleWithRetry(d: Dispatcher, queue: string, settlements: Settle
  * Drains one queue (or one partition: `queue` is its tag) until nothing is ready, or the
  * invocation's budget is spent. The partitions of a queue take turns in an invocation, so that
  * each drain gets all its push slots and acks and leases them in a few calls rather than many
- * calls of one job each; a drain that holds jobs or outcome callbacks leased already goes at once
- * (their slots are claimed, and the drain in turn may wait for them). A drain cut by its budget
+ * calls of one job each; a drain that holds jobs or outcome callbacks leased already starts at
+ * once (their slots are claimed) and the turns after it wait for it. A drain cut by its budget
  * leaves the rest to the due index, as any drain does.
  */
 export function drain(d: Dispatcher, queue: string, leased?: Leased): Promise<DrainReport> {
-  const partitioned = queueOfTag(queue) !== queue;
-  if (!partitioned || (leased?.jobs.length ?? 0) > 0 || (leased?.outcomes?.length ?? 0) > 0) return drainNow(d, queue, leased);
-  // A partition another drain of this isolate is on (its turn has come) gets one more round from
-  // it instead: fewer drains at once, each acking and leasing more jobs per call.
+  if (queueOfTag(queue) === queue) return drainNow(d, queue, leased);
+  const holds = (leased?.jobs.length ?? 0) > 0 || (leased?.outcomes?.length ?? 0) > 0;
+  // A partition another drain of this isolate is on gets one more round from it instead: fewer
+  // drains at once, each acking and leasing more jobs per call.
   const active = draining.get(queue);
-  if (active) {
+  if (active && !holds) {
     active.again = true;
     return Promise.resolve({ delivered: 0, retrying: 0, cut: false });
   }
-  return d.invocation.inTurn(queueOfTag(queue), async () => {
+  const rounds = async () => {
     const total: DrainReport = { delivered: 0, retrying: 0, cut: false };
     const mine = { again: false };
-    draining.set(queue, mine);
+    if (!active) draining.set(queue, mine);
     try {
-      for (;;) {
+      for (let first = true; first || mine.again; first = false) {
         mine.again = false;
-        const report = await drainNow(d, queue, leased);
+        const report = await drainNow(d, queue, first ? leased : undefined);
         total.delivered += report.delivered;
         total.retrying += report.retrying;
         total.cut = report.cut;
-        if (!mine.again || report.cut) return total;
+        if (report.cut) break;
       }
+      return total;
     } finally {
-      draining.delete(queue);
+      if (draining.get(queue) === mine) draining.delete(queue);
     }
-  });
+  };
+  return d.invocation.inTurn(queueOfTag(queue), rounds, holds);
 }
 
 /** Per isolate: the partitions a drain is on, and whether another asked it for one more round. */
@@ -151,7 +161,17 @@ async function drainNow(d: Dispatcher, queue: string, leased?: Leased): Promise<
   };
 
   for (const job of leased?.jobs ?? []) push(job, leased!.target);
+  let lingerUntil = 0; // acks that came back wait for this drain's other pushes until then
   for (;;) {
+    if (settlements.length > 0 && mine > 0 && !ackOnly) {
+      lingerUntil ||= invocation.now() + LINGER_MS;
+      const left = lingerUntil - invocation.now();
+      if (left > 0) {
+        await invocation.changed(left);
+        continue;
+      }
+    }
+    lingerUntil = 0;
     const reserve = !ackOnly && (mayHaveMore || settlements.length > 0) ? invocation.claim() : 0;
     if (settlements.length > 0 || reserve > 0) {
       const batch = settlements.splice(0);

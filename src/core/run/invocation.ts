@@ -86,9 +86,7 @@ export class Invocation {
     while ((this.freeSlots === 0 || this.outcomesOpen >= MAX_OUTCOME_FETCHES) && this.pushesLeft > 0) {
       const waitMs = until - this.now();
       if (waitMs < 0) return false;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([this.changed(), new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs + 1)))]);
-      clearTimeout(timer);
+      await this.changed(waitMs + 1);
     }
     if (this.now() > until || this.subrequestsLeft <= 2 || this.pushesLeft <= 0) return false;
     this.open++;
@@ -110,9 +108,13 @@ export class Invocation {
     this.notify();
   }
 
-  /** Resolves at the next change of `open` (a push started or ended). */
-  changed(): Promise<void> {
-    return new Promise((resolve) => this.waiters.push(resolve));
+  /** Resolves at the next change of `open` (a push started or ended), or after `withinMs` when given. */
+  async changed(withinMs?: number): Promise<void> {
+    const change = new Promise<void>((resolve) => this.waiters.push(resolve));
+    if (withinMs === undefined) return change;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([change, new Promise<void>((resolve) => (timer = setTimeout(resolve, withinMs)))]);
+    clearTimeout(timer);
   }
 
   notify(): void {
@@ -121,11 +123,15 @@ export class Invocation {
     for (const wake of waiters) wake();
   }
 
-  /** Runs `work` once the work given before it for `key` has ended: one at a time per key. */
-  inTurn<T>(key: string, work: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` once the work given before it for `key` has ended: one at a time per key.
+   * `now`: it starts at once (it holds leased jobs in claimed slots), and the work given after it
+   * waits for it all the same.
+   */
+  inTurn<T>(key: string, work: () => Promise<T>, now = false): Promise<T> {
     const before = this.turns.get(key) ?? Promise.resolve();
-    const mine = before.then(work);
-    const end = mine.catch(() => undefined);
+    const mine = now ? work() : before.then(work);
+    const end = Promise.all([before, mine]).catch(() => undefined);
     this.turns.set(key, end);
     void end.then(() => {
       if (this.turns.get(key) === end) this.turns.delete(key);

@@ -72,6 +72,8 @@ export function createService({ dispatcher, due, waitUntil, configs }: ServiceDe
     } finally {
       invocation.release(reserve - (parts?.reduce((sum, part) => sum + part.jobs.length, 0) ?? 0));
     }
+    // The drains that hold jobs first: they start at once, and the others wait for their turns.
+    parts.sort((a, b) => b.jobs.length - a.jobs.length);
     for (const { tag, ...leased } of parts) {
       noteTimer(tag, timerOf(done));
       deliverLater(tag, leased);
