@@ -34,7 +34,8 @@ export { GroupqError } from './errors';
 export { PagedList } from './pages';
 export { QueueClient } from './queue';
 export type {
-  CleanOptions, GroupLimits, GroupDetail, GroupPage, JobInput, JobPage, JobPatch, ListJobsOptions, PageOptions, QueueConfigInput, RepeatInput,
+  CleanOptions, GroupLimits, GroupDetail, GroupPage, JobInput, JobPage, JobPatch, ListJobsOptions, PageOptions, QueueConfigInput, QueueConfigPatch,
+  RepeatInput,
   RetryAllOptions, WaitOptions,
 } from './queue';
 export type {

@@ -15,6 +15,8 @@ import type { groupPageSchema, jobPageSchema } from '../protocol/responses';
 import { PagedList } from './pages';
 import type { Transport } from './transport';
 
+/** What `update` sends: any field of the config, or null to put it back to its default. */
+export type QueueConfigPatch = { [K in keyof QueueConfigInput]?: QueueConfigInput[K] | null };
 /** A job to enqueue; `data` is typed by the queue's `T`. */
 export type JobInput<T = unknown> = Omit<z.input<typeof jobInputSchema>, 'data'> & { data?: T };
 /** A change to a waiting or delayed job. */
@@ -68,6 +70,14 @@ export class QueueClient<T = unknown> {
   /** Creates the queue, or replaces its whole config (omitted fields take their defaults). */
   configure(config: QueueConfigInput): Promise<QueuePut> {
     return this.request({ method: 'PUT', path: this.base, body: config, idempotent: true });
+  }
+
+  /**
+   * Changes only the fields given (a JSON merge patch: null puts a field back to its default);
+   * the others are kept, publish tokens and signing secrets included.
+   */
+  update(patch: QueueConfigPatch): Promise<QueuePut> {
+    return this.request({ method: 'PATCH', path: this.base, body: patch, idempotent: true });
   }
 
   get(): Promise<QueueInfo> {

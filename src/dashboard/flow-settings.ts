@@ -1,11 +1,9 @@
 // A queue's flow control, editable: jobs of one group in flight at once (groupConcurrency), the
 // queue's and each group's rate limit, the dedup window and what an endpoint's 429 holds
-// (backpressure). Saving re-reads the config and PUTs it whole with these five fields changed
-// (PUT replaces the whole config). Publish tokens are shown only as a count and cannot be sent
-// back, so a queue that has some is not edited here: a save would remove them. The form is built
-// once; a refresh fills it only while the user has not changed it (Reset goes back to what was
+// (backpressure). Saving PATCHes these five fields alone: the rest of the config, publish tokens
+// and signing secrets included, is kept as it is. The form is built once; a refresh fills it only while the user has not changed it (Reset goes back to what was
 // filled), so typing is never overwritten.
-import type { QueueConfig, QueueConfigInput } from '../client';
+import type { QueueConfig, QueueConfigInput, QueueConfigPatch } from '../client';
 import type { QueueContext } from './actions';
 import { h, render } from './dom';
 import { BACKPRESSURE_LABELS, type Backpressure } from './flow-format';
@@ -28,7 +26,6 @@ export class FlowSettings {
     ...Object.entries(BACKPRESSURE_LABELS).map(([mode, label]) => h('option', { value: mode }, `${mode}: ${label}`)),
   );
   private readonly fields = h('fieldset', { class: 'flow-fields' });
-  private readonly note = h('p', { class: 'notice', 'data-notice': 'publish-tokens' });
   private readonly error = h('div', { id: 'flow-error', class: 'form-error', role: 'alert' });
   private readonly submit = h('button', { type: 'submit', class: 'primary' }, 'Save flow control');
   /** Changed by the user since it was last filled. */
@@ -54,7 +51,6 @@ export class FlowSettings {
       { class: 'flow-form', 'aria-labelledby': 'flow-heading', 'aria-describedby': 'flow-error', novalidate: true },
       h('h2', { id: 'flow-heading' }, 'Flow control'),
       h('p', { class: 'muted hint' }, 'Jobs of one group in flight at once, rate limits on starts, how long a job id stays known after its job ends, and what a 429 from the endpoint holds until its Retry-After.'),
-      this.note,
       this.fields,
     );
     form.addEventListener('input', () => (this.edited = true));
@@ -71,16 +67,6 @@ export class FlowSettings {
 
   /** The queue's config as the last refresh read it. */
   show(config: QueueConfig): void {
-    const tokens = config.publishTokens;
-    // Signing secrets are write-only too (shown as set or not): a save would remove them.
-    const secrets = config.signingSecret || config.signingSecretNext;
-    this.fields.disabled = tokens > 0 || secrets;
-    this.note.textContent =
-      tokens > 0
-        ? `This queue has ${tokens} publish token${tokens === 1 ? '' : 's'}. The API shows them only as a count and a save replaces the whole config, so saving here would remove them: change these settings with PUT /v1/queues/{queue}, giving the tokens again.`
-        : secrets
-          ? 'This queue has its own signing secret. The API never shows it and a save replaces the whole config, so saving here would remove it: change these settings with PUT /v1/queues/{queue}, giving the secret again.'
-          : '';
     if (this.edited) return;
     this.groupConcurrency.defaultValue = String(config.groupConcurrency);
     this.dedupWindowMs.defaultValue = String(config.dedupWindowMs);
@@ -105,7 +91,7 @@ export class FlowSettings {
     };
   }
 
-  /** What the form holds; an empty number is left out, so the field takes its default. */
+  /** What the form holds; an empty number is undefined: the field takes its default. */
   private read(): FlowConfig {
     return {
       groupConcurrency: readNumber(this.groupConcurrency, 'Group concurrency'),
@@ -121,12 +107,9 @@ export class FlowSettings {
     clearFormError(this.error, this.inputs());
     this.submit.setAttribute('aria-disabled', 'true');
     try {
-      const flow = this.read();
-      // The newest config: what another tab or the API changed meanwhile is kept.
-      const { publishTokens, signingSecret, signingSecretNext, ...config } = (await queue.get()).config;
-      if (publishTokens > 0) throw new Error(`Not saved: queue ${queue.name} has publish tokens, which a save here would remove.`);
-      if (signingSecret || signingSecretNext) throw new Error(`Not saved: queue ${queue.name} has its own signing secret, which a save here would remove.`);
-      const saved = await queue.configure({ ...config, ...flow });
+      // An empty number is null in the patch: back to its default, as the form says.
+      const patch: QueueConfigPatch = Object.fromEntries(Object.entries(this.read()).map(([field, value]) => [field, value ?? null]));
+      const saved = await queue.update(patch);
       this.edited = false;
       this.show(saved.config);
       // Said once the view shows what was saved.

@@ -9,7 +9,8 @@ import { QueueError } from '../protocol/errors';
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 /** Arrays and objects inside each other; zod's recursive z.json() overflows near 1,400. */
 export const MAX_JSON_DEPTH = 512;
-const JSON_TYPE = /^application\/json\s*(;|$)/i;
+// application/merge-patch+json is JSON too (RFC 7396): what a PATCH of a queue may be sent as.
+const JSON_TYPE = /^application\/(merge-patch\+)?json\s*(;|$)/i;
 
 function tooLarge(maxBytes: number): QueueError {
   return new QueueError('PAYLOAD_TOO_LARGE', `request bodies are at most ${maxBytes} bytes`, { maxBodyBytes: maxBytes });

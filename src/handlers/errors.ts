@@ -8,7 +8,9 @@ export function errorResponse(c: Context, error: QueueError): Response {
   const body: { code: string; message: string; details?: unknown } = { code: error.code, message: error.message };
   if (error.details !== undefined) body.details = error.details;
   // Whole seconds, rounded up: waiting what it says is always long enough (RFC 9110 delta-seconds).
-  if (error.retryAfterMs !== undefined) c.header('retry-after', String(Math.max(1, Math.ceil(error.retryAfterMs / 1000))));
+  // Every 503 says when to come back: a second, unless the error knows better.
+  const retryAfterMs = error.retryAfterMs ?? (error.status === 503 ? 1000 : undefined);
+  if (retryAfterMs !== undefined) c.header('retry-after', String(Math.max(1, Math.ceil(retryAfterMs / 1000))));
   return c.json({ error: body }, error.status as 400);
 }
 

@@ -1,6 +1,6 @@
 // GET /health: open, cheap, and honest about Redis. One database: a count of the queues (one
 // command), {"ok":true,"redis":"ok"}. A pool (docs/scaling-out.md): one command on each database,
-// and `databases` says which answered; any one down is 503.
+// and `databases` says which answered; any one down is 503, with Retry-After as every 503 has.
 import { Hono } from 'hono';
 import type { AppEnv } from './scope';
 
@@ -9,6 +9,7 @@ export const healthRoutes = new Hono<AppEnv>().get('/health', async (c) => {
     const databases = await c.var.service.databaseStates();
     const ok = databases.every((state) => state === 'ok');
     if (!ok) console.error('groupq: health check: databases down', databases.flatMap((state, i) => (state === 'down' ? [i] : [])));
+    if (!ok) c.header('retry-after', '1');
     return c.json({ ok, redis: databases[0]!, databases }, ok ? 200 : 503);
   }
   try {
@@ -16,6 +17,7 @@ export const healthRoutes = new Hono<AppEnv>().get('/health', async (c) => {
     return c.json({ ok: true, redis: 'ok' as const });
   } catch (error) {
     console.error('groupq: health check failed', error);
+    c.header('retry-after', '1');
     return c.json({ ok: false, redis: 'down' as const }, 503);
   }
 });

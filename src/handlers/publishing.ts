@@ -33,7 +33,7 @@ async function queueConfig(c: Context<AppEnv>): Promise<StoredConfig | null> {
 const allowedCors = cors({
   origin: (origin) => origin,
   allowMethods: ['POST', 'OPTIONS'],
-  allowHeaders: ['authorization', 'content-type'],
+  allowHeaders: ['authorization', 'content-type', 'idempotency-key'],
   maxAge: 600,
 });
 
@@ -77,6 +77,23 @@ async function admit(
   return { queue, publisher, ...(await readJsonWithText(c)) };
 }
 
+/**
+ * The single enqueue's job with its `Idempotency-Key` header as its id (Stripe's header, and the
+ * IETF draft's, whose value is a quoted string: both forms are taken). The key is checked as any
+ * id is; a body that names another id is refused rather than have one of them win.
+ */
+function withIdempotencyKey(job: unknown, header: string | undefined): unknown {
+  if (header === undefined || typeof job !== 'object' || job === null || Array.isArray(job)) return job;
+  const key = /^"(.*)"$/.exec(header)?.[1] ?? header;
+  const { id } = job as { id?: unknown };
+  if (id !== undefined && id !== key) {
+    throw new QueueError('VALIDATION_FAILED', 'id: the body names another id than the Idempotency-Key header', [
+      { path: 'id', message: 'differs from the Idempotency-Key header' },
+    ]);
+  }
+  return { ...job, id: key };
+}
+
 /** A publish token learns nothing of a job it may not have made: a duplicate answers its id only. */
 function answerOf(result: EnqueueResult, publisher: Publisher | undefined) {
   return publisher && result.duplicate ? { id: result.id, duplicate: true } : result;
@@ -92,6 +109,7 @@ export const publishingRoutes = new Hono<AppEnv>()
   })
   .post('/:queue/jobs', enqueueCors, async (c) => {
     const { queue, text, value, publisher } = await admit(c);
-    const result = await c.var.service.enqueue(queue, value, rawJobData(text), publisher);
+    const job = withIdempotencyKey(value, c.req.header('idempotency-key'));
+    const result = await c.var.service.enqueue(queue, job, rawJobData(text), publisher);
     return c.json(answerOf(result, publisher), result.duplicate || result.debounced ? 200 : 201);
   });

@@ -1,4 +1,4 @@
-// Admin routes for queues: create/replace, read, list, delete, pause and resume, repair.
+// Admin routes for queues: create/replace, change some fields, read, list, delete, pause and resume, repair.
 import { Hono } from 'hono';
 import { adminAuth } from './auth';
 import { readJson } from './body';
@@ -9,6 +9,10 @@ export const queueRoutes = new Hono<AppEnv>()
   .put('/:queue', adminAuth, async (c) => {
     const body = await readJson(c);
     const { name, config, counts } = await c.var.service.putQueue(c.req.param('queue'), body);
+    return c.json({ name, config, counts });
+  })
+  .patch('/:queue', adminAuth, async (c) => {
+    const { name, config, counts } = await c.var.service.patchQueue(c.req.param('queue'), await readJson(c));
     return c.json({ name, config, counts });
   })
   .get('/:queue', adminAuth, async (c) => c.json(await c.var.service.getQueue(c.req.param('queue'))))

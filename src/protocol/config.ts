@@ -209,6 +209,23 @@ export function queueConfigSchema(options: ConfigOptions = {}) {
   });
 }
 
+/**
+ * PATCH's body (a JSON merge patch of the config): any of its fields, or null to put a field back
+ * to its default; an object field (`rateLimit`, `backoff`) is patched in turn, so any of its own
+ * fields. What is left out is kept, so no field has a default here.
+ */
+export function queuePatchSchema(options: ConfigOptions = {}) {
+  const patchOf = (field: z.ZodType): z.ZodType => {
+    let bare = field;
+    if (bare instanceof z.ZodDefault || bare instanceof z.ZodPrefault) bare = bare.unwrap() as z.ZodType;
+    if (bare instanceof z.ZodNullable || bare instanceof z.ZodOptional) bare = bare.unwrap() as z.ZodType;
+    if (bare instanceof z.ZodObject) bare = bare.partial();
+    return bare.nullable().optional();
+  };
+  const fields = Object.entries(queueConfigFields(options).shape).map(([name, field]) => [name, patchOf(field as z.ZodType)]);
+  return z.object(Object.fromEntries(fields)).strict();
+}
+
 /** What a bearer token may look like (admin and publish tokens alike): anything else is refused unread. */
 export const TOKEN_PATTERN = /^[\x21-\x7E]{16,256}$/;
 const publishTokenSchema = z.string().regex(TOKEN_PATTERN, 'publish tokens are 16-256 visible ASCII characters');

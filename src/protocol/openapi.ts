@@ -110,11 +110,19 @@ function operationOf(op: Operation, names: { responses: Map<z.ZodType, string>; 
     const { description, ...rest } = json;
     parameters.push({ name, in: 'query', required: !(schema as z.ZodType).safeParse(undefined).success, ...(description ? { description } : {}), schema: rest });
   }
+  for (const [name, { schema, description }] of Object.entries(op.headers ?? {})) {
+    const { description: _own, ...rest } = parameterSchema(schema);
+    parameters.push({ name, in: 'header', required: false, description, schema: rest });
+  }
   const answers: Json = {};
   for (const [status, answer] of Object.entries(op.ok)) {
     if (answer === null) answers[status] = { description: status === '304' ? 'Not modified (If-None-Match)' : 'Done' };
     else if ('mediaType' in answer) answers[status] = { description: 'OK', content: { [answer.mediaType as string]: {} } };
-    else answers[status] = { description: 'OK', content: { 'application/json': { schema: ref('schemas', names.responses.get(answer)!) } } };
+    else {
+      const schema = ref('schemas', names.responses.get(answer)!);
+      // A 503 that is an answer of its own (health's) says when to ask again, as every 503 does.
+      answers[status] = { description: status === '503' ? 'Unavailable' : 'OK', ...(status === '503' ? { headers: RETRY_AFTER } : {}), content: { 'application/json': { schema } } };
+    }
   }
   for (const [status, codes] of errorsOf(op)) answers[status] = { ...ref('responses', `Error${status}`), description: codes.join(', ') };
   const operation: Json = { operationId: op.id, tags: [op.tag], summary: op.summary };

@@ -4,7 +4,7 @@
 // the routes Hono really serves and against real answers. Only the build and the tests load it.
 import * as z from 'zod';
 import { completeInputSchema, failInputSchema, heartbeatInputSchema, progressInputSchema } from './callback-input';
-import { groupLimitsSchema, queueConfigSchema } from './config';
+import { groupLimitsSchema, queueConfigSchema, queuePatchSchema } from './config';
 import { MAX_WAIT_MS } from './constants';
 import type { ErrorCode } from './errors';
 import {
@@ -26,6 +26,8 @@ export interface Operation {
   description?: string;
   access: Access;
   query?: z.ZodObject;
+  /** Request headers of its own (optional ones), by name. */
+  headers?: Record<string, { schema: z.ZodType; description: string }>;
   body?: z.ZodType;
   /** Successful answers: a JSON schema, null for an empty body, or a media type for a page. */
   ok: Record<number, z.ZodType | null | { mediaType: string }>;
@@ -115,6 +117,14 @@ export const OPERATIONS: Operation[] = [
     ok: { 200: r.queuePutSchema },
     errors: ['INVALID_STATE'],
   }),
+  queueOp('patch', Q, 'patchQueue', 'Change some fields of a queue\'s config', {
+    description:
+      'A JSON merge patch (RFC 7396): the fields it names change, null puts a field back to its default, the others are kept, ' +
+      'publish tokens and signing secrets included. The result is checked as a whole config, as PUT checks it.',
+    body: queuePatchSchema(),
+    ok: { 200: r.queuePutSchema },
+    errors: ['INVALID_STATE'],
+  }),
   queueOp('get', Q, 'getQueue', 'A queue: its config, counts and whether it is paused', { ok: { 200: r.queueInfoSchema } }),
   queueOp('delete', Q, 'deleteQueue', 'Delete a queue and every job, group and repeat of it', { ok: { 204: null } }),
   queueOp('post', `${Q}/pause`, 'pauseQueue', 'Pause a queue: nothing is delivered until it resumes', { ok: { 200: r.queuePausedSchema } }),
@@ -137,6 +147,12 @@ export const OPERATIONS: Operation[] = [
   preflightOp(`${Q}/jobs`, 'enqueuePreflight', 'CORS preflight of enqueue'),
   preflightOp(`${Q}/jobs/batch`, 'enqueueBatchPreflight', 'CORS preflight of enqueue batch'),
   enqueueOp('post', `${Q}/jobs`, 'enqueue', 'Enqueue a job', {
+    headers: {
+      'Idempotency-Key': {
+        schema: jobIdSchema,
+        description: "The job's id, as the body's `id` would give it (a quoted string is taken too); a body that names another id is 400.",
+      },
+    },
     body: jobInputSchema,
     ok: { 201: r.enqueueResultSchema, 200: r.enqueueResultSchema.or(r.publishDuplicateSchema) },
   }),

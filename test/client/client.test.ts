@@ -22,6 +22,9 @@ describe('groupq/client', () => {
     const created = await q.configure({ endpoint: 'https://example.com/hook', concurrency: 3 });
     expect(created).toMatchObject({ name, config: { concurrency: 3, timeoutMs: 30_000 }, counts: { waiting: 0 } });
     expect(await q.get()).toMatchObject({ name, paused: false, config: { endpoint: 'https://example.com/hook' } });
+    // update changes what it names and keeps the rest; null is the default again.
+    const updated = await q.update({ maxAttempts: 9, concurrency: null });
+    expect(updated.config).toMatchObject({ endpoint: 'https://example.com/hook', maxAttempts: 9, concurrency: 10 });
     expect(await q.pause()).toEqual({ name, paused: true });
     expect((await client().queues()).find((s) => s.name === name)).toMatchObject({ paused: true, counts: { waiting: 0 } });
     expect(await q.resume()).toEqual({ name, paused: false });

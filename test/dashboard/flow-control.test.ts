@@ -136,12 +136,13 @@ describe("a queue's flow control", () => {
     expect(await error.innerText()).toBe('');
   });
 
-  it('a queue with publish tokens is not edited here (a save would remove them), and says why', async () => {
-    await putQueue(worker, settings, { endpoint: endpoint.url, publishTokens: ['pt_0123456789abcdef'] });
+  it('a queue with publish tokens and its own signing secret is edited here, and keeps them (the save is a PATCH)', async () => {
+    const secret = `whsec_${Buffer.alloc(24, 3).toString('base64')}`;
+    await putQueue(worker, settings, { endpoint: endpoint.url, publishTokens: ['pt_0123456789abcdef'], signingSecret: secret });
     await page.locator('#refresh').click();
-    await page.locator('[data-notice="publish-tokens"]', { hasText: 'This queue has 1 publish token.' }).waitFor();
-    expect(await page.locator('#flow-group-concurrency').isDisabled()).toBe(true);
-    expect(await page.locator('button', { hasText: 'Save flow control' }).isDisabled()).toBe(true);
+    await page.locator('#flow-group-concurrency').fill('4');
+    await press('Save flow control', `Flow control of queue ${settings} saved.`);
+    expect((await apiJson(`/v1/queues/${settings}`)).config).toMatchObject({ groupConcurrency: 4, publishTokens: 1, signingSecret: true });
   });
 });
 

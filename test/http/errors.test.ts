@@ -39,7 +39,7 @@ describe('unknown routes', () => {
     await putQueue(suite.worker, queue, { endpoint: 'http://127.0.0.1:9/jobs' });
     const requests: [string, string, string][] = [
       ['POST', '/v1/queues', 'GET, HEAD'],
-      ['PATCH', `/v1/queues/${queue}`, 'DELETE, GET, HEAD, PUT'],
+      ['POST', `/v1/queues/${queue}`, 'DELETE, GET, HEAD, PATCH, PUT'],
       ['PUT', `/v1/queues/${queue}/jobs/x`, 'DELETE, GET, HEAD, PATCH'],
       ['GET', `/v1/queues/${queue}/jobs/x/retry`, 'POST'],
       ['DELETE', `/v1/queues/${queue}/groups/g`, 'GET, HEAD'],

@@ -1,7 +1,8 @@
 // GET /v1/queues/{queue}/jobs/{id}?waitMs=N while Redis goes away: the answer is 503
 // REDIS_UNAVAILABLE with a Retry-After, as for any read that cannot reach Redis, so that a
 // client retries it (a 500 says "do not"). The Worker runs in workerd against a redis-server of
-// this file's own, which the test stops in the middle of the wait.
+// this file's own, which the test stops in the middle of the wait. Every other 503 says when to
+// come back too.
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -43,5 +44,19 @@ describe('?waitMs when Redis fails during the wait', () => {
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     const body = await expectError(res, 503, 'REDIS_UNAVAILABLE');
     expect(body.error.message).toBe('redis is unavailable');
+  });
+
+  it('says when to come back on every 503: reads, writes and /health', async () => {
+    await redis.stop();
+    const answers = [
+      await worker.api('/v1/queues/any-queue'),
+      await worker.api('/v1/queues/any-queue/jobs', { method: 'POST', json: { group: 'g' } }),
+      await worker.api('/v1/queues/any-queue', { method: 'PATCH', json: { concurrency: 2 } }),
+      await fetch(`${worker.url}/health`),
+    ];
+    for (const res of answers) {
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('1');
+    }
   });
 });

@@ -127,11 +127,14 @@ describe('queues, jobs, groups and repeats', () => {
     expect((await call('POST', `${Q}/partitions/0/move`, { json: { database: 1 } })).status).toBe(400);
     expect((await call('POST', `${Q}/repair`)).status).toBe(200);
     expect((await call('POST', `${Q}/resume`)).body.paused).toBe(false);
+    expect((await call('PATCH', Q, { json: { maxAttempts: 4 } })).body.config.maxAttempts).toBe(4);
+    expect((await call('PATCH', Q, { json: { maxAttempts: 'four' } })).status).toBe(400);
     expect((await call('DELETE', Q)).status).toBe(204);
+    expect((await call('PATCH', Q, { json: { maxAttempts: 4 } })).status).toBe(404);
 
     // Paths with no route, and a known path asked with another method.
     expect((await call('GET', '/v1/nothing')).status).toBe(404);
-    expect((await call('PATCH', Q)).status).toBe(405);
+    expect((await call('POST', Q)).status).toBe(405);
   });
 });
 

@@ -45,6 +45,7 @@ export function createEngine({ redis, now = Date.now, keyLocking = true, partiti
   const ctx: EngineContext = { redis, now, options, keyLocking, partitions: counts };
   return {
     putQueue: (name: string, input: unknown) => queues.putQueue(ctx, name, input),
+    patchQueue: (name: string, patch: unknown) => queues.patchQueue(ctx, name, patch),
     getQueue: (name: string) => queues.getQueue(ctx, name),
     listPartitions: (name: string) => queues.listPartitions(ctx, name),
     movePartition: (name: string, partition: string, input: unknown) => move.movePartition(ctx, name, partition, input),

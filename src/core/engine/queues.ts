@@ -3,9 +3,10 @@
 // of the queue-wide limits, in each partition; its counts are the sum of its partitions'.
 import { scripts } from '../../lua/scripts.generated';
 import type { QueueInfo, QueueSummary } from '../../protocol/api-types';
-import { type StoredConfig, queueConfigSchema, toPublicConfig, toStoredConfig } from '../../protocol/config';
+import { type StoredConfig, queueConfigSchema, queuePatchSchema, toPublicConfig, toStoredConfig } from '../../protocol/config';
 import { type EngineContext, parse, parseParam } from '../store/context';
 import { QueueError } from '../../protocol/errors';
+import { mergePatch } from '../../protocol/merge-patch';
 import { LuaStatus, isRefusal, luaError } from '../store/refusals';
 import { groupParamSchema, isQueueName, queueNameSchema } from '../../protocol/job-input';
 import { dropDue } from '../store/due-index';
@@ -41,7 +42,25 @@ function partitionConfig(stored: StoredConfig, p: number): StoredConfig {
 
 export async function putQueue(ctx: EngineContext, name: string, input: unknown): Promise<QueueInfo> {
   checkQueueName(name);
-  const stored = await toStoredConfig(parse(queueConfigSchema(ctx.options), input));
+  return storeQueue(ctx, name, await toStoredConfig(parse(queueConfigSchema(ctx.options), input)));
+}
+
+/**
+ * Changes the fields a JSON merge patch names (null: back to the default) and keeps the others,
+ * the write-only ones included: the publish tokens' hashes stay unless the patch names
+ * `publishTokens`, the signing secrets unless it names them. Checked as a whole config, as PUT is.
+ */
+export async function patchQueue(ctx: EngineContext, name: string, patch: unknown): Promise<QueueInfo> {
+  checkQueueName(name);
+  parse(queuePatchSchema(ctx.options), patch);
+  const { publishTokenHashes, partition: _partition, ...current } = await getStoredConfig(ctx, name);
+  const stored = await toStoredConfig(parse(queueConfigSchema(ctx.options), mergePatch({ ...current, publishTokens: [] }, patch)));
+  if (!('publishTokens' in (patch as object))) stored.publishTokenHashes = publishTokenHashes;
+  return storeQueue(ctx, name, stored);
+}
+
+/** Places (in a pool), registers and writes a queue's config: its root and partitions, if any. */
+async function storeQueue(ctx: EngineContext, name: string, stored: StoredConfig): Promise<QueueInfo> {
   const { partitions } = stored;
   if ('place' in ctx.redis) {
     // In a pool, placed before anything is written, and before it is registered (a registered

@@ -163,6 +163,7 @@ export function createService({ dispatcher, due, waitUntil, configs }: ServiceDe
       return config;
     },
     putQueue: (queue: string, input: unknown) => changingConfig(queue, engine.putQueue(queue, input)),
+    patchQueue: (queue: string, patch: unknown) => changingConfig(queue, engine.patchQueue(queue, patch)),
     deleteQueue: (queue: string) => changingConfig(queue, engine.deleteQueue(queue)),
 
     // Writes with the work that must follow them.
