@@ -150,6 +150,7 @@ async function run(stack: BenchStack): Promise<BenchResult> {
       idleCommandsPerTick: idle.empty.commandsPerTick,
       singleJobCommands: singleJob.api.commandsPerJob,
       waitCommandsPerSecond: wait.commandsPerSecond,
+      waitFirstSecondCommands: wait.firstSecondCommands,
       historyBytes: history,
       ...flowHeadline(flow),
       e2eJobsPerSecond: e2e.throughput.jobsPerSecond,

@@ -7,6 +7,8 @@ export const BUDGETS = {
   bytesPerWaitingJob: 400,
   idleCommandsPerTick: 2,
   waitCommandsPerSecond: 1,
+  /** A wait's first second: it looks at the job 5 times, so that a short job is answered fast. */
+  waitFirstSecondCommands: 5,
   /** The default queue's engine commands per job as docs/cost.md gives them: flow control must not raise them. */
   defaultCommandsPerJob: 4.6,
   // Flow control (issue 10), extra commands per job against a default queue in the same run.

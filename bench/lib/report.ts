@@ -232,7 +232,8 @@ export function formatReport(r: BenchResult): string {
       ['lone job: enqueue, reserve, complete (cold path)', fmt(r.singleJobCommands, 2), 'no budget', ''],
       ['  as a drain runs it (settle n=16 twice)', fmt(s.drain.commandsPerJob, 2), 'no budget', ''],
       ['  REST requests per lone job', fmt(s.api.restRequestsPerJob, 2), '', ''],
-      ['waitCommandsPerSecond: GET job ?waitMs=, per waiting request', fmt(r.wait.commandsPerSecond, 2), `<= ${b.waitCommandsPerSecond}`, ok(r.wait.commandsPerSecond, b.waitCommandsPerSecond)],
+      ['waitFirstSecondCommands: GET job ?waitMs=, its first second', fmt(r.wait.firstSecondCommands, 2), `<= ${b.waitFirstSecondCommands}`, ok(r.wait.firstSecondCommands, b.waitFirstSecondCommands)],
+      ['waitCommandsPerSecond: each second after', fmt(r.wait.commandsPerSecond, 2), `<= ${b.waitCommandsPerSecond}`, ok(r.wait.commandsPerSecond, b.waitCommandsPerSecond)],
       ['historyBytes: a record\'s attempt history, never run / 1 / 10 attempts', `${fmt(r.historyBytes.waitingJob)} / ${fmt(r.historyBytes.failedAfter1Attempt)} / ${fmt(r.historyBytes.failedAfter10Attempts)}`, 'waiting: 0', r.historyBytes.waitingJob === 0 ? 'ok' : 'OVER'],
       ['settle latency p50 / p95 / p99 (ms)', `${fmt(t.settleLatencyMs.p50, 1)} / ${fmt(t.settleLatencyMs.p95, 1)} / ${fmt(t.settleLatencyMs.p99, 1)}`, '', ''],
     ],
@@ -284,8 +285,8 @@ export function formatReport(r: BenchResult): string {
     ]),
     '',
     `GET job ?waitMs=${fmt(r.wait.waitMs)} that times out: ${fmt(r.wait.commands)} commands (${fmt(r.wait.plainReadCommands)} of them the final read, ` +
-      `as a plain GET), ${fmt(r.wait.restRequests)} REST requests; while waiting, commands per second:`,
-    commandTable([['waiting', r.wait.commandsPerSecondByCommand]]),
+      `as a plain GET), ${fmt(r.wait.restRequests)} REST requests: ${fmt(r.wait.firstSecondCommands)} HGETs in its first second, ` +
+      `${fmt(r.wait.commandsPerSecond, 2)} a second after`,
     '',
     `Memory: used_memory ${fmt(m.usedMemoryBefore)} -> ${fmt(m.usedMemoryAfter)} bytes for ${fmt(c.jobs)} waiting jobs` +
       `${m.memoryPurge ? ' (MEMORY PURGE before each read)' : ''}`,

@@ -50,8 +50,10 @@ export interface BenchResult {
   idleCommandsPerTick: number;
   /** The lone-job path with the plain API (enqueue, reserve(q, 1), complete). */
   singleJobCommands: number;
-  /** GET job ?waitMs=: Redis commands per second of waiting per request, beyond a plain GET's. */
+  /** GET job ?waitMs=: Redis commands per second of waiting per request after the first, beyond a plain GET's. */
   waitCommandsPerSecond: number;
+  /** The same, in the wait's first second (it looks at the job 5 times). */
+  waitFirstSecondCommands: number;
   /** Bytes the attempt history adds to a job's record: never run, failed after 1 and 10 attempts. */
   historyBytes: HistoryBytesResult;
   /** Through the Worker: jobs enqueued by batches, first request sent to last arrival at the endpoint. */
