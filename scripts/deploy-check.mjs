@@ -161,7 +161,12 @@ function checkBindings({ envSchema, vars, secrets, sources, devValues }) {
       continue;
     }
     const where = name in vars ? 'wrangler.toml [vars]' : sources[name];
-    const fix = `npx wrangler secret put ${name}   # ${SECRET_HINTS[name] ?? 'see docs/deploy.md'}`;
+    // As docs/deploy.md does it: secrets are exported and checked (step 3), then uploaded together
+    // (step 4); the public URL, known only once the Worker is deployed, is put on its own (step 5).
+    const hint = SECRET_HINTS[name] ?? 'see docs/deploy.md';
+    const fix = name === 'GROUPQ_PUBLIC_URL'
+      ? `printf %s "https://<name>.<subdomain>.workers.dev" | npx wrangler secret put ${name}   # ${hint}`
+      : `export ${name}=<value>   # ${hint}; docs/deploy.md step 4 uploads it with wrangler secret put`;
     const message = issues.get(name) ?? (unset ? undefined : deployProblem(name, String(value), devValues));
     if (message && unset) checks.push({ status: 'missing', text: `secret ${name}`, fix });
     else if (message) checks.push({ status: 'invalid', text: `secret ${name} (from ${where}): ${message}`, fix });

@@ -1,7 +1,8 @@
 // Starts and stops a local redis-server (the one on PATH; Debian's package when apt can install
 // it). Used by `npm run dev` and by the test setup.
-import { spawn, spawnSync } from 'node:child_process';
-import { accessSync, constants, mkdirSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { ensureProgram } from './debian-package.mjs';
 import net from 'node:net';
 import path from 'node:path';
 import { createRespClient, RespError, Status } from './resp.mjs';
@@ -11,58 +12,12 @@ const INSTALL_HINT =
 const OUTPUT_TAIL_BYTES = 4096;
 
 /**
- * @param {string} name
- * @returns {string | null} absolute path of an executable on PATH
- */
-function which(name) {
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    if (!dir) continue;
-    const candidate = path.join(dir, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not in this directory
-    }
-  }
-  return null;
-}
-
-let aptUpdated = false;
-
-/**
- * @param {string[]} args
- */
-function runApt(args) {
-  process.stderr.write(`groupq: running apt-get ${args.join(' ')}\n`);
-  const result = spawnSync('apt-get', args, {
-    stdio: ['ignore', process.stderr, process.stderr],
-    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-  });
-  if (result.status !== 0) {
-    throw new Error(`apt-get ${args.join(' ')} failed (exit ${result.status ?? result.signal}); ${INSTALL_HINT}`);
-  }
-}
-
-/**
  * Finds redis-server on PATH; installs Debian's package when it is missing, apt-get exists and
  * we are root. Otherwise throws an Error whose message is a one-line install hint.
  * @returns {string} path of the redis-server binary
  */
 export function ensureRedisServer() {
-  const found = which('redis-server');
-  if (found) return found;
-  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-  if (!isRoot || !which('apt-get')) throw new Error(INSTALL_HINT);
-  process.stderr.write('groupq: redis-server is missing; installing it with apt-get\n');
-  if (!aptUpdated) {
-    runApt(['update']);
-    aptUpdated = true;
-  }
-  runApt(['install', '-y', '--no-install-recommends', 'redis-server']);
-  const installed = which('redis-server');
-  if (!installed) throw new Error(INSTALL_HINT);
-  return installed;
+  return ensureProgram({ binary: 'redis-server', pkg: 'redis-server', hint: INSTALL_HINT });
 }
 
 /**

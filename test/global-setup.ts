@@ -1,12 +1,14 @@
-// vitest globalSetup: `npm run build`'s dist/, then one redis-server and one Upstash REST
-// bridge for the whole run, on free ports, with data in a temporary directory. Tests reach them
-// through `inject('stack')` (see test/helpers/stack.ts).
+// vitest globalSetup: `npm run build`'s dist/, Chromium for the browser tests (Debian's, installed
+// when missing, as redis-server is), then one redis-server and one Upstash REST bridge for the
+// whole run, on free ports, with data in a temporary directory. Tests reach them through
+// `inject('stack')` (see test/helpers/stack.ts).
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { buildPackage } from '../scripts/build.mjs';
+import { ensureProgram } from '../scripts/debian-package.mjs';
 import { freePort, startRedis } from '../scripts/redis-server.mjs';
 import { startBridge } from '../scripts/rest-bridge.mjs';
 
@@ -29,6 +31,10 @@ declare module 'vitest' {
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   // The examples, the CLI's bin and the package tests use dist/ as users get it.
   await buildPackage();
+  // The browser tests drive /usr/bin/chromium unless CHROMIUM_PATH names another (test/dashboard/browser.ts).
+  if (!process.env.CHROMIUM_PATH) {
+    ensureProgram({ binary: 'chromium', pkg: 'chromium', hint: 'chromium not found: install it (Debian/Ubuntu: sudo apt-get install -y chromium) or set CHROMIUM_PATH, and retry' });
+  }
   const dir = await mkdtemp(path.join(os.tmpdir(), 'groupq-test-redis-'));
   const restToken = randomBytes(24).toString('hex');
   let redis: Awaited<ReturnType<typeof startRedis>> | undefined;

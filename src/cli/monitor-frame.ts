@@ -121,7 +121,9 @@ export function renderFrame(s: MonitorSnapshot, options: FrameOptions = {}): str
 
   lines.push('');
   if (s.groups.length === 0) {
-    lines.push('no group holds a job');
+    // Delayed jobs join their groups only when due: a group holds waiting and active ones.
+    const delayed = s.counts.delayed > 0 ? ` (${s.counts.delayed} delayed: each joins its group when due)` : '';
+    lines.push(`no group holds a waiting or active job${delayed}`);
   } else {
     const shown = s.counts.groups > s.groups.length ? `, the first ${s.groups.length}` : '';
     lines.push(`GROUPS (${s.counts.groups} with jobs${shown}, active first)`);

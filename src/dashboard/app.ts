@@ -11,7 +11,7 @@ import { JobView } from './job-detail';
 import { QueueView } from './queue-view';
 import { refreshQueues } from './queues-view';
 import { clientFor, describeError, forgetToken, isAuthFailure, keepToken, storedToken } from './session';
-import { announce, announceError, clearStatus } from './status';
+import { announce, announceError, clearStatus, leftPage } from './status';
 
 const REFRESH_MS = 5000;
 
@@ -92,6 +92,7 @@ function start(signedIn: GroupqClient, moveFocus = false): void {
 /** The view the hash names; `moveFocus` when the user navigated (not on page load). */
 async function route(moveFocus: boolean): Promise<void> {
   if (!client) return;
+  if (moveFocus) leftPage();
   // Queue names hold no "/"; job ids and groups are percent-encoded.
   const match = /^#\/queue\/([^/]+)(?:\/(job|group)\/(.+))?$/.exec(window.location.hash);
   const name = match ? safeDecode(match[1]!) : null;

@@ -121,6 +121,7 @@ export function throughputChart(minutes: MinuteMetrics[], idPrefix: string, stat
       h(
         'ul',
         { class: 'legend' },
+        h('li', {}, 'Last hour:'),
         ...SERIES.map((s) => h('li', {}, h('span', { class: `swatch ${s.key}`, 'aria-hidden': 'true' }), `${s.label} `, h('strong', {}, formatCount(sums[s.key])))),
       ),
     ),

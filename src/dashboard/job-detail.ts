@@ -13,7 +13,7 @@ import { formatWhen } from './format';
 import { groupLink } from './job-columns';
 import { type JobDetail, callbackPart, historyPart } from './job-records';
 import { queueHref } from './queues-view';
-import { announce } from './status';
+import { announceAndGo } from './status';
 
 const pretty = (value: unknown) => JSON.stringify(value, null, 2) ?? 'null';
 
@@ -135,8 +135,7 @@ export class JobView {
               return this.draw();
             }
             this.gone = true;
-            announce(`Job ${job.id} removed.`);
-            window.location.hash = queueHref(this.queueName);
+            announceAndGo(`Job ${job.id} removed.`, queueHref(this.queueName));
           },
         }),
       );

@@ -19,7 +19,13 @@ import { countsList, pausedBadge } from './queues-view';
 import { RepeatsPanel } from './repeats-panel';
 import { searchForm } from './search-form';
 import { describeError } from './session';
-import { announce } from './status';
+import { announceAndGo } from './status';
+
+/** "1 s each time", or "1 s, doubling up to 1 h", and whether it is jittered. */
+function formatBackoff({ type, delayMs, maxDelayMs, jitter }: QueueInfo['config']['backoff']): string {
+  const delays = type === 'fixed' ? `${formatDuration(delayMs)} each time` : `${formatDuration(delayMs)}, doubling up to ${formatDuration(maxDelayMs)}`;
+  return jitter ? `${delays}, jittered` : delays;
+}
 
 function configLine({ config }: QueueInfo): HTMLElement {
   const parts: [string, string][] = [
@@ -27,7 +33,7 @@ function configLine({ config }: QueueInfo): HTMLElement {
     ['Concurrency', String(config.concurrency)],
     ['Timeout', formatDuration(config.timeoutMs)],
     ['Attempts', String(config.maxAttempts)],
-    ['Backoff', `${config.backoff.type}, from ${formatDuration(config.backoff.delayMs)}`],
+    ['Backoff', formatBackoff(config.backoff)],
     ...(config.callbackUrl === undefined ? [] : [['Outcomes to', config.callbackUrl] as [string, string]]),
     ['Group concurrency', String(config.groupConcurrency)],
     ['Rate limit', formatRate(config.rateLimit)],
@@ -173,7 +179,6 @@ export class QueueView {
       return;
     }
     this.showGone(`Queue ${this.name} was deleted.`);
-    announce(`Queue ${this.name} deleted.`);
-    window.location.hash = '#/';
+    announceAndGo(`Queue ${this.name} deleted.`, '#/');
   }
 }

@@ -17,13 +17,28 @@ const COUNT_LABELS: [keyof QueueCounts, string][] = [
   ['groups', 'Groups'],
 ];
 
+/**
+ * What a finished state's count is: the jobs the queue keeps in it, not how many ended (the chart
+ * counts those). A queue that keeps no completed jobs (keepCompleted 0, the default) shows 0.
+ */
+const KEPT: Partial<Record<keyof QueueCounts, string>> = {
+  completed: 'Completed jobs the queue keeps (keepCompleted); the chart counts every job that completed',
+  failed: 'Failed jobs the queue keeps (keepFailed); the chart counts every job that failed',
+  cancelled: 'Cancelled jobs the queue keeps; the chart does not count cancels',
+};
+
 /** The seven counts as a description list (label, number), shared with the queue's own view. */
 export function countsList(counts: QueueCounts): HTMLElement {
   return h(
     'dl',
     { class: 'counts' },
     ...COUNT_LABELS.map(([key, label]) =>
-      h('div', { class: `count count-${key}${counts[key] > 0 ? ' nonzero' : ''}`, 'data-count': key }, h('dt', {}, label), h('dd', {}, formatCount(counts[key]))),
+      h(
+        'div',
+        { class: `count count-${key}${counts[key] > 0 ? ' nonzero' : ''}`, 'data-count': key },
+        h('dt', KEPT[key] ? { title: KEPT[key] } : {}, KEPT[key] ? `${label} (kept)` : label),
+        h('dd', {}, formatCount(counts[key])),
+      ),
     ),
   );
 }

@@ -18,6 +18,24 @@ export function announce(text: string): void {
   show(text, 'info');
 }
 
+/** Says what an action did and then goes to `hash`: the message stays on the page it leads to. */
+export function announceAndGo(text: string, hash: string): void {
+  announce(text);
+  keepOnce = true;
+  window.location.hash = hash;
+}
+
+let keepOnce = false;
+
+/**
+ * The user went to another page: a confirmation said on the one left behind ("Signed in.",
+ * "Refreshed.") goes with it, unless its action is what moved (announceAndGo). Errors stay.
+ */
+export function leftPage(): void {
+  if (keepOnce) keepOnce = false;
+  else if (byId('status').dataset.kind === 'info') clearStatus();
+}
+
 export function announceError(text: string): void {
   show(text, 'error');
 }

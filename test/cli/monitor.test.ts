@@ -91,6 +91,14 @@ describe('monitor --once', () => {
     expect(rows.get('slow')).toEqual(['slow', 'active', '1', '1/1']);
   });
 
+  test('a queue whose only jobs are delayed says so, rather than that it holds no job', async () => {
+    const queue = uniqueQueue('cli-monitor-delayed');
+    await pausedQueue(suite.worker, queue);
+    await enqueue(suite.worker, queue, { group: 'later', delayMs: 60_000 });
+    const frame = await cli(['monitor', queue, '--once'], env);
+    expect(frame.stdout).toContain('\nno group holds a waiting or active job (1 delayed: each joins its group when due)\n');
+  });
+
   test('an unknown queue fails the first frame: exit 1', async () => {
     expect(await cli(['monitor', 'no-such-queue', '--once'], env)).toEqual({
       code: 1,

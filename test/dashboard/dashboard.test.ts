@@ -142,9 +142,12 @@ describe('in Chromium', () => {
   });
 
   it("a queue's view: the failed job with its error (data shown as text); Retry delivers it again", async () => {
+    await refreshNow(page); // "Refreshed.", said on the list
     await page.locator(`article[data-queue="${shop}"] h2 a`).click();
     await page.locator('h1', { hasText: shop }).waitFor();
     expect(page.url()).toBe(`${worker.url}/dashboard#/queue/${shop}`);
+    // What was said on the list went with it.
+    expect(await page.locator('#status').innerText()).toBe('');
 
     // Groups with their states; the repeat with its schedule.
     await page.locator('tr[data-group="tenant:slow"] .badge-paused').waitFor();
@@ -217,6 +220,11 @@ describe('in Chromium', () => {
     expect(legend).toMatch(new RegExp(`Completed\\s+${sum('completed')}`));
     expect(legend).toMatch(new RegExp(`Retried\\s+${sum('retried')}`));
     expect(legend).toMatch(new RegExp(`Failed\\s+${sum('failed')}`));
+    // Each says what it counts: the legend the last hour's ends, the cards the jobs kept.
+    expect(legend).toMatch(/^Last hour:/);
+    const kept = page.locator('#queue-view [data-count="completed"] dt');
+    expect(await kept.textContent()).toBe('Completed (kept)');
+    expect(await kept.getAttribute('title')).toContain('keepCompleted');
     // The screen reader's version: the SVG's title, and the table behind "Per-minute table".
     expect(await page.locator('#queue-view .chart svg title').first().textContent()).toContain(`${sum('completed')} completed`);
     await page.locator('#queue-view .chart-table summary').click();

@@ -73,6 +73,7 @@ describe("a queue's flow control", () => {
     expect(await configShown('Group concurrency')).toBe('1');
     expect(await configShown('Rate limit')).toBe('none');
     expect(await configShown('Dedup window')).toBe('5 min');
+    expect(await configShown('Backoff')).toBe('1 s, doubling up to 1 h, jittered');
     expect(await page.locator('#flow-group-concurrency').inputValue()).toBe('1');
 
     await page.locator('#flow-group-concurrency').fill('3');

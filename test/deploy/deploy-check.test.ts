@@ -64,21 +64,21 @@ it('fails on a missing secret (GROUPQ_PUBLIC_URL included), a malformed one and 
   // The file wins over the environment.
   const { code, stdout } = await deployCheck(['--secrets-file', secretsFile], { GROUPQ_SIGNING_SECRET: GOOD_SECRETS.GROUPQ_SIGNING_SECRET });
   expect(stdout).toContain(
-    'missing secret UPSTASH_REDIS_REST_TOKEN\n        fix: npx wrangler secret put UPSTASH_REDIS_REST_TOKEN   # the REST token on your Upstash database page',
+    'missing secret UPSTASH_REDIS_REST_TOKEN\n        fix: export UPSTASH_REDIS_REST_TOKEN=<value>   # the REST token on your Upstash database page',
   );
   expect(stdout).toContain(
     `invalid secret GROUPQ_SIGNING_SECRET (from ${secretsFile}): expected whsec_ followed by at least 16 bytes of base64\n` +
-      '        fix: npx wrangler secret put GROUPQ_SIGNING_SECRET   # make one: echo "whsec_$(openssl rand -base64 32)"',
+      '        fix: export GROUPQ_SIGNING_SECRET=<value>   # make one: echo "whsec_$(openssl rand -base64 32)"; docs/deploy.md step 4 uploads it with wrangler secret put',
   );
   expect(stdout).toContain(
     `invalid secret GROUPQ_ADMIN_TOKEN (from ${secretsFile}): the development value from .dev.vars.example, which is public\n` +
-      '        fix: npx wrangler secret put GROUPQ_ADMIN_TOKEN   # make one: openssl rand -hex 24',
+      '        fix: export GROUPQ_ADMIN_TOKEN=<value>   # make one: openssl rand -hex 24; docs/deploy.md step 4 uploads it with wrangler secret put',
   );
   expect(stdout).toContain(`ok      secret UPSTASH_REDIS_REST_URL (from ${secretsFile})`);
   expect(stdout).toContain('`npx wrangler secret list` names them');
   expect(stdout).not.toContain('whsec_dG9vLXNob3J0');
   // A deployed Worker refuses to start without its public URL (it never takes a request's Host).
-  expect(stdout).toMatch(/^missing secret GROUPQ_PUBLIC_URL: the Worker refuses to start without it\n {8}fix: npx wrangler secret put GROUPQ_PUBLIC_URL/m);
+  expect(stdout).toMatch(/^missing secret GROUPQ_PUBLIC_URL: the Worker refuses to start without it\n {8}fix: printf %s "https:\/\/<name>\.<subdomain>\.workers\.dev" \| npx wrangler secret put GROUPQ_PUBLIC_URL/m);
   expect(stdout).toContain('deploy:check: 4 problems to fix before `npx wrangler deploy`');
   expect(code).toBe(1);
 });
