@@ -1,18 +1,18 @@
 // The example endpoint bundled with `npm run dev`: a small HTTP server that receives groupq's
-// pushes the way a real receiver should. It verifies the Standard Webhooks signature
-// (HMAC-SHA256 over "<webhook-id>.<webhook-timestamp>.<raw body>" with the whsec_ secret, and the
-// next secret while rotating), rejects a bad signature, a timestamp more than 5 minutes off or a
+// pushes the way a real receiver should. It verifies the Standard Webhooks signature with the
+// official `standardwebhooks` package (HMAC-SHA256 over "<webhook-id>.<webhook-timestamp>.<raw
+// body>" with the whsec_ secret, and the next secret while rotating), rejects a bad signature, a timestamp more than 5 minutes off or a
 // message that is not a delivery (its webhook-id does not start with msg_: an outcome callback's
 // starts with out_) with 401, and a delivery whose webhook-id it accepted before (a replay) with
 // 409, logs each job on one line and answers 200 with a small JSON result, which completes
 // the job. Run alone: `node scripts/example-endpoint.mjs` (EXAMPLE_ENDPOINT_PORT, default 8788;
 // GROUPQ_SIGNING_SECRET and GROUPQ_SIGNING_SECRET_NEXT, default the dev secret).
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { Webhook } from 'standardwebhooks';
 
-/** Standard Webhooks: receivers reject timestamps further than this from their clock. */
+/** Standard Webhooks: receivers reject timestamps further than this from their clock (the package's tolerance). */
 const TOLERANCE_SEC = 5 * 60;
 /** A job's data may be up to 10 MiB; the envelope around it adds a little. */
 const MAX_BODY_BYTES = 11 * 1024 * 1024;
@@ -33,28 +33,26 @@ export function signingKey(secret) {
 }
 
 /**
- * Checks a delivery's signature headers against every key; returns null when they verify, else
- * why not (for the 401 answer and the log).
- * @param {{ id: string | undefined, timestamp: string | undefined, signature: string | undefined }} headers
+ * Checks a delivery's signature with the official `standardwebhooks` package, against each
+ * secret (while rotating, either may have signed it); returns null when one verifies it, else why
+ * not (for the 401 answer and the log). The package checks the timestamp too (5 minutes).
+ * @param {Webhook[]} verifiers
+ * @param {http.IncomingHttpHeaders} headers
  * @param {string} rawBody
- * @param {Buffer[]} keys
- * @param {number} nowSec
  * @returns {string | null}
  */
-export function signatureProblem({ id, timestamp, signature }, rawBody, keys, nowSec) {
-  if (!id || !timestamp || !signature) return 'missing webhook-id, webhook-timestamp or webhook-signature';
-  if (!/^\d{1,12}$/.test(timestamp)) return 'webhook-timestamp is not unix seconds';
-  if (Math.abs(nowSec - Number(timestamp)) > TOLERANCE_SEC) return 'webhook-timestamp is more than 5 minutes off';
-  const content = `${id}.${timestamp}.${rawBody}`;
-  const expected = keys.map((key) => createHmac('sha256', key).update(content).digest());
-  // The header holds one "v1,<base64>" per secret the sender signs with, space separated.
-  for (const entry of signature.split(' ')) {
-    const [version, value] = entry.split(',', 2);
-    if (version !== 'v1' || !value) continue;
-    const given = Buffer.from(value, 'base64');
-    if (expected.some((mac) => mac.length === given.length && timingSafeEqual(mac, given))) return null;
+function signatureProblem(verifiers, headers, rawBody) {
+  const strings = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, Array.isArray(value) ? value[0] : value]));
+  let problem = 'no signing secret';
+  for (const webhook of verifiers) {
+    try {
+      webhook.verify(rawBody, /** @type {Record<string, string>} */ (strings));
+      return null;
+    } catch (error) {
+      problem = /** @type {Error} */ (error).message;
+    }
   }
-  return 'no valid v1 signature for this secret';
+  return problem;
 }
 
 /**
@@ -85,12 +83,11 @@ function shortJson(value) {
  * @returns {Promise<{ url: string, port: number, close: () => Promise<void> }>}
  */
 export async function startExampleEndpoint({ port = 0, host = '127.0.0.1', secrets, log = console.log }) {
-  const keys = secrets.filter(Boolean).map((secret) => {
-    const key = signingKey(secret);
-    if (!key) throw new Error('example endpoint: a signing secret is not whsec_ followed by at least 16 bytes of base64');
-    return key;
+  const verifiers = secrets.filter(Boolean).map((secret) => {
+    if (!signingKey(secret)) throw new Error('example endpoint: a signing secret is not whsec_ followed by at least 16 bytes of base64');
+    return new Webhook(secret);
   });
-  if (keys.length === 0) throw new Error('example endpoint: a signing secret is required');
+  if (verifiers.length === 0) throw new Error('example endpoint: a signing secret is required');
   /** Delivery ids accepted, each until its timestamp is out of the tolerance (epoch ms). One process: see docs/receiver.md#replays. */
   const accepted = new Map();
   /** @param {string} id @param {number} timestampSec @returns {boolean} whether `id` was seen (else it is remembered) */
@@ -126,12 +123,7 @@ export async function startExampleEndpoint({ port = 0, host = '127.0.0.1', secre
       const value = req.headers[name];
       return Array.isArray(value) ? value[0] : value;
     };
-    const problem = signatureProblem(
-      { id: header('webhook-id'), timestamp: header('webhook-timestamp'), signature: header('webhook-signature') },
-      rawBody,
-      keys,
-      Math.floor(Date.now() / 1000),
-    );
+    const problem = signatureProblem(verifiers, req.headers, rawBody);
     if (problem) {
       log(`rejected a delivery (401): ${problem}`);
       // 401 is a failed attempt for groupq: the job is retried, then failed, never lost silently.

@@ -7,6 +7,7 @@ export {
   type DeliveryVerifyOptions,
   createVerifier,
   type OutcomeVerifier,
+  type RawMessage,
   verifyDelivery,
   verifyOutcome,
   type Verifier,

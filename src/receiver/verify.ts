@@ -37,11 +37,40 @@ export interface DeliveryVerifyOptions extends VerifyOptions {
   seen?: SeenHook;
 }
 
+/**
+ * A received message as frameworks without a Web `Request` hold it: its headers (a `Headers`, or
+ * a record as Node, Express, Fastify and Lambda give them, names in any case) and its body
+ * exactly as received, as text or bytes. A body parsed and encoded again is not what was signed.
+ */
+export interface RawMessage {
+  headers: Headers | Record<string, string | string[] | undefined>;
+  body: string | Uint8Array | ArrayBuffer;
+}
+
 /** Reads and checks a delivery (the same checks as verifyDelivery, keys imported once). */
-export type Verifier = <T = unknown>(request: Request) => Promise<Delivery<T>>;
+export type Verifier = <T = unknown>(message: Request | RawMessage) => Promise<Delivery<T>>;
 
 /** Reads and checks an outcome callback (the same checks as verifyOutcome, keys imported once). */
-export type OutcomeVerifier = (request: Request) => Promise<OutcomeCallback>;
+export type OutcomeVerifier = (message: Request | RawMessage) => Promise<OutcomeCallback>;
+
+/** A header of the message, by its lower-case name; the first of a repeated one. */
+function headerOf(message: Request | RawMessage, name: string): string | null {
+  const { headers } = message;
+  if (headers instanceof Headers) return headers.get(name);
+  const key = Object.keys(headers).find((key) => key.toLowerCase() === name);
+  const value = key === undefined ? undefined : headers[key];
+  return (Array.isArray(value) ? value[0] : value) ?? null;
+}
+
+/** The body's bytes as received (a Request's is read, once). */
+async function bodyOf(message: Request | RawMessage): Promise<Uint8Array> {
+  if (message instanceof Request) return new Uint8Array(await message.arrayBuffer());
+  const { body } = message;
+  if (typeof body === 'string') return new TextEncoder().encode(body);
+  if (body instanceof Uint8Array) return body;
+  if (body instanceof ArrayBuffer) return new Uint8Array(body);
+  throw new TypeError('body must be the raw body as received: a string, a Uint8Array (a Buffer) or an ArrayBuffer');
+}
 
 /**
  * What a verified request must carry: its webhook-id's prefix (the kind), its body's schema,
@@ -126,7 +155,7 @@ function createChecker<B>(
   options: VerifyOptions,
   expected: Expected<B>,
   seen?: (webhookId: string, timestampSec: number) => Promise<boolean>,
-): (request: Request) => Promise<B> {
+): (message: Request | RawMessage) => Promise<B> {
   const secrets = secretsOf(options);
   const raw = secrets.map(secretBytes);
   const keys = Promise.all(
@@ -136,10 +165,10 @@ function createChecker<B>(
   if (!(toleranceSec >= 0)) throw new TypeError('toleranceSec must be a number >= 0');
   const now = options.now ?? Date.now;
 
-  return async function verify(request: Request): Promise<B> {
-    const id = request.headers.get('webhook-id');
-    const timestamp = request.headers.get('webhook-timestamp');
-    const signature = request.headers.get('webhook-signature');
+  return async function verify(message: Request | RawMessage): Promise<B> {
+    const id = headerOf(message, 'webhook-id');
+    const timestamp = headerOf(message, 'webhook-timestamp');
+    const signature = headerOf(message, 'webhook-signature');
     const missing = [
       ['webhook-id', id],
       ['webhook-timestamp', timestamp],
@@ -162,7 +191,7 @@ function createChecker<B>(
     }
 
     // The signature covers the body's exact bytes: read them as sent, never a re-encoded parse.
-    const body = new Uint8Array(await request.arrayBuffer());
+    const body = await bodyOf(message);
     const signed = concat(new TextEncoder().encode(`${id}.${timestamp}.`), body);
     const given = v1Signatures(signature!);
     if (given.length === 0) {
@@ -221,7 +250,7 @@ export function createVerifier(options: DeliveryVerifyOptions): Verifier {
   const check = createChecker(options, DELIVERY, async (id, timestampSec) =>
     seen ? (await seen(id)) === true : rememberDelivery(id, (timestampSec + toleranceSec) * 1000, now()),
   );
-  return async <T>(request: Request) => (await check(request)) as Delivery<T>;
+  return async <T>(message: Request | RawMessage) => (await check(message)) as Delivery<T>;
 }
 
 /** An outcome callback verifier for the given secrets (checked at once; keys imported once). */
@@ -233,11 +262,11 @@ export function createOutcomeVerifier(options: VerifyOptions): OutcomeVerifier {
  * Reads a delivery request and checks it: the three webhook headers, a timestamp within
  * `toleranceSec` of now (either way), a v1 signature made with `secret` or `nextSecret`, a
  * webhook-id of a delivery (`msg_`), the body's shape, and a webhook-id not `seen` before.
- * Returns the parsed delivery; throws DeliveryVerificationError saying why not. Consumes the
- * request's body.
+ * Returns the parsed delivery; throws DeliveryVerificationError saying why not. Takes a Web
+ * `Request` (its body is consumed) or `{ headers, body }` with the raw body (RawMessage).
  */
-export async function verifyDelivery<T = unknown>(request: Request, options: DeliveryVerifyOptions): Promise<Delivery<T>> {
-  return createVerifier(options)<T>(request);
+export async function verifyDelivery<T = unknown>(message: Request | RawMessage, options: DeliveryVerifyOptions): Promise<Delivery<T>> {
+  return createVerifier(options)<T>(message);
 }
 
 /**
@@ -245,8 +274,8 @@ export async function verifyDelivery<T = unknown>(request: Request, options: Del
  * delivery: headers, timestamp, signature, a webhook-id of an outcome (`out_`), then the body,
  * whose id must be the one webhook-id names (`out_<job id>`). Its webhook-id is the same on every
  * attempt, so it is no replay check: dedupe on it. Returns the parsed outcome; throws
- * DeliveryVerificationError saying why not. Consumes the request's body.
+ * DeliveryVerificationError saying why not. Takes a `Request` or a RawMessage, as verifyDelivery.
  */
-export async function verifyOutcome(request: Request, options: VerifyOptions): Promise<OutcomeCallback> {
-  return createOutcomeVerifier(options)(request);
+export async function verifyOutcome(message: Request | RawMessage, options: VerifyOptions): Promise<OutcomeCallback> {
+  return createOutcomeVerifier(options)(message);
 }
