@@ -1,27 +1,40 @@
 // The one error the client throws: the API's error shape, NETWORK_ERROR when no answer came, or
 // BAD_RESPONSE when a 2xx answer was not JSON (something other than groupq answered).
-import { parseErrorAnswer } from '../protocol/errors';
+import { type ErrorCode, parseErrorAnswer } from '../protocol/errors';
 import { parseRetryAfter } from '../protocol/retry-after';
+
+/**
+ * What `GroupqError.code` may be: a code of the API (docs/http-api.md#errors), NETWORK_ERROR (no
+ * answer came), ABORTED (the caller's signal), BAD_RESPONSE (a 2xx answer that was not JSON), or,
+ * for an answer without groupq's error body, a code read from its status (FORBIDDEN, HTTP_<status>).
+ */
+export type GroupqErrorCode = ErrorCode | 'NETWORK_ERROR' | 'ABORTED' | 'BAD_RESPONSE' | 'FORBIDDEN' | `HTTP_${number}`;
 
 export class GroupqError extends Error {
   override readonly name = 'GroupqError';
 
   constructor(
-    /** The API's error code (`QUEUE_NOT_FOUND`, `LEASE_LOST`, ...), `NETWORK_ERROR` or `BAD_RESPONSE`. */
-    readonly code: string,
+    readonly code: GroupqErrorCode,
     /** The HTTP status; 0 when no answer came. */
     readonly status: number,
     message: string,
     readonly details?: unknown,
     /** How long the answer's Retry-After asked to wait (ms), when it carried one. */
     readonly retryAfterMs?: number,
+    /** What failed underneath (a network error), as it was thrown. */
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
+  }
+
+  /** Trying the same call again later may succeed: no answer came, or the answer was a 503. */
+  get retryable(): boolean {
+    return this.code === 'NETWORK_ERROR' || this.status === 503;
   }
 }
 
 /** Codes for answers that carry no groupq error body (a proxy's page, an empty 503). */
-const CODE_OF_STATUS: Record<number, string> = {
+const CODE_OF_STATUS: Record<number, GroupqErrorCode> = {
   400: 'VALIDATION_FAILED',
   401: 'UNAUTHORIZED',
   403: 'FORBIDDEN',
@@ -39,7 +52,7 @@ export async function errorFromResponse(response: Response): Promise<GroupqError
   const text = await response.text().catch(() => '');
   const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), Date.now());
   const error = parseErrorAnswer(text);
-  if (error) return new GroupqError(error.code, response.status, error.message, error.details, retryAfterMs);
+  if (error) return new GroupqError(error.code as GroupqErrorCode, response.status, error.message, error.details, retryAfterMs);
   // Not groupq's error body: a message built from the status.
   const code = CODE_OF_STATUS[response.status] ?? (response.status >= 500 ? 'INTERNAL' : `HTTP_${response.status}`);
   const body = text.trim().slice(0, 200);

@@ -30,7 +30,7 @@ export class GroupqClient {
   }
 }
 
-export { GroupqError } from './errors';
+export { GroupqError, type GroupqErrorCode } from './errors';
 export { PagedList } from './pages';
 export { QueueClient } from './queue';
 export type {

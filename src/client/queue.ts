@@ -48,6 +48,8 @@ const segment = encodeURIComponent;
 export interface WaitOptions {
   /** How long to wait in all; each call waits up to 25 s on the server. @default 60000 */
   timeoutMs?: number;
+  /** Ends the wait (and the call in flight) at once: it throws GroupqError ABORTED. */
+  signal?: AbortSignal;
 }
 
 function query(params: Record<string, string | number | undefined>): string {
@@ -107,8 +109,8 @@ export class QueueClient<T = unknown> {
   }
 
   /** Enqueues one job. Retried on network errors and 503 only when it has an `id` (G4). */
-  add(job: JobInput<T>): Promise<EnqueueResult> {
-    return this.request({ method: 'POST', path: `${this.base}/jobs`, body: job, idempotent: job.id !== undefined });
+  add(job: JobInput<T>, { signal }: { signal?: AbortSignal } = {}): Promise<EnqueueResult> {
+    return this.request({ method: 'POST', path: `${this.base}/jobs`, body: job, idempotent: job.id !== undefined, signal });
   }
 
   /** Enqueues up to 1000 jobs, validated whole before any is written. */
@@ -132,19 +134,19 @@ export class QueueClient<T = unknown> {
    * `timeoutMs` has passed: `GET ...?waitMs=`, repeated until then. A completed job that the
    * queue does not keep (`keepCompleted: 0`) is gone when it finishes: JOB_NOT_FOUND.
    */
-  async waitForJob(id: string, { timeoutMs = 60_000 }: WaitOptions = {}): Promise<Job<T>> {
+  async waitForJob(id: string, { timeoutMs = 60_000, signal }: WaitOptions = {}): Promise<Job<T>> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const waitMs = Math.min(MAX_WAIT_MS, Math.max(0, Math.ceil(deadline - Date.now())));
       const path = `${this.base}/jobs/${segment(id)}${query({ waitMs })}`;
-      const job = await this.request<Job<T>>({ method: 'GET', path, idempotent: true });
+      const job = await this.request<Job<T>>({ method: 'GET', path, idempotent: true, signal });
       if (isFinished(job.state) || Date.now() >= deadline) return job;
     }
   }
 
-  /** Enqueues one job, then waits for it as `waitForJob` does. */
+  /** Enqueues one job, then waits for it as `waitForJob` does (`signal` ends either). */
   async addAndWait(job: JobInput<T>, options: WaitOptions = {}): Promise<Job<T>> {
-    const { id } = await this.add(job);
+    const { id } = await this.add(job, options);
     return this.waitForJob(id, options);
   }
 
@@ -181,8 +183,13 @@ export class QueueClient<T = unknown> {
    * Ends a waiting, delayed or active job as `cancelled`; an active job's lease is revoked (its
    * endpoint's callbacks get 409 JOB_CANCELLED). A finished job is 409 INVALID_STATE.
    */
-  cancel(id: string): Promise<{ id: string; state: 'cancelled' }> {
+  cancelJob(id: string): Promise<{ id: string; state: 'cancelled' }> {
     return this.request({ method: 'POST', path: `${this.base}/jobs/${segment(id)}/cancel`, idempotent: false });
+  }
+
+  /** The same as cancelJob (its first name). */
+  cancel(id: string): Promise<{ id: string; state: 'cancelled' }> {
+    return this.cancelJob(id);
   }
 
   /** Changes a waiting or delayed job's data, or delays it by `delayMs` from now. */

@@ -24,6 +24,8 @@ export interface Call {
   body?: unknown;
   /** True when sending it twice has the effect of sending it once. */
   idempotent: boolean;
+  /** The caller's: aborting it ends the call (and its retries) with ABORTED. */
+  signal?: AbortSignal;
 }
 
 const RETRY_BASE_MS = 100;
@@ -39,8 +41,27 @@ export function createTransport(options: TransportOptions) {
   const timeoutMs = options.timeoutMs ?? 30_000;
 
   function noAnswer(call: Call, error: unknown): GroupqError {
+    if (call.signal?.aborted) return aborted(call);
     const reason = error instanceof Error ? error.message : String(error);
-    return new GroupqError('NETWORK_ERROR', 0, `${call.method} ${origin}${call.path} got no answer: ${reason}`);
+    return new GroupqError('NETWORK_ERROR', 0, `${call.method} ${origin}${call.path} got no answer: ${reason}`, undefined, undefined, { cause: error });
+  }
+
+  function aborted(call: Call): GroupqError {
+    const message = `${call.method} ${origin}${call.path} was aborted by its signal`;
+    return new GroupqError('ABORTED', 0, message, undefined, undefined, { cause: call.signal?.reason });
+  }
+
+  /** Waits `ms`, or less when the call's signal aborts. */
+  function pause(call: Call, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        call.signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      call.signal?.addEventListener('abort', done, { once: true });
+    });
   }
 
   async function attempt(call: Call): Promise<Response> {
@@ -51,7 +72,7 @@ export function createTransport(options: TransportOptions) {
         method: call.method,
         headers,
         body: call.body === undefined ? undefined : JSON.stringify(call.body),
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: call.signal ? AbortSignal.any([call.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs),
       });
     } catch (error) {
       throw noAnswer(call, error);
@@ -79,6 +100,7 @@ export function createTransport(options: TransportOptions) {
 
   return async function request<T>(call: Call): Promise<T> {
     for (let retry = 0; ; retry++) {
+      if (call.signal?.aborted) throw aborted(call);
       let failure: GroupqError;
       try {
         const response = await attempt(call);
@@ -88,12 +110,11 @@ export function createTransport(options: TransportOptions) {
         if (!(error instanceof GroupqError)) throw error;
         failure = error;
       }
-      const retryable = failure.status === 0 || failure.status === 503;
       const asked = failure.status === 503 ? failure.retryAfterMs : undefined;
-      if (!call.idempotent || !retryable || retry >= retries || (asked ?? 0) > MAX_RETRY_AFTER_MS) throw failure;
+      if (!call.idempotent || !failure.retryable || retry >= retries || (asked ?? 0) > MAX_RETRY_AFTER_MS) throw failure;
       // Full jitter: clients that failed together do not come back together.
       const capped = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** retry);
-      await new Promise((resolve) => setTimeout(resolve, asked ?? Math.random() * capped));
+      await pause(call, asked ?? Math.random() * capped);
     }
   };
 }
