@@ -43,7 +43,8 @@ export function createTransport(options: TransportOptions) {
   function noAnswer(call: Call, error: unknown): GroupqError {
     if (call.signal?.aborted) return aborted(call);
     const reason = error instanceof Error ? error.message : String(error);
-    return new GroupqError('NETWORK_ERROR', 0, `${call.method} ${origin}${call.path} got no answer: ${reason}`, undefined, undefined, { cause: error });
+    const message = `${call.method} ${origin}${call.path} got no answer: ${reason}`;
+    return new GroupqError('NETWORK_ERROR', 0, message, undefined, undefined, { cause: error });
   }
 
   function aborted(call: Call): GroupqError {

@@ -1,8 +1,9 @@
 // A queue's flow control, editable: jobs of one group in flight at once (groupConcurrency), the
 // queue's and each group's rate limit, the dedup window and what an endpoint's 429 holds
 // (backpressure). Saving PATCHes these five fields alone: the rest of the config, publish tokens
-// and signing secrets included, is kept as it is. The form is built once; a refresh fills it only while the user has not changed it (Reset goes back to what was
-// filled), so typing is never overwritten.
+// and signing secrets included, is kept as it is. The form is built once; a refresh fills it
+// only while the user has not changed it (Reset goes back to what was filled), so typing is
+// never overwritten.
 import type { QueueConfig, QueueConfigInput, QueueConfigPatch } from '../client';
 import type { QueueContext } from './actions';
 import { h, render } from './dom';

@@ -2,9 +2,10 @@
 // it is then. While a request waits it looks at the job's record with one plain command, an HGET
 // (whose state field says whether the job finished): at 0, 100, 200, 400 and 800 ms, so that a
 // short job is answered within 100-200 ms of its end, then once a second. That is 5 commands in
-// the first second and 1 a second after. The job is read in full once, when the wait ends. A job gone from the hash (removed, or completed with keepCompleted 0) ends
-// the wait too, and that read answers JOB_NOT_FOUND. Redis failing meanwhile is 503
-// REDIS_UNAVAILABLE with a Retry-After, as for any other read, so that clients retry.
+// the first second and 1 a second after. The job is read in full once, when the wait ends. A job
+// gone from the hash (removed, or completed with keepCompleted 0) ends the wait too, and that
+// read answers JOB_NOT_FOUND. Redis failing meanwhile is 503 REDIS_UNAVAILABLE with a
+// Retry-After, as for any other read, so that clients retry.
 import * as z from 'zod';
 import { MAX_WAIT_MS, isFinished } from '../../protocol/constants';
 import { type EngineContext, parse, parseParam } from '../store/context';
