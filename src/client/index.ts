@@ -1,7 +1,7 @@
 // groupq/client: typed calls to a groupq Worker for backends and browsers (any Fetch-API
 // runtime). Types come from the server's own zod schemas; nothing of zod runs here.
 import type { QueueSummary } from '../protocol/api-types';
-import { QueueClient } from './queue';
+import { type CallOptions, QueueClient } from './queue';
 import { type Transport, type TransportOptions, createTransport } from './transport';
 
 export type ClientOptions = TransportOptions;
@@ -19,14 +19,14 @@ export class GroupqClient {
   }
 
   /** Every queue with its counts. */
-  async queues(): Promise<QueueSummary[]> {
-    const reply = await this.request<{ queues: QueueSummary[] }>({ method: 'GET', path: '/v1/queues', idempotent: true });
+  async queues(options: CallOptions = {}): Promise<QueueSummary[]> {
+    const reply = await this.request<{ queues: QueueSummary[] }>({ method: 'GET', path: '/v1/queues', idempotent: true, ...options });
     return reply.queues;
   }
 
   /** `GET /health`: whether the Worker answers and reaches Redis. A 503 throws REDIS_UNAVAILABLE. */
-  health(): Promise<{ ok: boolean; redis: string }> {
-    return this.request({ method: 'GET', path: '/health', idempotent: true });
+  health(options: CallOptions = {}): Promise<{ ok: boolean; redis: string }> {
+    return this.request({ method: 'GET', path: '/health', idempotent: true, ...options });
   }
 }
 
@@ -34,6 +34,7 @@ export { GroupqError, type GroupqErrorCode } from './errors';
 export { PagedList } from './pages';
 export { QueueClient } from './queue';
 export type {
+  CallOptions,
   CleanOptions, GroupLimits, GroupDetail, GroupPage, JobInput, JobPage, JobPatch, ListJobsOptions, PageOptions, QueueConfigInput, QueueConfigPatch,
   RepeatInput,
   RetryAllOptions, WaitOptions,

@@ -45,6 +45,15 @@ export type GroupDetail<T = unknown> = Omit<ApiGroupDetail, 'jobs'> & { jobs: Jo
 
 const segment = encodeURIComponent;
 
+/**
+ * What every call takes: `signal` ends it (and its retries) at once with GroupqError ABORTED;
+ * `timeoutMs` bounds each attempt instead of the client's `timeoutMs`.
+ */
+export interface CallOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
 export interface WaitOptions {
   /** How long to wait in all; each call waits up to 25 s on the server. @default 60000 */
   timeoutMs?: number;
@@ -70,63 +79,64 @@ export class QueueClient<T = unknown> {
   }
 
   /** Creates the queue, or replaces its whole config (omitted fields take their defaults). */
-  configure(config: QueueConfigInput): Promise<QueuePut> {
-    return this.request({ method: 'PUT', path: this.base, body: config, idempotent: true });
+  configure(config: QueueConfigInput, options: CallOptions = {}): Promise<QueuePut> {
+    return this.request({ method: 'PUT', path: this.base, body: config, idempotent: true, ...options });
   }
 
   /**
    * Changes only the fields given (a JSON merge patch: null puts a field back to its default);
    * the others are kept, publish tokens and signing secrets included.
    */
-  update(patch: QueueConfigPatch): Promise<QueuePut> {
-    return this.request({ method: 'PATCH', path: this.base, body: patch, idempotent: true });
+  update(patch: QueueConfigPatch, options: CallOptions = {}): Promise<QueuePut> {
+    return this.request({ method: 'PATCH', path: this.base, body: patch, idempotent: true, ...options });
   }
 
-  get(): Promise<QueueInfo> {
-    return this.request({ method: 'GET', path: this.base, idempotent: true });
+  get(options: CallOptions = {}): Promise<QueueInfo> {
+    return this.request({ method: 'GET', path: this.base, idempotent: true, ...options });
   }
 
-  async counts(): Promise<QueueCounts> {
-    return (await this.get()).counts;
+  async counts(options: CallOptions = {}): Promise<QueueCounts> {
+    return (await this.get(options)).counts;
   }
 
   /** Removes the queue and every job, group and repeat of it. */
-  async delete(): Promise<void> {
-    await this.request({ method: 'DELETE', path: this.base, idempotent: false });
+  async delete(options: CallOptions = {}): Promise<void> {
+    await this.request({ method: 'DELETE', path: this.base, idempotent: false, ...options });
   }
 
-  pause(): Promise<{ name: string; paused: boolean }> {
-    return this.request({ method: 'POST', path: `${this.base}/pause`, idempotent: true });
+  pause(options: CallOptions = {}): Promise<{ name: string; paused: boolean }> {
+    return this.request({ method: 'POST', path: `${this.base}/pause`, idempotent: true, ...options });
   }
 
-  resume(): Promise<{ name: string; paused: boolean }> {
-    return this.request({ method: 'POST', path: `${this.base}/resume`, idempotent: true });
+  resume(options: CallOptions = {}): Promise<{ name: string; paused: boolean }> {
+    return this.request({ method: 'POST', path: `${this.base}/resume`, idempotent: true, ...options });
   }
 
   /** Brings back jobs stranded in no index (docs/http-api.md#repair); safe to run again. */
-  repair(): Promise<{ reindexed: number; offered: number }> {
-    return this.request({ method: 'POST', path: `${this.base}/repair`, idempotent: true });
+  repair(options: CallOptions = {}): Promise<{ reindexed: number; offered: number }> {
+    return this.request({ method: 'POST', path: `${this.base}/repair`, idempotent: true, ...options });
   }
 
   /** Enqueues one job. Retried on network errors and 503 only when it has an `id` (G4). */
-  add(job: JobInput<T>, { signal }: { signal?: AbortSignal } = {}): Promise<EnqueueResult> {
-    return this.request({ method: 'POST', path: `${this.base}/jobs`, body: job, idempotent: job.id !== undefined, signal });
+  add(job: JobInput<T>, options: CallOptions = {}): Promise<EnqueueResult> {
+    return this.request({ method: 'POST', path: `${this.base}/jobs`, body: job, idempotent: job.id !== undefined, ...options });
   }
 
   /** Enqueues up to 1000 jobs, validated whole before any is written. */
-  async addBatch(jobs: JobInput<T>[]): Promise<EnqueueResult[]> {
+  async addBatch(jobs: JobInput<T>[], options: CallOptions = {}): Promise<EnqueueResult[]> {
     const idempotent = jobs.every((job) => job.id !== undefined);
     const reply = await this.request<{ jobs: EnqueueResult[] }>({
       method: 'POST',
       path: `${this.base}/jobs/batch`,
       body: { jobs },
       idempotent,
+      ...options,
     });
     return reply.jobs;
   }
 
-  getJob(id: string): Promise<Job<T>> {
-    return this.request({ method: 'GET', path: `${this.base}/jobs/${segment(id)}`, idempotent: true });
+  getJob(id: string, options: CallOptions = {}): Promise<Job<T>> {
+    return this.request({ method: 'GET', path: `${this.base}/jobs/${segment(id)}`, idempotent: true, ...options });
   }
 
   /**
@@ -146,7 +156,7 @@ export class QueueClient<T = unknown> {
 
   /** Enqueues one job, then waits for it as `waitForJob` does (`signal` ends either). */
   async addAndWait(job: JobInput<T>, options: WaitOptions = {}): Promise<Job<T>> {
-    const { id } = await this.add(job, options);
+    const { id } = await this.add(job, { signal: options.signal });
     return this.waitForJob(id, options);
   }
 
@@ -154,10 +164,10 @@ export class QueueClient<T = unknown> {
    * `await` it for one page; `for await` it for every job, page after page, each once, also
    * when the loop retries or removes the jobs it is given.
    */
-  listJobs(options: ListJobsOptions = {}): PagedList<JobPage<T>, Job<T>> {
+  listJobs({ signal, timeoutMs, ...options }: ListJobsOptions & CallOptions = {}): PagedList<JobPage<T>, Job<T>> {
     const { cursor, ...filters } = options;
     return new PagedList(
-      (at) => this.request({ method: 'GET', path: `${this.base}/jobs${query({ ...filters, cursor: at })}`, idempotent: true }),
+      (at) => this.request({ method: 'GET', path: `${this.base}/jobs${query({ ...filters, cursor: at })}`, idempotent: true, signal, timeoutMs }),
       (page) => page.jobs,
       (job) => job.id,
       cursor,
@@ -165,49 +175,49 @@ export class QueueClient<T = unknown> {
   }
 
   /** Removes a job that is not active. */
-  async removeJob(id: string): Promise<void> {
-    await this.request({ method: 'DELETE', path: `${this.base}/jobs/${segment(id)}`, idempotent: false });
+  async removeJob(id: string, options: CallOptions = {}): Promise<void> {
+    await this.request({ method: 'DELETE', path: `${this.base}/jobs/${segment(id)}`, idempotent: false, ...options });
   }
 
   /** A failed job back to waiting, its attempts reset. */
-  retryJob(id: string): Promise<Job<T>> {
-    return this.request({ method: 'POST', path: `${this.base}/jobs/${segment(id)}/retry`, idempotent: false });
+  retryJob(id: string, options: CallOptions = {}): Promise<Job<T>> {
+    return this.request({ method: 'POST', path: `${this.base}/jobs/${segment(id)}/retry`, idempotent: false, ...options });
   }
 
   /** A delayed job to waiting now. */
-  promoteJob(id: string): Promise<Job<T>> {
-    return this.request({ method: 'POST', path: `${this.base}/jobs/${segment(id)}/promote`, idempotent: false });
+  promoteJob(id: string, options: CallOptions = {}): Promise<Job<T>> {
+    return this.request({ method: 'POST', path: `${this.base}/jobs/${segment(id)}/promote`, idempotent: false, ...options });
   }
 
   /**
    * Ends a waiting, delayed or active job as `cancelled`; an active job's lease is revoked (its
    * endpoint's callbacks get 409 JOB_CANCELLED). A finished job is 409 INVALID_STATE.
    */
-  cancelJob(id: string): Promise<{ id: string; state: 'cancelled' }> {
-    return this.request({ method: 'POST', path: `${this.base}/jobs/${segment(id)}/cancel`, idempotent: false });
+  cancelJob(id: string, options: CallOptions = {}): Promise<{ id: string; state: 'cancelled' }> {
+    return this.request({ method: 'POST', path: `${this.base}/jobs/${segment(id)}/cancel`, idempotent: false, ...options });
   }
 
   /** The same as cancelJob (its first name). */
-  cancel(id: string): Promise<{ id: string; state: 'cancelled' }> {
-    return this.cancelJob(id);
+  cancel(id: string, options: CallOptions = {}): Promise<{ id: string; state: 'cancelled' }> {
+    return this.cancelJob(id, options);
   }
 
   /** Changes a waiting or delayed job's data, or delays it by `delayMs` from now. */
-  updateJob(id: string, patch: JobPatch<T>): Promise<Job<T>> {
-    return this.request({ method: 'PATCH', path: `${this.base}/jobs/${segment(id)}`, body: patch, idempotent: false });
+  updateJob(id: string, patch: JobPatch<T>, options: CallOptions = {}): Promise<Job<T>> {
+    return this.request({ method: 'PATCH', path: `${this.base}/jobs/${segment(id)}`, body: patch, idempotent: false, ...options });
   }
 
   /**
    * Every failed job back to waiting, attempts reset. The server works in bounded steps and may
    * answer before it is done; this repeats the call until it is, and answers the total count.
    */
-  retryAll(options: RetryAllOptions): Promise<{ count: number }> {
-    return this.untilDone(() => this.request({ method: 'POST', path: `${this.base}/jobs/retry`, body: options, idempotent: false }));
+  retryAll({ signal, timeoutMs, ...body }: RetryAllOptions & CallOptions): Promise<{ count: number }> {
+    return this.untilDone(() => this.request({ method: 'POST', path: `${this.base}/jobs/retry`, body, idempotent: false, signal, timeoutMs }));
   }
 
   /** Deletes every job of a finished state (`completed`, `failed`, `cancelled`), repeating until done; answers the total count. */
-  clean(options: CleanOptions): Promise<{ count: number }> {
-    return this.untilDone(() => this.request({ method: 'DELETE', path: `${this.base}/jobs${query(options)}`, idempotent: false }));
+  clean({ signal, timeoutMs, ...filter }: CleanOptions & CallOptions): Promise<{ count: number }> {
+    return this.untilDone(() => this.request({ method: 'DELETE', path: `${this.base}/jobs${query(filter)}`, idempotent: false, signal, timeoutMs }));
   }
 
   private async untilDone(step: () => Promise<BulkResult>): Promise<{ count: number }> {
@@ -220,10 +230,9 @@ export class QueueClient<T = unknown> {
   }
 
   /** `await` it for one page; `for await` it for every group, each once. */
-  groups(options: PageOptions = {}): PagedList<GroupPage, GroupSummary> {
-    const { cursor, limit } = options;
+  groups({ cursor, limit, signal, timeoutMs }: PageOptions & CallOptions = {}): PagedList<GroupPage, GroupSummary> {
     return new PagedList(
-      (at) => this.request({ method: 'GET', path: `${this.base}/groups${query({ limit, cursor: at })}`, idempotent: true }),
+      (at) => this.request({ method: 'GET', path: `${this.base}/groups${query({ limit, cursor: at })}`, idempotent: true, signal, timeoutMs }),
       (page) => page.groups,
       (group) => group.group,
       cursor,
@@ -231,67 +240,69 @@ export class QueueClient<T = unknown> {
   }
 
   /** One group's state and its jobs in the order they will run. */
-  group(name: string): Promise<GroupDetail<T>> {
-    return this.request({ method: 'GET', path: `${this.base}/groups/${segment(name)}`, idempotent: true });
+  group(name: string, options: CallOptions = {}): Promise<GroupDetail<T>> {
+    return this.request({ method: 'GET', path: `${this.base}/groups/${segment(name)}`, idempotent: true, ...options });
   }
 
-  pauseGroup(name: string): Promise<{ group: string; state: GroupState }> {
-    return this.request({ method: 'POST', path: `${this.base}/groups/${segment(name)}/pause`, idempotent: true });
+  pauseGroup(name: string, options: CallOptions = {}): Promise<{ group: string; state: GroupState }> {
+    return this.request({ method: 'POST', path: `${this.base}/groups/${segment(name)}/pause`, idempotent: true, ...options });
   }
 
-  resumeGroup(name: string): Promise<{ group: string; state: GroupState }> {
-    return this.request({ method: 'POST', path: `${this.base}/groups/${segment(name)}/resume`, idempotent: true });
+  resumeGroup(name: string, options: CallOptions = {}): Promise<{ group: string; state: GroupState }> {
+    return this.request({ method: 'POST', path: `${this.base}/groups/${segment(name)}/resume`, idempotent: true, ...options });
   }
 
   /**
    * Replaces the group's limits ({concurrency?, rateLimit?}, at least one; `rateLimit: null`:
    * none, whatever the queue's groupRateLimit). Its next start obeys them.
    */
-  setGroupLimits(name: string, limits: GroupLimits): Promise<{ group: string; limits: GroupLimits }> {
-    return this.request({ method: 'PUT', path: `${this.base}/groups/${segment(name)}/limits`, body: limits, idempotent: true });
+  setGroupLimits(name: string, limits: GroupLimits, options: CallOptions = {}): Promise<{ group: string; limits: GroupLimits }> {
+    return this.request({ method: 'PUT', path: `${this.base}/groups/${segment(name)}/limits`, body: limits, idempotent: true, ...options });
   }
 
   /** Deletes the group's limits: the queue's groupConcurrency and groupRateLimit apply again. */
-  async clearGroupLimits(name: string): Promise<void> {
-    await this.request({ method: 'DELETE', path: `${this.base}/groups/${segment(name)}/limits`, idempotent: true });
+  async clearGroupLimits(name: string, options: CallOptions = {}): Promise<void> {
+    await this.request({ method: 'DELETE', path: `${this.base}/groups/${segment(name)}/limits`, idempotent: true, ...options });
   }
 
   /** Completed, failed and retried per minute over the last hour, oldest first. */
-  async metrics(): Promise<MinuteMetrics[]> {
+  async metrics(options: CallOptions = {}): Promise<MinuteMetrics[]> {
     const reply = await this.request<{ minutes: MinuteMetrics[] }>({
       method: 'GET',
       path: `${this.base}/metrics`,
       idempotent: true,
+      ...options,
     });
     return reply.minutes;
   }
 
   /** Each partition: the database of the pool it lives on, and its counts (one for a queue of one partition). */
-  async partitions(): Promise<PartitionInfo[]> {
-    const reply = await this.request<{ partitions: PartitionInfo[] }>({ method: 'GET', path: `${this.base}/partitions`, idempotent: true });
+  async partitions(options: CallOptions = {}): Promise<PartitionInfo[]> {
+    const reply = await this.request<{ partitions: PartitionInfo[] }>({ method: 'GET', path: `${this.base}/partitions`, idempotent: true, ...options });
     return reply.partitions;
   }
 
   /** Moves partition `partition` to `database` of the pool, while the queue runs; answers once it is there. */
-  async movePartition(partition: number, database: number): Promise<PartitionInfo> {
-    return this.request<PartitionInfo>({ method: 'POST', path: `${this.base}/partitions/${partition}/move`, body: { database }, idempotent: true });
+  async movePartition(partition: number, database: number, options: CallOptions = {}): Promise<PartitionInfo> {
+    return this.request<PartitionInfo>({ method: 'POST', path: `${this.base}/partitions/${partition}/move`, body: { database }, idempotent: true, ...options });
   }
 
   readonly repeats = {
     /** Creates or replaces the repeatable job `key`. */
-    put: (key: string, spec: RepeatInput<T>): Promise<{ key: string; nextRunAt: number | null }> =>
-      this.request({ method: 'PUT', path: `${this.base}/repeats/${segment(key)}`, body: spec, idempotent: true }),
-    list: async (): Promise<(Repeat & { data: T })[]> => {
+    put: (key: string, spec: RepeatInput<T>, options: CallOptions = {}): Promise<{ key: string; nextRunAt: number | null }> =>
+      this.request({ method: 'PUT', path: `${this.base}/repeats/${segment(key)}`, body: spec, idempotent: true, ...options }),
+    list: async (options: CallOptions = {}): Promise<(Repeat & { data: T })[]> => {
       const reply = await this.request<{ repeats: (Repeat & { data: T })[] }>({
         method: 'GET',
         path: `${this.base}/repeats`,
         idempotent: true,
+        ...options,
       });
       return reply.repeats;
     },
     /** Stops the series; runs already enqueued stay. */
-    delete: async (key: string): Promise<void> => {
-      await this.request({ method: 'DELETE', path: `${this.base}/repeats/${segment(key)}`, idempotent: false });
+    delete: async (key: string, options: CallOptions = {}): Promise<void> => {
+      await this.request({ method: 'DELETE', path: `${this.base}/repeats/${segment(key)}`, idempotent: false, ...options });
     },
   };
 }

@@ -26,6 +26,8 @@ export interface Call {
   idempotent: boolean;
   /** The caller's: aborting it ends the call (and its retries) with ABORTED. */
   signal?: AbortSignal;
+  /** This call's bound on each attempt, instead of the client's. */
+  timeoutMs?: number;
 }
 
 const RETRY_BASE_MS = 100;
@@ -68,12 +70,13 @@ export function createTransport(options: TransportOptions) {
   async function attempt(call: Call): Promise<Response> {
     const headers: Record<string, string> = { authorization: `Bearer ${options.token}`, accept: 'application/json' };
     if (call.body !== undefined) headers['content-type'] = 'application/json';
+    const timeout = AbortSignal.timeout(call.timeoutMs ?? timeoutMs);
     try {
       return await send(`${origin}${call.path}`, {
         method: call.method,
         headers,
         body: call.body === undefined ? undefined : JSON.stringify(call.body),
-        signal: call.signal ? AbortSignal.any([call.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs),
+        signal: call.signal ? AbortSignal.any([call.signal, timeout]) : timeout,
       });
     } catch (error) {
       throw noAnswer(call, error);

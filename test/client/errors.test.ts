@@ -33,6 +33,23 @@ describe('GroupqError', () => {
   });
 });
 
+describe("a call's own timeoutMs", () => {
+  it('bounds each attempt of that call instead of the client\'s', async () => {
+    // A server that takes requests and never answers them.
+    const silent = http.createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
+    try {
+      const patient = new GroupqClient({ url: `http://127.0.0.1:${port}`, token: ADMIN_TOKEN, retries: 0, timeoutMs: 600_000 });
+      const error = await caught(patient.queue('q').get({ timeoutMs: 200 }));
+      expect({ code: error.code, retryable: error.retryable }).toEqual({ code: 'NETWORK_ERROR', retryable: true });
+    } finally {
+      silent.closeAllConnections();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+});
+
 describe('an AbortSignal', () => {
   it('ends waitForJob at once with ABORTED, instead of after its timeout', async () => {
     const name = uniqueQueue('err-abort');
@@ -54,6 +71,18 @@ describe('an AbortSignal', () => {
     const error = await caught(q.addAndWait({ group: 'g' }, { signal: AbortSignal.abort() }));
     expect(error.code).toBe('ABORTED');
     expect((await q.counts()).waiting).toBe(0);
+  });
+
+  it('every call takes one: a page of a listing, an addBatch, a bulk action', async () => {
+    const q = client().queue(uniqueQueue('err-abort-all'));
+    const gone = AbortSignal.abort();
+    const calls: PromiseLike<unknown>[] = [
+      q.listJobs({ state: 'waiting', signal: gone }),
+      q.addBatch([{ group: 'g' }], { signal: gone }),
+      q.clean({ state: 'failed', signal: gone }),
+      q.get({ signal: gone }),
+    ];
+    for (const call of calls) expect((await caught(Promise.resolve(call))).code).toBe('ABORTED');
   });
 
   it('cancelJob cancels, as cancel did', async () => {
