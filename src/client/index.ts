@@ -13,9 +13,9 @@ export class GroupqClient {
     this.request = createTransport(options);
   }
 
-  /** A handle on one queue; `T` types its jobs' `data`. Makes no request by itself. */
-  queue<T = unknown>(name: string): QueueClient<T> {
-    return new QueueClient<T>(this.request, name);
+  /** A handle on one queue; `T` types its jobs' `data`, `R` their `result`. Makes no request by itself. */
+  queue<T = unknown, R = unknown>(name: string): QueueClient<T, R> {
+    return new QueueClient<T, R>(this.request, name);
   }
 
   /** Every queue with its counts. */

@@ -32,7 +32,7 @@ export type { GroupLimits, QueueConfigInput };
 // types only: a change there fails the client's compile, and nothing of zod reaches its bundle.
 
 /** A page of jobs (GET /jobs); `data` typed by the queue's `T`. */
-export type JobPage<T> = Omit<z.output<typeof jobPageSchema>, 'jobs'> & { jobs: Job<T>[] };
+export type JobPage<T, R = unknown> = Omit<z.output<typeof jobPageSchema>, 'jobs'> & { jobs: Job<T, R>[] };
 
 /** A page of groups (GET /groups). */
 export type GroupPage = z.output<typeof groupPageSchema>;
@@ -41,7 +41,7 @@ export type GroupPage = z.output<typeof groupPageSchema>;
  * One group (GET /groups/{group}): its state, its own limits (setGroupLimits; null when the
  * queue's apply), its jobs in flight (`active`, up to `concurrency`) and its jobs in order.
  */
-export type GroupDetail<T = unknown> = Omit<ApiGroupDetail, 'jobs'> & { jobs: Job<T>[] };
+export type GroupDetail<T = unknown, R = unknown> = Omit<ApiGroupDetail, 'jobs'> & { jobs: Job<T, R>[] };
 
 const segment = encodeURIComponent;
 
@@ -68,7 +68,7 @@ function query(params: Record<string, string | number | undefined>): string {
   return text === '' ? '' : `?${text}`;
 }
 
-export class QueueClient<T = unknown> {
+export class QueueClient<T = unknown, R = unknown> {
   private readonly base: string;
 
   constructor(
@@ -135,7 +135,7 @@ export class QueueClient<T = unknown> {
     return reply.jobs;
   }
 
-  getJob(id: string, options: CallOptions = {}): Promise<Job<T>> {
+  getJob(id: string, options: CallOptions = {}): Promise<Job<T, R>> {
     return this.request({ method: 'GET', path: `${this.base}/jobs/${segment(id)}`, idempotent: true, ...options });
   }
 
@@ -144,18 +144,18 @@ export class QueueClient<T = unknown> {
    * `timeoutMs` has passed: `GET ...?waitMs=`, repeated until then. A completed job that the
    * queue does not keep (`keepCompleted: 0`) is gone when it finishes: JOB_NOT_FOUND.
    */
-  async waitForJob(id: string, { timeoutMs = 60_000, signal }: WaitOptions = {}): Promise<Job<T>> {
+  async waitForJob(id: string, { timeoutMs = 60_000, signal }: WaitOptions = {}): Promise<Job<T, R>> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const waitMs = Math.min(MAX_WAIT_MS, Math.max(0, Math.ceil(deadline - Date.now())));
       const path = `${this.base}/jobs/${segment(id)}${query({ waitMs })}`;
-      const job = await this.request<Job<T>>({ method: 'GET', path, idempotent: true, signal });
+      const job = await this.request<Job<T, R>>({ method: 'GET', path, idempotent: true, signal });
       if (isFinished(job.state) || Date.now() >= deadline) return job;
     }
   }
 
   /** Enqueues one job, then waits for it as `waitForJob` does (`signal` ends either). */
-  async addAndWait(job: JobInput<T>, options: WaitOptions = {}): Promise<Job<T>> {
+  async addAndWait(job: JobInput<T>, options: WaitOptions = {}): Promise<Job<T, R>> {
     const { id } = await this.add(job, { signal: options.signal });
     return this.waitForJob(id, options);
   }
@@ -164,7 +164,7 @@ export class QueueClient<T = unknown> {
    * `await` it for one page; `for await` it for every job, page after page, each once, also
    * when the loop retries or removes the jobs it is given.
    */
-  listJobs({ signal, timeoutMs, ...options }: ListJobsOptions & CallOptions = {}): PagedList<JobPage<T>, Job<T>> {
+  listJobs({ signal, timeoutMs, ...options }: ListJobsOptions & CallOptions = {}): PagedList<JobPage<T, R>, Job<T, R>> {
     const { cursor, ...filters } = options;
     return new PagedList(
       (at) => this.request({ method: 'GET', path: `${this.base}/jobs${query({ ...filters, cursor: at })}`, idempotent: true, signal, timeoutMs }),
@@ -180,12 +180,12 @@ export class QueueClient<T = unknown> {
   }
 
   /** A failed job back to waiting, its attempts reset. */
-  retryJob(id: string, options: CallOptions = {}): Promise<Job<T>> {
+  retryJob(id: string, options: CallOptions = {}): Promise<Job<T, R>> {
     return this.request({ method: 'POST', path: `${this.base}/jobs/${segment(id)}/retry`, idempotent: false, ...options });
   }
 
   /** A delayed job to waiting now. */
-  promoteJob(id: string, options: CallOptions = {}): Promise<Job<T>> {
+  promoteJob(id: string, options: CallOptions = {}): Promise<Job<T, R>> {
     return this.request({ method: 'POST', path: `${this.base}/jobs/${segment(id)}/promote`, idempotent: false, ...options });
   }
 
@@ -203,7 +203,7 @@ export class QueueClient<T = unknown> {
   }
 
   /** Changes a waiting or delayed job's data, or delays it by `delayMs` from now. */
-  updateJob(id: string, patch: JobPatch<T>, options: CallOptions = {}): Promise<Job<T>> {
+  updateJob(id: string, patch: JobPatch<T>, options: CallOptions = {}): Promise<Job<T, R>> {
     return this.request({ method: 'PATCH', path: `${this.base}/jobs/${segment(id)}`, body: patch, idempotent: false, ...options });
   }
 
@@ -240,7 +240,7 @@ export class QueueClient<T = unknown> {
   }
 
   /** One group's state and its jobs in the order they will run. */
-  group(name: string, options: CallOptions = {}): Promise<GroupDetail<T>> {
+  group(name: string, options: CallOptions = {}): Promise<GroupDetail<T, R>> {
     return this.request({ method: 'GET', path: `${this.base}/groups/${segment(name)}`, idempotent: true, ...options });
   }
 

@@ -28,7 +28,8 @@ export type AttemptEnd = z.output<typeof responses.attemptOutcomeSchema>;
 export type Attempt = z.output<typeof responses.attemptSchema>;
 export type JobDebounce = z.output<typeof responses.jobDebounceSchema>;
 /** A job as the API shows it; `data` typed by the queue's `T`. */
-export type Job<T = unknown> = Omit<z.output<typeof responses.jobSchema>, 'data'> & { data: T };
+/** One job; `T` types its `data`, `R` its `result` (what its endpoint answered). */
+export type Job<T = unknown, R = unknown> = Omit<z.output<typeof responses.jobSchema>, 'data' | 'result'> & { data: T; result?: R };
 /** GET of one group: its state, its own limits (null: the queue's apply), and its jobs in order. */
 export type GroupDetail = z.output<typeof responses.groupDetailSchema>;
 /** The one error body of every failure. */

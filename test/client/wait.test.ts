@@ -1,7 +1,7 @@
 // groupq/client waiting for jobs against the real Worker: addAndWait gives the finished job with
 // its result, waitForJob gives the job as it is when its timeout runs out, and a completed job
 // the queue does not keep is JOB_NOT_FOUND. Every call goes out as GET ...?waitMs=.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { GroupqClient } from '../../src/client';
 import { type Endpoint, startEndpoint } from '../helpers/endpoint';
 import { ADMIN_TOKEN } from '../helpers/worker';
@@ -33,10 +33,13 @@ function watchedClient() {
 describe('groupq/client waits', () => {
   it('addAndWait enqueues and answers the completed job with its result', async () => {
     const { client, sent } = watchedClient();
-    const q = client.queue<{ n: number }>(uniqueQueue('client-wait'));
+    // queue<Data, Result>: the result is typed as the endpoint answers it.
+    const q = client.queue<{ n: number }, { got: { n: number } }>(uniqueQueue('client-wait'));
     await q.configure({ endpoint: completing.url, keepCompleted: 10 });
     const job = await q.addAndWait({ group: 'g', id: 'w1', data: { n: 7 } }, { timeoutMs: 20_000 });
     expect(job).toMatchObject({ id: 'w1', state: 'completed', result: { got: { n: 7 } } });
+    expectTypeOf(job.result).toEqualTypeOf<{ got: { n: number } } | undefined>();
+    expect(job.result?.got.n).toBe(7);
     expect(sent.at(-1)).toMatch(new RegExp(`^GET /v1/queues/${q.name}/jobs/w1\\?waitMs=\\d+$`));
   });
 
