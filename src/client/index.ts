@@ -4,18 +4,28 @@ import type { QueueSummary } from '../protocol/api-types';
 import { type CallOptions, QueueClient } from './queue';
 import { type Transport, type TransportOptions, createTransport } from './transport';
 
-export type ClientOptions = TransportOptions;
+export interface ClientOptions extends TransportOptions {
+  /**
+   * Give each job added without an `id` one made here, so that `add` and `addBatch` are retried
+   * safely after a lost answer or a 503 (the retry is a duplicate, G4). The server then remembers
+   * each job's id for the queue's `dedupWindowMs` after it ends (about 120 bytes each; docs/client.md).
+   * @default true
+   */
+  mintIds?: boolean;
+}
 
 export class GroupqClient {
   private readonly request: Transport;
+  private readonly mintIds: boolean;
 
   constructor(options: ClientOptions) {
     this.request = createTransport(options);
+    this.mintIds = options.mintIds ?? true;
   }
 
   /** A handle on one queue; `T` types its jobs' `data`, `R` their `result`. Makes no request by itself. */
   queue<T = unknown, R = unknown>(name: string): QueueClient<T, R> {
-    return new QueueClient<T, R>(this.request, name);
+    return new QueueClient<T, R>(this.request, name, this.mintIds);
   }
 
   /** Every queue with its counts. */

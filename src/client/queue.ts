@@ -12,6 +12,7 @@ import type {
   cleanJobsSchema, jobInputSchema, jobPatchSchema, listJobsSchema, pageSchema, repeatInputSchema, retryJobsSchema,
 } from '../protocol/job-input';
 import type { groupPageSchema, jobPageSchema } from '../protocol/responses';
+import { randomId } from '../protocol/ids';
 import { PagedList } from './pages';
 import type { Transport } from './transport';
 
@@ -74,8 +75,15 @@ export class QueueClient<T = unknown, R = unknown> {
   constructor(
     private readonly request: Transport,
     readonly name: string,
+    /** Give jobs without an id one (ClientOptions.mintIds). */
+    private readonly mintIds = true,
   ) {
     this.base = `/v1/queues/${segment(name)}`;
+  }
+
+  /** The job with an id: its own, or one made here when mintIds is on. */
+  private named(job: JobInput<T>): JobInput<T> {
+    return job.id !== undefined || !this.mintIds ? job : { ...job, id: randomId() };
   }
 
   /** Creates the queue, or replaces its whole config (omitted fields take their defaults). */
@@ -117,13 +125,18 @@ export class QueueClient<T = unknown, R = unknown> {
     return this.request({ method: 'POST', path: `${this.base}/repair`, idempotent: true, ...options });
   }
 
-  /** Enqueues one job. Retried on network errors and 503 only when it has an `id` (G4). */
+  /**
+   * Enqueues one job. Retried on network errors and 503 only when it has an `id` (G4): its own,
+   * or one the client made (mintIds, on by default).
+   */
   add(job: JobInput<T>, options: CallOptions = {}): Promise<EnqueueResult> {
-    return this.request({ method: 'POST', path: `${this.base}/jobs`, body: job, idempotent: job.id !== undefined, ...options });
+    const body = this.named(job);
+    return this.request({ method: 'POST', path: `${this.base}/jobs`, body, idempotent: body.id !== undefined, ...options });
   }
 
-  /** Enqueues up to 1000 jobs, validated whole before any is written. */
-  async addBatch(jobs: JobInput<T>[], options: CallOptions = {}): Promise<EnqueueResult[]> {
+  /** Enqueues up to 1000 jobs, validated whole before any is written; retried as `add` is. */
+  async addBatch(given: JobInput<T>[], options: CallOptions = {}): Promise<EnqueueResult[]> {
+    const jobs = given.map((job) => this.named(job));
     const idempotent = jobs.every((job) => job.id !== undefined);
     const reply = await this.request<{ jobs: EnqueueResult[] }>({
       method: 'POST',

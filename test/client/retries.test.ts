@@ -1,6 +1,6 @@
 // The client's safe retries, through a real flaky proxy in front of the real Worker: a lost
-// answer or a 503 is retried only for idempotent calls (reads, PUTs, enqueue with an id), so a
-// retry never enqueues a job twice.
+// answer or a 503 is retried only for idempotent calls (reads, PUTs, enqueues whose jobs have ids,
+// the client's own by default), so a retry never enqueues a job twice.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -65,12 +65,13 @@ beforeAll(async () => {
 });
 afterAll(() => proxy?.close());
 
-async function freshQueue() {
+/** A paused queue, reached directly and through the proxy (`mintIds`: the flaky client's). */
+async function freshQueue(mintIds = true) {
   const name = uniqueQueue('client-retries');
   const direct = new GroupqClient({ url: suite.worker.url, token: ADMIN_TOKEN }).queue(name);
   await direct.configure({ endpoint: 'https://example.com/hook' });
   await direct.pause();
-  const flaky = new GroupqClient({ url: proxy.url, token: ADMIN_TOKEN }).queue(name);
+  const flaky = new GroupqClient({ url: proxy.url, token: ADMIN_TOKEN, mintIds }).queue(name);
   proxy.seen.length = 0;
   proxy.seenAt.length = 0;
   return { direct, flaky };
@@ -85,16 +86,35 @@ describe('client retries', () => {
     expect((await direct.counts()).waiting).toBe(1);
   });
 
-  it('does not resend an enqueue without an id: the error says no answer came', async () => {
+  it('resends an enqueue without an id too, with the id it made: the job exists once', async () => {
     const { direct, flaky } = await freshQueue();
+    proxy.faults = ['drop-answer'];
+    const added = await flaky.add({ group: 'g', data: 1 });
+    expect(added).toMatchObject({ state: 'waiting', duplicate: true });
+    expect(added.id).toMatch(/^[A-Za-z0-9_-]{16}$/);
+    expect(proxy.seen).toHaveLength(2);
+    expect((await direct.counts()).waiting).toBe(1);
+  });
+
+  it('resends a batch without ids through 503s, with the ids it made: each job exists once', async () => {
+    const { direct, flaky } = await freshQueue();
+    proxy.faults = ['503', 'drop-answer'];
+    const results = await flaky.addBatch([{ group: 'g' }, { group: 'h' }]);
+    expect(results.every((r) => r.duplicate === true)).toBe(true);
+    expect(proxy.seen).toHaveLength(3);
+    expect((await direct.counts()).waiting).toBe(2);
+  });
+
+  it('with mintIds off, does not resend an enqueue without an id: the error says no answer came', async () => {
+    const { direct, flaky } = await freshQueue(false);
     proxy.faults = ['drop-answer'];
     expect(await caught(flaky.add({ group: 'g', data: 1 }))).toMatchObject({ code: 'NETWORK_ERROR', status: 0 });
     expect(proxy.seen).toHaveLength(1);
     expect((await direct.counts()).waiting).toBe(1);
   });
 
-  it('resends a batch only when every job has an id', async () => {
-    const { direct, flaky } = await freshQueue();
+  it('with mintIds off, resends a batch only when every job has an id', async () => {
+    const { direct, flaky } = await freshQueue(false);
     proxy.faults = ['503', '503'];
     const results = await flaky.addBatch([{ group: 'g', id: 'a' }, { group: 'g', id: 'b' }]);
     expect(results.map((r) => r.id)).toEqual(['a', 'b']);
