@@ -2,6 +2,7 @@
 // (flags win over GROUPQ_URL/GROUPQ_TOKEN). Global flags may stand before or after the command.
 // Every mistake seen here is a UsageError (exit 2) before any request is made; values only the
 // server checks (a job state, a queue name) come back from it as API errors (exit 1).
+import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { UsageError } from './output';
 import { COMMANDS, type CommandSpec, type FlagSpec, GLOBAL_FLAGS, findCommand } from './usage';
@@ -159,14 +160,32 @@ export function intFlag(flags: FlagValues, name: string, command: string, min: n
   return value;
 }
 
-/** --data's JSON, parsed here so that a typo never reaches the queue. */
-export function jsonFlag(flags: FlagValues, name: string, command: string): unknown {
-  const raw = flags[name];
-  if (typeof raw !== 'string') return undefined;
+/**
+ * --data's JSON, parsed here so that a typo never reaches the queue: the flag's text, `@<file>`
+ * for a file's (as curl takes it), or `-` for standard input's.
+ */
+export async function jsonFlag(flags: FlagValues, name: string, command: string, stdin?: AsyncIterable<string | Uint8Array>): Promise<unknown> {
+  const given = flags[name];
+  if (typeof given !== 'string') return undefined;
+  let raw = given;
+  try {
+    if (given === '-') raw = await readAll(stdin ?? process.stdin);
+    else if (given.startsWith('@')) raw = await readFile(given.slice(1), 'utf8');
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new UsageError(`--${name} ${given}: cannot read it: ${reason}`, command);
+  }
   try {
     return JSON.parse(raw);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     throw new UsageError(`--${name} is not valid JSON: ${reason}`, command);
   }
+}
+
+async function readAll(stream: AsyncIterable<string | Uint8Array>): Promise<string> {
+  const decoder = new TextDecoder();
+  let text = '';
+  for await (const chunk of stream) text += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+  return text + decoder.decode();
 }

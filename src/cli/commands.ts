@@ -12,6 +12,8 @@ export interface CommandContext {
   out: Output;
   args: string[];
   flags: FlagValues;
+  /** What `--data -` reads (CliIo.stdin). */
+  stdin?: AsyncIterable<string | Uint8Array>;
 }
 
 export type CommandRun = (ctx: CommandContext) => Promise<number>;
@@ -62,14 +64,15 @@ function enqueueNote(result: EnqueueResult): string {
   return '';
 }
 
-async function enqueue({ client, out, args, flags }: CommandContext): Promise<number> {
+async function enqueue({ client, out, args, flags, stdin }: CommandContext): Promise<number> {
   const group = str(flags, 'group');
   if (group === undefined) throw new UsageError('missing --group <name>', 'enqueue');
   // Everything is checked before the request: a bad flag must not half-enqueue anything. Flags
   // not given stay undefined, which the request's JSON leaves out.
+  const data = await jsonFlag(flags, 'data', 'enqueue', stdin);
   const result = await client.queue(args[0]!).add({
     group,
-    data: jsonFlag(flags, 'data', 'enqueue'),
+    data,
     id: str(flags, 'id'),
     callbackUrl: str(flags, 'callback-url'),
     delayMs: intFlag(flags, 'delay', 'enqueue', 0),

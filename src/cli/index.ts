@@ -36,7 +36,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
 
   const { command, args, flags, url, token } = invocation;
   const client = new GroupqClient({ url, token });
-  const ctx = { client, out, args, flags };
+  const ctx = { client, out, args, flags, stdin: io.stdin };
   try {
     // The monitor watches the signal itself: a stop is its normal end (exit 0, cursor restored).
     // Any other command is interrupted by it.

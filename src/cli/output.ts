@@ -19,6 +19,8 @@ export interface CliIo {
   isTTY?: boolean;
   /** Stops a running command (Ctrl-C in the bin); the monitor then exits 0. */
   signal?: AbortSignal;
+  /** What `--data -` reads. @default process.stdin */
+  stdin?: AsyncIterable<string | Uint8Array>;
 }
 
 /** Wrong invocation: exit code 2, and the help of the command it concerns. */

@@ -61,7 +61,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: 'add one job; prints its id and state',
     flags: {
       group: flag('string', '--group <name>', 'the job\'s group (required)'),
-      data: flag('string', '--data <json>', 'the job\'s data as JSON (default null)'),
+      data: flag('string', '--data <json>', 'the job\'s data as JSON (default null); @<file> reads a file, - standard input'),
       id: flag('string', '--id <id>', 'your id: enqueueing the same id twice adds one job'),
       delay: flag('string', '--delay <ms>', 'do not run before this many ms from now'),
       'order-ms': flag('string', '--order-ms <n>', 'order inside the group (default: now)'),
@@ -73,6 +73,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     },
     examples: [
       `groupq enqueue orders --group user:42 --data '{"sku":"A1"}'`,
+      `groupq enqueue orders --group user:42 --data @order.json`,
+      `jq -c .order event.json | groupq enqueue orders --group user:42 --data -`,
       `groupq enqueue orders --group user:42 --priority 10`,
       `groupq enqueue search --group user:42 --debounce-key reindex:42 --debounce-ms 2000 --debounce-max-ms 10000`,
     ],

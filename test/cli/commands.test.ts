@@ -3,6 +3,10 @@
 // as the HTTP API sees it. Deliveries go to a real loopback endpoint where they matter (failed
 // jobs, retry). API errors exit 1 with a one-line message, leave stdout empty and never show
 // the token; a refused enqueue writes nothing.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type Endpoint, startEndpoint } from '../helpers/endpoint';
 import { ADMIN_TOKEN } from '../helpers/worker';
@@ -77,6 +81,32 @@ describe('enqueue', () => {
     const job = await getJob(queue, 'later');
     expect(job).toMatchObject({ state: 'delayed', orderMs: 5, data: null, callbackUrl });
     expect(job.runAt).toBeGreaterThan(Date.now() + 500_000);
+  });
+
+  test('--data @<file> reads a file, --data - standard input; a file that is not there is a usage error', async () => {
+    const queue = uniqueQueue('cli-data');
+    await pausedQueue(suite.worker, queue);
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'groupq-cli-data-'));
+    try {
+      const file = path.join(dir, 'order.json');
+      await writeFile(file, '{"sku":"B2","note":"ünïcode ✓"}\n');
+      const fromFile = await cli(['enqueue', queue, '--group', 'g', '--id', 'from-file', '--data', `@${file}`], env);
+      expect(fromFile).toMatchObject({ code: 0, stderr: '' });
+      expect((await getJob(queue, 'from-file')).data).toEqual({ sku: 'B2', note: 'ünïcode ✓' });
+
+      // Standard input in two chunks, a multi-byte character split across them.
+      const bytes = Buffer.from('{"from":"stdin ✓"}');
+      const stdin = Readable.from([bytes.subarray(0, 15), bytes.subarray(15)]);
+      const fromStdin = await cli(['enqueue', queue, '--group', 'g', '--id', 'from-stdin', '--data', '-'], env, { stdin });
+      expect(fromStdin).toMatchObject({ code: 0, stderr: '' });
+      expect((await getJob(queue, 'from-stdin')).data).toEqual({ from: 'stdin ✓' });
+
+      const missing = await cli(['enqueue', queue, '--group', 'g', '--data', `@${path.join(dir, 'nope.json')}`], env);
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toMatch(/^groupq: --data @.+nope\.json: cannot read it: ENOENT/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   test('--priority and --debounce-* reach the Worker, which checks their values', async () => {
