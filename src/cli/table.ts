@@ -1,4 +1,6 @@
-// Plain-text tables and the short time phrases the CLI prints ("in 5s", "3m ago").
+// Plain-text tables and the short time phrases the CLI prints ("in 5s", "3m ago"). Widths are
+// terminal columns (display-width.ts): a cell of CJK text or emoji lines up with ASCII ones.
+import { displayWidth, sliceToWidth } from './display-width';
 
 export interface Column {
   header: string;
@@ -11,13 +13,14 @@ export interface Column {
  * is not padded, so a long error message does not push trailing blanks.
  */
 export function table(columns: readonly Column[], rows: readonly (readonly string[])[]): string[] {
-  const widths = columns.map((column, i) => Math.max(column.header.length, ...rows.map((row) => (row[i] ?? '').length)));
+  const widths = columns.map((column, i) => Math.max(displayWidth(column.header), ...rows.map((row) => displayWidth(row[i] ?? ''))));
   const render = (cells: readonly string[]) =>
     columns
       .map((column, i) => {
         const cell = cells[i] ?? '';
         if (i === columns.length - 1 && column.align !== 'right') return cell;
-        return column.align === 'right' ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!);
+        const pad = ' '.repeat(widths[i]! - displayWidth(cell));
+        return column.align === 'right' ? pad + cell : cell + pad;
       })
       .join('  ');
   return [render(columns.map((column) => column.header)), ...rows.map(render)];
@@ -30,13 +33,13 @@ export function table(columns: readonly Column[], rows: readonly (readonly strin
 export function oneLine(text: string, max = 80): string {
   // eslint-disable-next-line no-control-regex
   const flat = text.replace(/\s+/g, ' ').replace(/[\u0000-\u001F\u007F-\u009F]/g, '?').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  return displayWidth(flat) > max ? `${sliceToWidth(flat, max - 1)}…` : flat;
 }
 
 /** Cuts a line to the terminal's width, so a redrawn frame never wraps and scrolls. */
 export function fitWidth(line: string, columns: number | undefined): string {
-  if (!columns || line.length <= columns) return line;
-  return columns > 1 ? `${line.slice(0, columns - 1)}…` : line.slice(0, columns);
+  if (!columns || displayWidth(line) <= columns) return line;
+  return columns > 1 ? `${sliceToWidth(line, columns - 1)}…` : sliceToWidth(line, columns);
 }
 
 /** A duration in its largest whole unit: 850ms, 12s, 4m, 3h, 2d. */

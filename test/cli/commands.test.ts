@@ -157,6 +157,22 @@ describe('enqueue', () => {
   });
 });
 
+describe('tables', () => {
+  test('columns line up by display width: CJK and emoji take two columns', async () => {
+    const queue = uniqueQueue('cli-wide');
+    await pausedQueue(suite.worker, queue);
+    // GROUP's widest cell is "用户:42": 7 columns (each ideograph 2), though 5 UTF-16 units.
+    const groups: [string, string, number][] = [['1', 'plain', 5], ['2', '用户:42', 7], ['3', '🚀 dev', 6]];
+    for (const [id, group] of groups) await enqueue(suite.worker, queue, { id, group });
+    const lines = (await cli(['jobs', queue], env)).stdout.split('\n');
+    for (const [id, group, width] of groups) {
+      const line = lines.find((l) => l.startsWith(`${id} `));
+      expect(line, id).toBeDefined();
+      expect(line!.startsWith(`${id}   ${group}${' '.repeat(7 - width)}  waiting`), line).toBe(true);
+    }
+  });
+});
+
 describe('jobs, job, retry, remove, promote', () => {
   test('jobs lists one state as a table; --group, --limit and --all page through; --json has the cursor', async () => {
     const queue = uniqueQueue('cli-jobs');
