@@ -53,18 +53,23 @@ export type Verifier = <T = unknown>(message: Request | RawMessage) => Promise<D
 /** Reads and checks an outcome callback (the same checks as verifyOutcome, keys imported once). */
 export type OutcomeVerifier = (message: Request | RawMessage) => Promise<OutcomeCallback>;
 
+// Requests and Headers are told apart by their methods, not instanceof: a framework may hand over
+// those of another fetch implementation (undici's own copy, node-fetch) than the global ones.
+const isRequest = (message: Request | RawMessage): message is Request => typeof (message as Request).arrayBuffer === 'function';
+
 /** A header of the message, by its lower-case name; the first of a repeated one. */
 function headerOf(message: Request | RawMessage, name: string): string | null {
   const { headers } = message;
-  if (headers instanceof Headers) return headers.get(name);
-  const key = Object.keys(headers).find((key) => key.toLowerCase() === name);
-  const value = key === undefined ? undefined : headers[key];
+  if (typeof headers.get === 'function') return (headers as Headers).get(name);
+  const record = headers as Record<string, string | string[] | undefined>;
+  const key = Object.keys(record).find((key) => key.toLowerCase() === name);
+  const value = key === undefined ? undefined : record[key];
   return (Array.isArray(value) ? value[0] : value) ?? null;
 }
 
 /** The body's bytes as received (a Request's is read, once). */
 async function bodyOf(message: Request | RawMessage): Promise<Uint8Array> {
-  if (message instanceof Request) return new Uint8Array(await message.arrayBuffer());
+  if (isRequest(message)) return new Uint8Array(await message.arrayBuffer());
   const { body } = message;
   if (typeof body === 'string') return new TextEncoder().encode(body);
   if (body instanceof Uint8Array) return body;

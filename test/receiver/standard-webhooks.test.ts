@@ -57,6 +57,11 @@ describe('messages signed by the standardwebhooks package', () => {
         body,
       }],
       ['a Headers object', { headers: new Headers(headers), body }],
+      // Another fetch implementation's objects (a copy of undici, node-fetch): not instanceof the global ones.
+      ['a Request of another fetch implementation', {
+        headers: { get: (name: string) => new Headers(headers).get(name) },
+        arrayBuffer: async () => new TextEncoder().encode(body).buffer,
+      } as unknown as Request],
     ];
     for (const [what, message] of forms) {
       expect(await verifyDelivery(message, fresh), what).toEqual(delivery);
