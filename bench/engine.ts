@@ -40,6 +40,7 @@ import { startBenchStack, type BenchStack } from './lib/stack';
 import { runThroughput } from './lib/throughput';
 import { runHistoryBytes } from './lib/history';
 import { runWait } from './lib/wait';
+import { runScrape } from './lib/scrape';
 import { type WorkerBundleResult, runWorkerBundle } from './lib/worker-bundle';
 
 const CONFIG: BenchConfig = {
@@ -130,6 +131,7 @@ async function run(stack: BenchStack): Promise<BenchResult> {
     const idle = await runIdle(stack, CONFIG.idleTicks, fetches, log);
     const singleJob = await runSingleJob(stack, CONFIG.singleJobIterations, CONFIG.reserveBatch, CONFIG.payloadBytes, fetches, log);
     const wait = await runWait(stack, CONFIG.waitMs, fetches, log);
+    const scrape = await runScrape(stack, log);
     const history = await runHistoryBytes(stack, log);
     const flow = await runFlow(stack, { ...CONFIG, ...CONFIG.flow }, fetches, log);
     // Its own redis-server, bridge and Worker: nothing above is counted there.
@@ -172,6 +174,7 @@ async function run(stack: BenchStack): Promise<BenchResult> {
       idle,
       singleJob,
       wait,
+      scrape,
       e2e,
       flow,
       workerBundle,

@@ -33,6 +33,7 @@ const SECRET_HINTS = {
   GROUPQ_ADMIN_TOKEN: 'make one: openssl rand -hex 24',
   GROUPQ_SIGNING_SECRET: 'make one: echo "whsec_$(openssl rand -base64 32)"',
   GROUPQ_SIGNING_SECRET_NEXT: 'only while rotating the signing secret',
+  GROUPQ_METRICS_TOKEN: 'only for Prometheus: a token that opens GET /metrics alone (docs/metrics.md); make one: openssl rand -hex 24',
   GROUPQ_REDIS_POOL: 'only for a pool of databases: a JSON array of {"url","token"} of the databases after the first (docs/scaling-out.md)',
   GROUPQ_PUBLIC_URL: "the Worker's URL that the first `npx wrangler deploy` prints, https://<name>.<subdomain>.workers.dev",
 };

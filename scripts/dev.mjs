@@ -43,6 +43,20 @@ function intFromEnv(env, name, fallback, { min, max }) {
   return value;
 }
 
+/** The Worker's log levels (src/core/log.ts LOG_LEVELS). */
+const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'off'];
+
+/**
+ * GROUPQ_LOG_LEVEL for the Worker: `warn` unless set, so the stack's output is the example
+ * endpoint's lines and what went wrong, not a line per request (docs/logs.md).
+ * @param {NodeJS.ProcessEnv} env
+ */
+function logLevelFromEnv(env) {
+  const level = env.GROUPQ_LOG_LEVEL || 'warn';
+  if (!LOG_LEVELS.includes(level)) throw new Error(`GROUPQ_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${level}"`);
+  return level;
+}
+
 /**
  * Every knob of `npm run dev`, parsed and checked once, so a bad value fails here with its name
  * instead of as a Worker that never turns healthy.
@@ -86,6 +100,8 @@ function loadConfig(env) {
     signingSecret,
     signingSecretNext,
     maxSubrequests: String(intFromEnv(env, 'GROUPQ_MAX_SUBREQUESTS', 10_000, { min: 10, max: 10_000_000 })),
+    /** The Worker's GROUPQ_LOG_LEVEL: warnings and errors only, unless asked (docs/logs.md). */
+    logLevel: logLevelFromEnv(env),
     /** How often the dev stack runs the scheduled handler (stands in for Cloudflare's cron). */
     tickMs: intFromEnv(env, 'GROUPQ_DEV_TICK_MS', 1000, { min: 10, max: 3_600_000 }),
     /** The wait before restarting a local Redis that crashed; doubles while it keeps crashing. */
@@ -228,6 +244,7 @@ const workerService = {
         // The dev ticker fires often: each cron run does its pass and returns.
         GROUPQ_SCHEDULER_STAY_MS: '0',
         GROUPQ_MAX_SUBREQUESTS: config.maxSubrequests,
+        GROUPQ_LOG_LEVEL: config.logLevel,
       },
     });
     context.workerUrl = worker.url;

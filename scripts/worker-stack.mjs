@@ -103,8 +103,9 @@ export async function startPrivateStack({ appendonly = false, observeBridge } = 
 
 /**
  * Starts the Worker in workerd on 127.0.0.1:<free port>, wired to `stack`. Its public URL is its
- * own origin, http endpoints on loopback are allowed, and the scheduler's stay window is 0 (a
- * cron run returns once its work is done); `bindings` add to or override these. The admin token
+ * own origin, http endpoints on loopback are allowed, the scheduler's stay window is 0 (a cron
+ * run returns once its work is done) and the log writes warnings and errors only (a line per
+ * request would bury a test's output); `bindings` add to or override these. The admin token
  * and signing secret are the caller's (GROUPQ_ADMIN_TOKEN, GROUPQ_SIGNING_SECRET).
  * @param {{ restUrl: string, restToken: string }} stack
  * @param {Record<string, string>} bindings
@@ -186,6 +187,7 @@ async function startOnPort(stack, bindings, code, port, runtimeOutputTo, inspect
       GROUPQ_PUBLIC_URL: url,
       GROUPQ_ALLOW_HTTP_LOOPBACK: 'true',
       GROUPQ_SCHEDULER_STAY_MS: '0',
+      GROUPQ_LOG_LEVEL: 'warn',
       ...bindings,
     },
     ...(runtimeOutputTo

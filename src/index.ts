@@ -1,7 +1,9 @@
 // The Worker: the HTTP API for fetch, the scheduler for the cron trigger. A Worker whose bindings
 // are wrong or missing (settingsOf) starts neither: every request answers 500 naming the
 // binding, and the scheduled handler throws.
+import { createLog } from './core/log';
 import { app } from './handlers/app';
+import { REQUEST_ID_HEADER, requestIdOf } from './handlers/request-log';
 import { runScheduled } from './handlers/scheduled';
 import { BindingsError, settingsOf } from './handlers/settings';
 
@@ -25,14 +27,20 @@ async function drainBody(request: Request): Promise<void> {
   await reader.cancel();
 }
 
-/** The app's answer, or the 500 of a Worker whose bindings do not parse. */
+/**
+ * The app's answer, or the 500 of a Worker whose bindings do not parse: with a request id as the
+ * app's answers have (src/handlers/request-log.ts), logged at error whatever GROUPQ_LOG_LEVEL
+ * says (it is one of the bindings that may not parse).
+ */
 async function answer(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
   try {
     settingsOf(env);
   } catch (error) {
     if (!(error instanceof BindingsError)) throw error;
-    console.error(error.message);
-    return Response.json({ error: { code: 'INTERNAL', message: error.message } }, { status: 500 });
+    const requestId = requestIdOf(request.headers);
+    createLog('error', { requestId }).error('bindings_invalid', error.message);
+    const body = { error: { code: 'INTERNAL', message: error.message, requestId } };
+    return Response.json(body, { status: 500, headers: { [REQUEST_ID_HEADER]: requestId } });
   }
   return app.fetch(request, env, ctx);
 }

@@ -35,6 +35,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   if (!process.env.CHROMIUM_PATH) {
     ensureProgram({ binary: 'chromium', pkg: 'chromium', hint: 'chromium not found: install it (Debian/Ubuntu: sudo apt-get install -y chromium) or set CHROMIUM_PATH, and retry' });
   }
+  // GET /metrics is checked with Prometheus' own promtool (test/http/prometheus.test.ts).
+  ensureProgram({ binary: 'promtool', pkg: 'prometheus', hint: 'promtool not found: install it (Debian/Ubuntu: sudo apt-get install -y prometheus) and retry' });
   const dir = await mkdtemp(path.join(os.tmpdir(), 'groupq-test-redis-'));
   const restToken = randomBytes(24).toString('hex');
   let redis: Awaited<ReturnType<typeof startRedis>> | undefined;

@@ -27,4 +27,7 @@ export const BUDGETS = {
   burstGetMaxMs: 1_000,
   burstConnectionResets: 0,
   burstFailedTicks: 0,
+  // Issue 18: a scrape of GET /metrics, whatever the number of queues: the control database's
+  // copy read (3) and written (3), and at most 25 queues read (4 each).
+  scrapeCommandsMax: 106,
 } as const;

@@ -234,6 +234,12 @@ export function formatReport(r: BenchResult): string {
       ['  REST requests per lone job', fmt(s.api.restRequestsPerJob, 2), '', ''],
       ['waitFirstSecondCommands: GET job ?waitMs=, its first second', fmt(r.wait.firstSecondCommands, 2), `<= ${b.waitFirstSecondCommands}`, ok(r.wait.firstSecondCommands, b.waitFirstSecondCommands)],
       ['waitCommandsPerSecond: each second after', fmt(r.wait.commandsPerSecond, 2), `<= ${b.waitCommandsPerSecond}`, ok(r.wait.commandsPerSecond, b.waitCommandsPerSecond)],
+      ...r.scrape.rows.map((row) => [
+        `scrape of GET /metrics, ${fmt(row.queues)} queues: most / steady commands; oldest figures (s)`,
+        `${fmt(row.maxCommands)} / ${fmt(row.meanCommands, 1)}; ${fmt(row.oldestSeconds)}`,
+        `<= ${b.scrapeCommandsMax}`,
+        ok(row.maxCommands, b.scrapeCommandsMax),
+      ]),
       ['historyBytes: a record\'s attempt history, never run / 1 / 10 attempts', `${fmt(r.historyBytes.waitingJob)} / ${fmt(r.historyBytes.failedAfter1Attempt)} / ${fmt(r.historyBytes.failedAfter10Attempts)}`, 'waiting: 0', r.historyBytes.waitingJob === 0 ? 'ok' : 'OVER'],
       ['settle latency p50 / p95 / p99 (ms)', `${fmt(t.settleLatencyMs.p50, 1)} / ${fmt(t.settleLatencyMs.p95, 1)} / ${fmt(t.settleLatencyMs.p99, 1)}`, '', ''],
     ],

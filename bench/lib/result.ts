@@ -7,6 +7,7 @@ import type { HistoryBytesResult } from './history';
 import type { IdleResult } from './idle';
 import type { MemoryResult } from './memory';
 import type { ScaleResult } from './scale';
+import type { ScrapeResult } from './scrape';
 import type { SingleJobResult } from './single-job';
 import type { ThroughputOptions, ThroughputResult } from './throughput';
 import type { WaitResult } from './wait';
@@ -95,6 +96,8 @@ export interface BenchResult {
   idle: IdleResult;
   singleJob: SingleJobResult;
   wait: WaitResult;
+  /** GET /metrics' cost per scrape by the number of queues (bench/lib/scrape.ts). */
+  scrape: ScrapeResult;
   /** The burst is `burst` above. */
   e2e: Omit<E2eResult, 'burst'>;
   flow: FlowResult;

@@ -1,17 +1,20 @@
 // Turns argv into what to run: the command, its positionals and flags, and the connection
 // (flags win over GROUPQ_URL/GROUPQ_TOKEN). Global flags may stand before or after the command.
-// Every mistake seen here is a UsageError (exit 2) before any request is made; values only the
-// server checks (a job state, a queue name) come back from it as API errors (exit 1).
+// A family's commands are two words (`queue create`, `repeats list`). Every mistake seen here is
+// a UsageError (exit 2) before any request is made; values only the server checks (a job state,
+// a queue name, a setting's range) come back from it as API errors (exit 1).
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { UsageError } from './output';
-import { COMMANDS, type CommandSpec, type FlagSpec, GLOBAL_FLAGS, findCommand } from './usage';
+import { COMMANDS, type CommandSpec, type FlagSpec, GLOBAL_FLAGS, familyChoices, familyOf, findCommand } from './usage';
 
-type ParseOptions = Record<string, { type: 'string' | 'boolean'; short?: string }>;
-export type FlagValues = Record<string, string | boolean | undefined>;
+type ParseOptions = Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>;
+/** A flag's value: a list for a flag that may be repeated (FlagSpec.multiple). */
+export type FlagValues = Record<string, string | boolean | string[] | undefined>;
 
 export type Invocation =
-  | { kind: 'help'; command?: CommandSpec }
+  /** `family`: the help of a family of commands (`groupq queue --help`). */
+  | { kind: 'help'; command?: CommandSpec; family?: string }
   | { kind: 'version' }
   | {
       kind: 'run';
@@ -28,7 +31,7 @@ function toParseOptions(...groups: Record<string, FlagSpec>[]): ParseOptions {
   const options: ParseOptions = {};
   for (const group of groups) {
     for (const [name, spec] of Object.entries(group)) {
-      options[name] = spec.short ? { type: spec.type, short: spec.short } : { type: spec.type };
+      options[name] = { type: spec.type, ...(spec.short ? { short: spec.short } : {}), ...(spec.multiple ? { multiple: true } : {}) };
     }
   }
   return options;
@@ -41,10 +44,11 @@ export function wantsJson(argv: readonly string[]): boolean {
 }
 
 /**
- * The command's name: the first positional, found by a lenient parse that knows every flag of
- * every command, so that a flag's value (`--group queues`) is not taken for a command.
+ * The command's name: the first positional (and the second after a family's word), found by a
+ * lenient parse that knows every flag of every command, so that a flag's value (`--group
+ * queues`) is not taken for a command. `help`: whether --help or -h was given.
  */
-function commandName(argv: string[]): string | undefined {
+function commandName(argv: string[]): { words: string[]; help: boolean } {
   const { tokens } = parseArgs({
     args: argv,
     options: toParseOptions(GLOBAL_FLAGS, ...COMMANDS.map((command) => command.flags)),
@@ -52,15 +56,27 @@ function commandName(argv: string[]): string | undefined {
     allowPositionals: true,
     tokens: true,
   });
-  return tokens.find((token) => token.kind === 'positional')?.value;
+  const positionals = tokens.flatMap((token) => (token.kind === 'positional' ? [token.value] : []));
+  const help = tokens.some((token) => token.kind === 'option' && token.name === 'help');
+  const [first, second] = positionals;
+  if (first === undefined) return { words: [], help };
+  return { words: familyOf(first).length > 0 && second !== undefined ? [first, second] : [first], help };
 }
 
 export function parseInvocation(argv: string[], env: Record<string, string | undefined>): Invocation {
-  const name = commandName(argv);
-  if (name === undefined) return parseBare(argv);
-  if (name === 'help') return helpFor(argv);
+  const { words, help } = commandName(argv);
+  if (words.length === 0) return parseBare(argv);
+  if (words[0] === 'help') return helpFor(argv);
+  const name = words.join(' ');
   const command = findCommand(name);
-  if (!command) throw new UsageError(`unknown command "${name}"`);
+  if (!command) {
+    const family = words[0]!;
+    if (familyOf(family).length === 0) throw new UsageError(`unknown command "${name}"`);
+    if (help) return { kind: 'help', family };
+    const choices = familyChoices(family);
+    if (words.length === 1) throw new UsageError(`${family} needs a command: ${choices}`, family);
+    throw new UsageError(`unknown command "${name}" (${family} takes ${choices})`, family);
+  }
 
   let parsed;
   try {
@@ -77,23 +93,23 @@ export function parseInvocation(argv: string[], env: Record<string, string | und
   if (values.help) return { kind: 'help', command };
   if (values.version) return { kind: 'version' };
 
-  // The first positional is the command's name (see commandName).
-  const args = positionals.slice(1);
+  // The first positionals are the command's name (see commandName).
+  const args = positionals.slice(words.length);
   checkArity(command, args);
 
   const url = typeof values.url === 'string' ? values.url : env.GROUPQ_URL;
   const token = typeof values.token === 'string' ? values.token : env.GROUPQ_TOKEN;
   if (!url) throw new UsageError('no Worker URL: set GROUPQ_URL or pass --url <url>', command.name);
-  if (!token) throw new UsageError('no admin token: set GROUPQ_TOKEN or pass --token <token>', command.name);
+  if (!token && command.needsToken !== false) throw new UsageError('no admin token: set GROUPQ_TOKEN or pass --token <token>', command.name);
   checkUrl(url, command.name);
-  return { kind: 'run', command, args, flags: values, json: values.json === true, url, token };
+  return { kind: 'run', command, args, flags: values, json: values.json === true, url, token: token ?? '' };
 }
 
 /** No command: --version, --help, or nothing at all (which is a usage error). */
 function parseBare(argv: string[]): Invocation {
   let values: FlagValues;
   try {
-    ({ values } = parseArgs({ args: argv, options: toParseOptions(GLOBAL_FLAGS), strict: true, allowPositionals: false }));
+    ({ values } = parseArgs({ args: argv, options: toParseOptions(GLOBAL_FLAGS), strict: true, allowPositionals: false }) as { values: FlagValues });
   } catch (error) {
     throw new UsageError(parseArgsMessage(error));
   }
@@ -105,8 +121,14 @@ function parseBare(argv: string[]): Invocation {
 /** `groupq help [command]`. */
 function helpFor(argv: string[]): Invocation {
   const { positionals } = parseArgs({ args: argv, options: toParseOptions(GLOBAL_FLAGS), strict: false, allowPositionals: true });
-  const topic = positionals[1];
+  const [, topic, sub] = positionals;
   if (topic === undefined) return { kind: 'help' };
+  if (familyOf(topic).length > 0) {
+    if (sub === undefined) return { kind: 'help', family: topic };
+    const command = findCommand(`${topic} ${sub}`);
+    if (!command) throw new UsageError(`unknown command "${topic} ${sub}" (${topic} takes ${familyChoices(topic)})`, topic);
+    return { kind: 'help', command };
+  }
   const command = findCommand(topic);
   if (!command) throw new UsageError(`unknown command "${topic}"`);
   return { kind: 'help', command };

@@ -1,27 +1,17 @@
 // The one-shot commands: list queues and jobs, show a job, enqueue, retry, remove, promote,
 // retry every failed job, clean finished jobs, cancel, pause and resume, repair, list and move a
-// queue's partitions, set or clear a group's limits. Each makes its calls through GroupqClient and prints a table or a line for people, or
-// one JSON document with --json. The monitor lives in monitor.ts.
-import type { CleanOptions, EnqueueResult, GroupLimits, GroupqClient, Job, JobInput, QueueCounts } from '../client';
+// queue's partitions, set or clear a group's limits. Each makes its calls through GroupqClient
+// and prints a table or a line for people, or one JSON document with --json. RUNS adds the
+// commands of queue-commands.ts, repeat-commands.ts and status-commands.ts; the monitor lives in
+// monitor.ts.
+import type { CleanOptions, EnqueueResult, GroupLimits, Job, JobInput, QueueCounts } from '../client';
 import { type FlagValues, intFlag, jsonFlag } from './args';
-import { EXIT_API_ERROR, EXIT_OK, type Output, UsageError } from './output';
+import { type CommandContext, type CommandRun, str } from './context';
+import { EXIT_API_ERROR, EXIT_OK, UsageError } from './output';
+import { QUEUE_RUNS } from './queue-commands';
+import { REPEAT_RUNS } from './repeat-commands';
+import { STATUS_RUNS } from './status-commands';
 import { type Column, oneLine, relativeTime, table } from './table';
-
-export interface CommandContext {
-  client: GroupqClient;
-  out: Output;
-  args: string[];
-  flags: FlagValues;
-  /** What `--data -` reads (CliIo.stdin). */
-  stdin?: AsyncIterable<string | Uint8Array>;
-}
-
-export type CommandRun = (ctx: CommandContext) => Promise<number>;
-
-const str = (flags: FlagValues, name: string): string | undefined => {
-  const value = flags[name];
-  return typeof value === 'string' ? value : undefined;
-};
 
 /** The count columns of a queue or a partition, in the order `countsOf` gives them. */
 const countColumns = (): Column[] =>
@@ -309,4 +299,7 @@ export const RUNS: Record<string, CommandRun> = {
   partitions,
   move,
   'group-limits': groupLimits,
+  ...QUEUE_RUNS,
+  ...REPEAT_RUNS,
+  ...STATUS_RUNS,
 };

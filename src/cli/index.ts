@@ -6,13 +6,13 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { version } from '../../package.json';
-import { GroupqClient } from '../client';
+import { type ClientOptions, GroupqClient } from '../client';
 import { type Invocation, parseInvocation, wantsJson } from './args';
 import { RUNS } from './commands';
 import { monitor } from './monitor';
 import { type CliIo, EXIT_INTERRUPTED, EXIT_OK, Output, UsageError } from './output';
 import { STOPPED, unlessStopped } from './stop';
-import { commandHelp, generalHelp } from './usage';
+import { commandHelp, familyHelp, generalHelp } from './usage';
 
 export type { CliIo } from './output';
 
@@ -30,13 +30,15 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     return EXIT_OK;
   }
   if (invocation.kind === 'help') {
-    out.line(invocation.command ? commandHelp(invocation.command) : generalHelp());
+    const { command, family } = invocation;
+    out.line(command ? commandHelp(command) : family ? familyHelp(family) : generalHelp());
     return EXIT_OK;
   }
 
   const { command, args, flags, url, token } = invocation;
   const client = new GroupqClient({ url, token });
-  const ctx = { client, out, args, flags, stdin: io.stdin };
+  const connect = (options: Pick<ClientOptions, 'retries' | 'fetch' | 'timeoutMs'>) => new GroupqClient({ url, token, ...options });
+  const ctx = { client, connect, out, args, flags, stdin: io.stdin };
   try {
     // The monitor watches the signal itself: a stop is its normal end (exit 0, cursor restored).
     // Any other command is interrupted by it.

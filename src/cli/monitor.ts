@@ -5,7 +5,7 @@
 // should ride out a blip, while a first frame that fails (wrong queue, token) exits 1.
 import { GroupqError } from '../client';
 import { intFlag } from './args';
-import type { CommandContext } from './commands';
+import type { CommandContext } from './context';
 import { type FrameOptions, type MonitorSnapshot, renderFrame, snapshotJson, takeSnapshot } from './monitor-frame';
 import { EXIT_OK, type TextSink } from './output';
 import { STOPPED, unlessStopped, wait } from './stop';

@@ -35,6 +35,20 @@ export class UsageError extends Error {
   }
 }
 
+/**
+ * A command that refuses by itself, as the API would (exit 1, printed as API errors are):
+ * `queue create` of a queue that exists.
+ */
+export class RefusedError extends Error {
+  override readonly name = 'RefusedError';
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 export const EXIT_OK = 0;
 export const EXIT_API_ERROR = 1;
 export const EXIT_USAGE = 2;
@@ -92,6 +106,7 @@ export class Output {
 
 function describe(error: unknown): { code: string; message: string; details?: unknown } {
   if (error instanceof GroupqError) return { code: error.code, message: error.message, details: error.details };
+  if (error instanceof RefusedError) return { code: error.code, message: error.message };
   // Not an API answer: a bug or something the client did not wrap. Say what it was.
   const message = error instanceof Error ? error.message : String(error);
   return { code: 'INTERNAL', message };

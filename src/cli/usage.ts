@@ -1,27 +1,10 @@
 // What each command accepts (positionals, flags) and the help text built from it: one table, so
-// the parser and --help cannot disagree.
+// the parser and --help cannot disagree. The job commands are listed here, the queue, group,
+// repeat and status ones in usage-admin.ts.
+import { type CommandSpec, type FlagSpec, flag } from './spec';
+import { GROUPS_COMMAND, QUEUE_COMMANDS, REPEAT_COMMANDS, STATUS_COMMANDS } from './usage-admin';
 
-export interface FlagSpec {
-  type: 'string' | 'boolean';
-  short?: string;
-  /** Shown in help, e.g. "--group <name>". */
-  label: string;
-  help: string;
-}
-
-export interface CommandSpec {
-  name: string;
-  /** Positionals as help shows them: '<queue> <id...>'. */
-  args: string;
-  /** How many positionals; `Infinity` for "one or more ids". */
-  min: number;
-  max: number;
-  summary: string;
-  flags: Record<string, FlagSpec>;
-  examples: string[];
-}
-
-const flag = (type: FlagSpec['type'], label: string, help: string): FlagSpec => ({ type, label, help });
+export type { CommandSpec, FlagSpec } from './spec';
 
 export const GLOBAL_FLAGS: Record<string, FlagSpec> = {
   url: flag('string', '--url <url>', "the Worker's origin (default: $GROUPQ_URL)"),
@@ -41,6 +24,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     flags: {},
     examples: ['groupq queues', 'groupq queues --json'],
   },
+  ...QUEUE_COMMANDS,
   {
     name: 'monitor',
     args: '<queue>',
@@ -222,10 +206,24 @@ export const COMMANDS: readonly CommandSpec[] = [
       'groupq group-limits orders user:42 --clear',
     ],
   },
+  GROUPS_COMMAND,
+  ...REPEAT_COMMANDS,
+  ...STATUS_COMMANDS,
 ];
 
 export function findCommand(name: string): CommandSpec | undefined {
   return COMMANDS.find((command) => command.name === name);
+}
+
+/** The commands of a family ('queue': queue create, configure, delete); none when `word` leads none. */
+export function familyOf(word: string): CommandSpec[] {
+  return COMMANDS.filter((command) => command.name.startsWith(`${word} `));
+}
+
+/** "create, configure or delete": what may follow a family's word. */
+export function familyChoices(word: string): string {
+  const names = familyOf(word).map((command) => command.name.slice(word.length + 1));
+  return names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`;
 }
 
 function flagLines(flags: Record<string, FlagSpec>): string[] {
@@ -234,15 +232,33 @@ function flagLines(flags: Record<string, FlagSpec>): string[] {
   return specs.map((spec) => `  ${spec.label.padEnd(width)}  ${spec.help}`);
 }
 
+function commandLines(commands: readonly CommandSpec[]): string[] {
+  const width = Math.max(...commands.map((c) => `${c.name} ${c.args}`.length));
+  return commands.map((c) => `  ${`${c.name} ${c.args}`.padEnd(width)}  ${c.summary}`);
+}
+
+/** `groupq queue --help`: the commands of the family. */
+export function familyHelp(word: string): string {
+  return [
+    `groupq ${word}: ${familyChoices(word)}`,
+    '',
+    `Usage: groupq ${word} <${familyOf(word).map((command) => command.name.slice(word.length + 1)).join('|')}> [args] [flags]`,
+    '',
+    'Commands:',
+    ...commandLines(familyOf(word)),
+    '',
+    `Run "groupq ${word} <command> --help" for a command's flags.`,
+  ].join('\n');
+}
+
 export function generalHelp(): string {
-  const width = Math.max(...COMMANDS.map((c) => `${c.name} ${c.args}`.length));
   return [
     'groupq: manage groupq queues from a terminal',
     '',
     'Usage: groupq <command> [args] [flags]',
     '',
     'Commands:',
-    ...COMMANDS.map((c) => `  ${`${c.name} ${c.args}`.padEnd(width)}  ${c.summary}`),
+    ...commandLines(COMMANDS),
     '',
     'Flags for every command:',
     ...flagLines(GLOBAL_FLAGS),

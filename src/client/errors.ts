@@ -12,6 +12,11 @@ export type GroupqErrorCode = ErrorCode | 'NETWORK_ERROR' | 'ABORTED' | 'BAD_RES
 
 export class GroupqError extends Error {
   override readonly name = 'GroupqError';
+  /**
+   * The id of the request that failed, from the answer's x-request-id (or its error body): what
+   * finds its lines in the Worker's log (docs/logs.md). Undefined when no answer came.
+   */
+  readonly requestId?: string;
 
   constructor(
     readonly code: GroupqErrorCode,
@@ -21,10 +26,11 @@ export class GroupqError extends Error {
     readonly details?: unknown,
     /** How long the answer's Retry-After asked to wait (ms), when it carried one. */
     readonly retryAfterMs?: number,
-    /** What failed underneath (a network error), as it was thrown. */
-    options?: { cause?: unknown },
+    /** `cause`: what failed underneath (a network error), as it was thrown; `requestId`: the answer's. */
+    options?: { cause?: unknown; requestId?: string },
   ) {
-    super(message, options);
+    super(message, options && 'cause' in options ? { cause: options.cause } : undefined);
+    if (options?.requestId !== undefined) this.requestId = options.requestId;
   }
 
   /** Trying the same call again later may succeed: no answer came, or the answer was a 503. */
@@ -52,9 +58,12 @@ export async function errorFromResponse(response: Response): Promise<GroupqError
   const text = await response.text().catch(() => '');
   const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), Date.now());
   const error = parseErrorAnswer(text);
-  if (error) return new GroupqError(error.code as GroupqErrorCode, response.status, error.message, error.details, retryAfterMs);
+  // The header, else the body: a proxy between may drop a header it does not know.
+  const requestId = response.headers.get('x-request-id') ?? error?.requestId;
+  const options = requestId === undefined ? undefined : { requestId };
+  if (error) return new GroupqError(error.code as GroupqErrorCode, response.status, error.message, error.details, retryAfterMs, options);
   // Not groupq's error body: a message built from the status.
   const code = CODE_OF_STATUS[response.status] ?? (response.status >= 500 ? 'INTERNAL' : `HTTP_${response.status}`);
   const body = text.trim().slice(0, 200);
-  return new GroupqError(code, response.status, `HTTP ${response.status}${body ? `: ${body}` : ''}`, undefined, retryAfterMs);
+  return new GroupqError(code, response.status, `HTTP ${response.status}${body ? `: ${body}` : ''}`, undefined, retryAfterMs, options);
 }

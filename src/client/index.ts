@@ -45,11 +45,11 @@ export { PagedList } from './pages';
 export { QueueClient } from './queue';
 export type {
   CallOptions,
-  CleanOptions, GroupLimits, GroupDetail, GroupPage, JobInput, JobPage, JobPatch, ListJobsOptions, PageOptions, QueueConfigInput, QueueConfigPatch,
+  CleanOptions, EnqueueOptions, GroupLimits, GroupDetail, GroupPage, JobInput, JobPage, JobPatch, ListJobsOptions, PageOptions, QueueConfigInput, QueueConfigPatch,
   RepeatInput,
   RetryAllOptions, WaitOptions,
 } from './queue';
 export type {
-  BulkResult, EnqueueResult, GroupState, GroupSummary, Job, JobDebounce, JobState, MinuteMetrics, PartitionInfo, QueueConfig, QueueCounts, QueueInfo,
-  QueuePut, QueueSummary, Repeat,
+  BulkResult, EnqueueResult, GroupState, GroupSummary, Job, JobDebounce, JobState, MinuteMetrics, OldestReady, PartitionInfo, QueueConfig, QueueCounts,
+  QueueInfo, QueuePut, QueueSummary, Repeat,
 } from '../protocol/api-types';

@@ -55,6 +55,25 @@ export interface CallOptions {
   timeoutMs?: number;
 }
 
+/**
+ * What `add` and `addBatch` take besides CallOptions: the W3C trace context to enqueue with,
+ * sent as the `traceparent` and `tracestate` headers and kept with every job of the call, whose
+ * deliveries carry it on (docs/tracing.md). A value that is not valid W3C Trace Context is
+ * ignored by the server, as the spec says; a tracestate counts only with a traceparent.
+ */
+export interface EnqueueOptions extends CallOptions {
+  traceparent?: string;
+  tracestate?: string;
+}
+
+/** The trace context headers of an enqueue, and the call's other options. */
+function enqueueCall({ traceparent, tracestate, ...options }: EnqueueOptions) {
+  const headers: Record<string, string> = {};
+  if (traceparent !== undefined) headers.traceparent = traceparent;
+  if (tracestate !== undefined) headers.tracestate = tracestate;
+  return { ...options, headers };
+}
+
 export interface WaitOptions {
   /** How long to wait in all; each call waits up to 25 s on the server. @default 60000 */
   timeoutMs?: number;
@@ -129,13 +148,13 @@ export class QueueClient<T = unknown, R = unknown> {
    * Enqueues one job. Retried on network errors and 503 only when it has an `id` (G4): its own,
    * or one the client made (mintIds, on by default).
    */
-  add(job: JobInput<T>, options: CallOptions = {}): Promise<EnqueueResult> {
+  add(job: JobInput<T>, options: EnqueueOptions = {}): Promise<EnqueueResult> {
     const body = this.named(job);
-    return this.request({ method: 'POST', path: `${this.base}/jobs`, body, idempotent: body.id !== undefined, ...options });
+    return this.request({ method: 'POST', path: `${this.base}/jobs`, body, idempotent: body.id !== undefined, ...enqueueCall(options) });
   }
 
   /** Enqueues up to 1000 jobs, validated whole before any is written; retried as `add` is. */
-  async addBatch(given: JobInput<T>[], options: CallOptions = {}): Promise<EnqueueResult[]> {
+  async addBatch(given: JobInput<T>[], options: EnqueueOptions = {}): Promise<EnqueueResult[]> {
     const jobs = given.map((job) => this.named(job));
     const idempotent = jobs.every((job) => job.id !== undefined);
     const reply = await this.request<{ jobs: EnqueueResult[] }>({
@@ -143,7 +162,7 @@ export class QueueClient<T = unknown, R = unknown> {
       path: `${this.base}/jobs/batch`,
       body: { jobs },
       idempotent,
-      ...options,
+      ...enqueueCall(options),
     });
     return reply.jobs;
   }
@@ -154,8 +173,9 @@ export class QueueClient<T = unknown, R = unknown> {
 
   /**
    * The job once it has finished (`completed`, `failed`, `cancelled`), or as it is when
-   * `timeoutMs` has passed: `GET ...?waitMs=`, repeated until then. A completed job that the
-   * queue does not keep (`keepCompleted: 0`) is gone when it finishes: JOB_NOT_FOUND.
+   * `timeoutMs` has passed: `GET ...?waitMs=`, repeated until then. On a queue that keeps no
+   * completed jobs (`keepCompleted: 0`, the default) a job added with `keepResult: true` keeps
+   * its end and result for 5 minutes; any other is gone when it completes: JOB_NOT_FOUND.
    */
   async waitForJob(id: string, { timeoutMs = 60_000, signal }: WaitOptions = {}): Promise<Job<T, R>> {
     const deadline = Date.now() + timeoutMs;
@@ -167,9 +187,12 @@ export class QueueClient<T = unknown, R = unknown> {
     }
   }
 
-  /** Enqueues one job, then waits for it as `waitForJob` does (`signal` ends either). */
+  /**
+   * Enqueues one job with `keepResult` (its end is kept for the wait on any queue), then waits
+   * for it as `waitForJob` does (`signal` ends either).
+   */
   async addAndWait(job: JobInput<T>, options: WaitOptions = {}): Promise<Job<T, R>> {
-    const { id } = await this.add(job, { signal: options.signal });
+    const { id } = await this.add({ ...job, keepResult: true }, { signal: options.signal });
     return this.waitForJob(id, options);
   }
 

@@ -28,6 +28,8 @@ export interface Call {
   signal?: AbortSignal;
   /** This call's bound on each attempt, instead of the client's. */
   timeoutMs?: number;
+  /** Request headers of its own (trace context), sent on every attempt. */
+  headers?: Record<string, string>;
 }
 
 const RETRY_BASE_MS = 100;
@@ -68,7 +70,7 @@ export function createTransport(options: TransportOptions) {
   }
 
   async function attempt(call: Call): Promise<Response> {
-    const headers: Record<string, string> = { authorization: `Bearer ${options.token}`, accept: 'application/json' };
+    const headers: Record<string, string> = { ...call.headers, authorization: `Bearer ${options.token}`, accept: 'application/json' };
     if (call.body !== undefined) headers['content-type'] = 'application/json';
     const timeout = AbortSignal.timeout(call.timeoutMs ?? timeoutMs);
     try {
@@ -98,7 +100,8 @@ export function createTransport(options: TransportOptions) {
     } catch {
       const start = text.trim().slice(0, 200);
       const message = `${call.method} ${origin}${call.path}: HTTP ${response.status} with a body that is not JSON: ${start}`;
-      throw new GroupqError('BAD_RESPONSE', response.status, message);
+      const requestId = response.headers.get('x-request-id') ?? undefined;
+      throw new GroupqError('BAD_RESPONSE', response.status, message, undefined, undefined, requestId === undefined ? undefined : { requestId });
     }
   }
 

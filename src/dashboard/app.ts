@@ -1,7 +1,7 @@
-// The dashboard's entry point: sign-in and sign-out, the hash router (#/ lists the queues,
-// #/queue/<name> shows one, #/queue/<name>/job/<id> one job, #/queue/<name>/group/<group> one
-// group), and the refresh every few seconds while the tab is visible (not of a view whose queue
-// or job is gone). A 401 from any call signs out with a message: the token was rotated or
+// The dashboard's entry point: sign-in and sign-out, the hash router (#/ the overview of every
+// queue and their cards, #/queue/<name> shows one, #/queue/<name>/job/<id> one job,
+// #/queue/<name>/group/<group> one group), and the refresh every few seconds of the open view
+// while the tab is visible (not of a view whose queue or job is gone). A 401 from any call signs out with a message: the token was rotated or
 // mistyped.
 import type { GroupqClient } from '../client';
 import { byId, showOnly } from './dom';

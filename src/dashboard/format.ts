@@ -45,6 +45,15 @@ export function formatDuration(ms: number): string {
   return `${+(ms / 86_400_000).toFixed(1)} d`;
 }
 
+/** How long something has waited: "0 s", "42 s", "4 min 12 s", "2 h 5 min", "3 d 4 h". */
+export function formatAge(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60) return `${s} s`;
+  const [big, small, bigUnit, smallUnit] =
+    s < 3600 ? [Math.floor(s / 60), s % 60, 'min', 's'] : s < 86_400 ? [Math.floor(s / 3600), Math.floor(s / 60) % 60, 'h', 'min'] : [Math.floor(s / 86_400), Math.floor(s / 3600) % 24, 'd', 'h'];
+  return small === 0 ? `${big} ${bigUnit}` : `${big} ${bigUnit} ${small} ${smallUnit}`;
+}
+
 /** Compact JSON for a table cell, and the full pretty JSON when the preview had to be cut. */
 export function previewJson(value: unknown, max = 80): { preview: string; full: string | null } {
   const compact = JSON.stringify(value) ?? 'null';

@@ -1,11 +1,17 @@
-// The first view: every queue as a card with its counts, a paused badge and the chart of its
-// last hour. One GET /v1/queues, then each queue's metrics in parallel (a failed metrics read
-// costs that card its chart, not the page).
+// The first view: the overview of every queue (overview.ts: backlog, rate, failures, oldest
+// waiting job, worst first), then every queue as a card with its counts, a paused badge and the
+// chart of its last hour. One GET /v1/queues, then each queue's metrics in parallel (a failed
+// metrics read costs that queue its chart and rate, not the page).
 import type { GroupqClient, MinuteMetrics, QueueCounts, QueueSummary } from '../client';
 import { chartUnavailable, throughputChart } from './chart';
 import { h, render } from './dom';
 import { formatCount } from './format';
+import { Overview } from './overview';
+import { figuresOf } from './overview-figures';
+import { pausedBadge, queueHref } from './queue-links';
 import { describeError } from './session';
+
+export { pausedBadge, queueHref } from './queue-links';
 
 const COUNT_LABELS: [keyof QueueCounts, string][] = [
   ['waiting', 'Waiting'],
@@ -41,14 +47,6 @@ export function countsList(counts: QueueCounts): HTMLElement {
       ),
     ),
   );
-}
-
-export function pausedBadge(paused: boolean): HTMLElement | null {
-  return paused ? h('span', { class: 'badge badge-paused' }, 'Paused') : null;
-}
-
-export function queueHref(name: string): string {
-  return `#/queue/${encodeURIComponent(name)}`;
 }
 
 interface Loaded {
@@ -95,8 +93,21 @@ function empty(): HTMLElement {
   );
 }
 
-/** Loads every queue and renders the cards into `container`. Throws what the API threw. */
+// Built once: the overview keeps its order and the cards their open tables across refreshes.
+const overview = new Overview();
+const cards = h('div', { class: 'queue-grid' });
+
+/** Loads every queue and renders the overview and the cards into `container`. Throws what the API threw. */
 export async function refreshQueues(client: GroupqClient, container: HTMLElement): Promise<void> {
   const loaded = await load(client);
-  render(container, loaded.length === 0 ? empty() : h('div', { class: 'queue-grid' }, ...loaded.map(card)));
+  if (loaded.length === 0) {
+    render(container, empty());
+    return;
+  }
+  // Put back only when gone (the first load, or back from another view): re-adding them would
+  // close the order's open list under the user's pointer.
+  if (overview.element.parentElement !== container) render(container, overview.element, cards);
+  const now = Date.now();
+  overview.show(loaded.map(({ queue, metrics }) => (metrics.ok ? figuresOf(queue, metrics.minutes, null, now) : figuresOf(queue, null, metrics.reason, now))));
+  render(cards, ...loaded.map(card));
 }

@@ -12,20 +12,26 @@ import { homeRoutes } from './home';
 import { jobRoutes } from './jobs';
 import { metricsRoutes } from './metrics';
 import { openApiRoutes } from './openapi';
+import { prometheusRoutes } from './prometheus';
 import { publishingRoutes } from './publishing';
 import { queueRoutes } from './queues';
 import { repeatRoutes } from './repeats';
+import { requestLog } from './request-log';
 import { type AppEnv, openScope } from './scope';
 
 export const app = new Hono<AppEnv>()
+  // Every request's id (x-request-id) and log line, whatever answers it (docs/logs.md).
+  .use('*', requestLog)
   // The request's scope (c.var.settings, c.var.service) for the routes that read it; the home
   // page and the dashboard's files need none.
   .use('/health', openScope)
+  .use('/metrics', openScope)
   .use('/v1/*', openScope)
   .route('/', homeRoutes)
   .route('/', healthRoutes)
   .route('/', dashboardRoutes)
   .route('/', openApiRoutes)
+  .route('/', prometheusRoutes)
   .route('/v1/queues', publishingRoutes)
   .route('/v1/queues', callbackRoutes)
   .route('/v1/queues', jobRoutes)

@@ -8,7 +8,7 @@ export const healthRoutes = new Hono<AppEnv>().get('/health', async (c) => {
   if (c.var.settings.databases.length > 1) {
     const databases = await c.var.service.databaseStates();
     const ok = databases.every((state) => state === 'ok');
-    if (!ok) console.error('groupq: health check: databases down', databases.flatMap((state, i) => (state === 'down' ? [i] : [])));
+    if (!ok) c.var.log.error('health_down', 'health check: databases down', { databases: databases.flatMap((state, i) => (state === 'down' ? [i] : [])) });
     if (!ok) c.header('retry-after', '1');
     return c.json({ ok, redis: databases[0]!, databases }, ok ? 200 : 503);
   }
@@ -16,7 +16,7 @@ export const healthRoutes = new Hono<AppEnv>().get('/health', async (c) => {
     await c.var.service.countQueues();
     return c.json({ ok: true, redis: 'ok' as const });
   } catch (error) {
-    console.error('groupq: health check failed', error);
+    c.var.log.error('health_down', 'health check failed', { error });
     c.header('retry-after', '1');
     return c.json({ ok: false, redis: 'down' as const }, 503);
   }

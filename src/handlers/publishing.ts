@@ -10,6 +10,7 @@ import type { EnqueueResult } from '../protocol/api-types';
 import type { StoredConfig } from '../protocol/config';
 import { QueueError } from '../protocol/errors';
 import { parseV6 } from '../protocol/private-address';
+import { TRACEPARENT, TRACESTATE, type TraceContext, parseTraceContext } from '../protocol/trace-context';
 import type { Publisher } from '../core/engine/producer';
 import { checkPublisher } from './auth';
 import { readJsonWithText } from './body';
@@ -33,7 +34,9 @@ async function queueConfig(c: Context<AppEnv>): Promise<StoredConfig | null> {
 const allowedCors = cors({
   origin: (origin) => origin,
   allowMethods: ['POST', 'OPTIONS'],
-  allowHeaders: ['authorization', 'content-type', 'idempotency-key'],
+  allowHeaders: ['authorization', 'content-type', 'idempotency-key', TRACEPARENT, TRACESTATE],
+  // Read by a page only if listed: the answer's request id (docs/logs.md).
+  exposeHeaders: ['x-request-id'],
   maxAge: 600,
 });
 
@@ -67,14 +70,19 @@ function clientOf(c: Context<AppEnv>, tokenHash: string): string {
   return `ip6:${v6.slice(0, 4).map((group) => group.toString(16)).join(':')}::/64`;
 }
 
-/** Auth (the admin token or a publish token of this queue), then the body; CORS ran before. */
+/**
+ * Auth (the admin token or a publish token of this queue), then the body; CORS ran before.
+ * `trace`: the W3C trace context headers, kept with every job of the call (docs/tracing.md); a
+ * header that is not valid is ignored, as the spec says, and never refuses the jobs.
+ */
 async function admit(
   c: Context<AppEnv>,
-): Promise<{ queue: string; text: string; value: unknown; publisher: Publisher | undefined }> {
+): Promise<{ queue: string; text: string; value: unknown; publisher: Publisher | undefined; trace: TraceContext }> {
   const queue = c.req.param('queue')!;
   const producer = await checkPublisher(c, () => queueConfig(c));
   const publisher = producer.kind === 'publish' ? { config: producer.config, client: clientOf(c, producer.tokenHash) } : undefined;
-  return { queue, publisher, ...(await readJsonWithText(c)) };
+  const trace = parseTraceContext((name) => c.req.header(name));
+  return { queue, publisher, trace, ...(await readJsonWithText(c)) };
 }
 
 /**
@@ -103,13 +111,13 @@ export const publishingRoutes = new Hono<AppEnv>()
   .options('/:queue/jobs', enqueueCors)
   .options('/:queue/jobs/batch', enqueueCors)
   .post('/:queue/jobs/batch', enqueueCors, async (c) => {
-    const { queue, text, value, publisher } = await admit(c);
-    const results = await c.var.service.enqueueBatch(queue, value, rawBatchData(text), publisher);
+    const { queue, text, value, publisher, trace } = await admit(c);
+    const results = await c.var.service.enqueueBatch(queue, value, rawBatchData(text), publisher, trace);
     return c.json({ jobs: results.map((result) => answerOf(result, publisher)) }, 201);
   })
   .post('/:queue/jobs', enqueueCors, async (c) => {
-    const { queue, text, value, publisher } = await admit(c);
+    const { queue, text, value, publisher, trace } = await admit(c);
     const job = withIdempotencyKey(value, c.req.header('idempotency-key'));
-    const result = await c.var.service.enqueue(queue, job, rawJobData(text), publisher);
+    const result = await c.var.service.enqueue(queue, job, rawJobData(text), publisher, trace);
     return c.json(answerOf(result, publisher), result.duplicate || result.debounced ? 200 : 201);
   });

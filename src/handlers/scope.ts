@@ -8,6 +8,7 @@ import { createMiddleware } from 'hono/factory';
 import { ConfigCache } from '../core/store/config-cache';
 import type { Dispatcher } from '../core/run/dispatcher';
 import { createEngine } from '../core/engine';
+import type { Log } from '../core/log';
 import { Invocation } from '../core/run/invocation';
 import { PartitionCounts } from '../core/store/partitions';
 import { Placements, poolRunner } from '../core/store/pool';
@@ -56,10 +57,13 @@ function isolateOf(env: Env): Isolate {
   return isolate;
 }
 
-/** Opens an invocation: its deadline for reserving, and the origin for callback URLs. */
+/**
+ * Opens an invocation: its deadline for reserving, the origin for callback URLs, and its id and
+ * log (what its pushes carry as groupq-request-id, and what its lines carry: docs/logs.md).
+ */
 export function openInvocation(
   env: Env,
-  { deadline, origin }: { deadline: number; origin: string | null },
+  { deadline, origin, requestId, log }: { deadline: number; origin: string | null; requestId: string; log: Log },
 ): { settings: Settings; dispatcher: Dispatcher; due: DueTimes; configs: ConfigCache } {
   const isolate = isolateOf(env);
   const { settings } = isolate;
@@ -67,7 +71,7 @@ export function openInvocation(
   // Without GROUPQ_PUBLIC_URL only local development gets here (settingsOf refuses a deployed
   // Worker): a request's Host then names the Worker.
   const publicUrl = settings.publicUrl ?? origin ?? isolate.lastOrigin;
-  if (publicUrl === null) console.warn('groupq: set GROUPQ_PUBLIC_URL: deliveries carry relative callback URLs');
+  if (publicUrl === null) log.warn('no_public_url', 'set GROUPQ_PUBLIC_URL: deliveries carry relative callback URLs');
   const invocation = new Invocation(deadline, settings.maxSubrequests, Date.now, settings.maxPushes);
   // Each database's calls count against the invocation's budgets. With one database the engine
   // gets its client as it is: no placement is read or written.
@@ -82,7 +86,12 @@ export function openInvocation(
     settings,
     due: isolate.due,
     configs: isolate.configs,
-    dispatcher: { engine, invocation, delivery: { signers: isolate.signers, publicUrl: publicUrl ?? '', now: Date.now, allowHttpLoopback: settings.allowHttpLoopback } },
+    dispatcher: {
+      engine,
+      invocation,
+      log,
+      delivery: { signers: isolate.signers, publicUrl: publicUrl ?? '', now: Date.now, allowHttpLoopback: settings.allowHttpLoopback, requestId },
+    },
   };
 }
 
@@ -91,6 +100,10 @@ export interface ScopeVariables {
   settings: Settings;
   /** Every operation a route calls; writes start their own follow-ups (src/core/run/service.ts). */
   service: Service;
+  /** The request's id, echoed as x-request-id (set by requestLog, src/handlers/request-log.ts). */
+  requestId: string;
+  /** The request's log: each line carries its requestId. */
+  log: Log;
 }
 
 export type AppEnv = { Bindings: Env; Variables: ScopeVariables };
@@ -103,7 +116,12 @@ export type AppEnv = { Bindings: Env; Variables: ScopeVariables };
  */
 export const openScope = createMiddleware<AppEnv>(async function openScope(c, next) {
   const origin = new URL(c.req.url).origin;
-  const { settings, dispatcher, due, configs } = openInvocation(c.env, { deadline: Date.now() + REQUEST_DRAIN_MS, origin });
+  const { settings, dispatcher, due, configs } = openInvocation(c.env, {
+    deadline: Date.now() + REQUEST_DRAIN_MS,
+    origin,
+    requestId: c.var.requestId,
+    log: c.var.log,
+  });
   const waitUntil = (work: Promise<unknown>) => c.executionCtx.waitUntil(work);
   c.set('settings', settings);
   c.set('service', createService({ dispatcher, due, waitUntil, configs }));

@@ -1,6 +1,7 @@
 // The Worker's configuration: its bindings parsed once with zod. Core code never reads `env`.
 import * as z from 'zod';
 import { isSigningSecret } from '../protocol/signing-secret';
+import { LOG_LEVELS, type LogLevel } from '../core/log';
 
 const signingSecret = z.string().refine(isSigningSecret, 'expected whsec_ followed by at least 16 bytes of base64');
 const flag = z.enum(['true', 'false']);
@@ -29,6 +30,7 @@ export const envSchema = z.object({
   UPSTASH_REDIS_REST_URL: z.url(),
   UPSTASH_REDIS_REST_TOKEN: z.string().min(1),
   GROUPQ_ADMIN_TOKEN: z.string().min(16, 'use at least 16 characters'),
+  GROUPQ_METRICS_TOKEN: z.string().min(16, 'use at least 16 characters').or(z.literal('')).optional(),
   GROUPQ_SIGNING_SECRET: signingSecret,
   GROUPQ_SIGNING_SECRET_NEXT: signingSecret.or(z.literal('')).optional(),
   GROUPQ_REDIS_POOL: poolJson.optional(),
@@ -38,12 +40,15 @@ export const envSchema = z.object({
   GROUPQ_MAX_SUBREQUESTS: intString(10_000, 10, 10_000_000),
   GROUPQ_MAX_PUSHES: intString(10_000, 1, 10_000_000),
   GROUPQ_SCRIPT_KEY_LOCKING: flag.default('true'),
+  GROUPQ_LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
 });
 
 export interface Settings {
   /** The pool's databases: database 0 (the control database) first, then GROUPQ_REDIS_POOL's. */
   databases: { url: string; token: string }[];
   adminToken: string;
+  /** Opens GET /metrics alone (a scraper's token); null: only the admin token does. */
+  metricsToken: string | null;
   /** The current secret first; the next one (rotation) after it. */
   signingSecrets: string[];
   /**
@@ -63,6 +68,8 @@ export interface Settings {
   maxPushes: number;
   /** Send scripts with Upstash's allow-key-locking flag (off for a Redis that refuses it). */
   scriptKeyLocking: boolean;
+  /** The log's lines below this level are dropped (docs/logs.md). */
+  logLevel: LogLevel;
 }
 
 const parsed = new WeakMap<object, Settings>();
@@ -94,6 +101,7 @@ export function settingsOf(env: Env): Settings {
   const settings: Settings = {
     databases: [{ url: e.UPSTASH_REDIS_REST_URL, token: e.UPSTASH_REDIS_REST_TOKEN }, ...(e.GROUPQ_REDIS_POOL ?? [])],
     adminToken: e.GROUPQ_ADMIN_TOKEN,
+    metricsToken: e.GROUPQ_METRICS_TOKEN || null,
     signingSecrets: e.GROUPQ_SIGNING_SECRET_NEXT ? [e.GROUPQ_SIGNING_SECRET, e.GROUPQ_SIGNING_SECRET_NEXT] : [e.GROUPQ_SIGNING_SECRET],
     publicUrl: e.GROUPQ_PUBLIC_URL ? new URL(e.GROUPQ_PUBLIC_URL).origin : null,
     allowHttpLoopback: e.GROUPQ_ALLOW_HTTP_LOOPBACK === 'true',
@@ -101,6 +109,7 @@ export function settingsOf(env: Env): Settings {
     maxSubrequests: e.GROUPQ_MAX_SUBREQUESTS,
     maxPushes: e.GROUPQ_MAX_PUSHES,
     scriptKeyLocking: e.GROUPQ_SCRIPT_KEY_LOCKING === 'true',
+    logLevel: e.GROUPQ_LOG_LEVEL,
   };
   parsed.set(env, settings);
   return settings;

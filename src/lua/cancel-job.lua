@@ -76,6 +76,7 @@ else
 end
 releaseDebounce(K, id, state)
 state.st, state.ra = 'cancelled', nil
+countTotal(M, 'n:x')
 retire(K, B, L, KEYS[7], M.cfg.keepFailed, now)
 flushBatch(K, B)
 saveMeta(M)

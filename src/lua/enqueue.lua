@@ -34,7 +34,8 @@ ARGV[4]  '1': a publish token sent the jobs (publishRateLimit applies), '' the a
          id, group, orderMs (epoch ms), runAt (epoch ms, 0 = now), data (JSON text),
          options (JSON object of per-job state fields, e.g. {"ma":5}, or ''): among them `i` 1
          when the producer named the id, `db` a debounce key and `dx` its latest start (the
-         job's runAt is then now + delayMs, capped by it)
+         job's runAt is then now + delayMs, capped by it), `tp`/`ts` its trace context (a
+         job a debounced enqueue collapses into keeps its own)
 
 Returns {1, {{id, state, flag}...}, config JSON, {{id, state JSON, data, lease deadline, hint, token}...}, dueAt}
   flag 0 new; 1 duplicate, state being the job's current one or, for an id the dedup window
@@ -191,6 +192,7 @@ if n == 1 and not states[1].db then
     local token = leaseToken(M, id, state)
     redis.call('ZADD', K.active, deadline, leaseMember(token, id, state.g))
     metaAdd(M, 'active', 1)
+    observeWait(M, state, now)
     noteTimer(M, deadline)
     saveMeta(M)
     local stateJson = string.sub(record, 1, #record - #data - 1)

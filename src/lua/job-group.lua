@@ -7,7 +7,8 @@ KEYS[2] jobs  hash  id -> job record
 
 ARGV[1] id
 
-Returns {1, group, sequence, callback (1: the job has a callback URL of its own, else 0),
+Returns {1, group, sequence, record (1: settle reads the job's record: a callback URL of its own,
+         or its end kept for a waiter, finish.lua keepResult; else 0),
          named (1: its producer named its id, else 0)}
 Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND
 ]]
@@ -18,4 +19,4 @@ if not hasQueue(KEYS[1]) then return { QUEUE_NOT_FOUND } end
 local raw = redis.call('HGET', KEYS[2], ARGV[1])
 if not raw then return { JOB_NOT_FOUND } end
 local state = decodeJob(raw)
-return { 1, state.g, state.s, state.cb and 1 or 0, state.i and 1 or 0 }
+return { 1, state.g, state.s, (state.cb or state.w) and 1 or 0, state.i and 1 or 0 }

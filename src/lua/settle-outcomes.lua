@@ -24,6 +24,7 @@ Errors  {-1} QUEUE_NOT_FOUND
 -- @include job
 -- @include meta
 -- @include outcome
+-- @include totals
 
 -- The wait before attempt n + 1 after attempt n failed; attempt 6 is the last
 -- (docs/delivery.md#outcome-callbacks): attempts at 0, 5 s, 35 s, 2 min 35 s, 12 min 35 s and 1 h 12 min 35 s.
@@ -61,6 +62,8 @@ for i = 1, m do
       record.le = err
       summary = { st = 'abandoned', n = record.n, le = err }
     end
+    countTotal(M, err == '' and 'n:os' or 'n:of')
+    if err ~= '' and not RETRY_MS[record.n] then countTotal(M, 'n:oa') end
     if err ~= '' and RETRY_MS[record.n] then
       record.t = now + RETRY_MS[record.n]
       retried[#retried + 1] = { ids[i], cjson.encode(record), record.t }

@@ -21,7 +21,8 @@ KEYS[12]   prioritized     zset  idle group heads with a priority other than 0
 KEYS[13]   starts          zset  recent starts (the queue rate limit, reserve.lua)
 KEYS[14]   debounce        hash  debounce key -> job id (a leased job's goes, debounce.lua)
 KEYS[15]   dedup           zset  ids of ended jobs remembered by the dedup window (dedup.lua)
-KEYS[15+i] group           zset  the group zset of outcome i
+KEYS[16]   results         zset  ids of completed jobs kept for a waiter, by expiry (finish.lua)
+KEYS[16+i] group           zset  the group zset of outcome i
 
 ARGV[1] now (epoch ms)
 ARGV[2] seed (random hex, for new lease tokens)
@@ -29,13 +30,15 @@ ARGV[3] m, the number of outcomes
 ARGV[4] n, how many jobs to reserve afterwards (0: none)
 ARGV[5] '1': reserve only if every outcome's lease was live (complete/fail of one lease: a
         stale holder must change nothing, not even lease jobs it would never receive)
-then 12 fields per outcome: kind ('complete'|'fail'), id, lease token, group, sequence,
+then 13 fields per outcome: kind ('complete'|'fail'), id, lease token, group, sequence,
   hint ('s' leased solo, 'm' in its group zset, '?' unknown: finish.lua),
   payload (complete: result JSON text or ''; fail: error text),
   flag (complete: '1' = result truncated; fail: '1' = may retry),
   retryAfterMs (fail: -1 = use the backoff), the endpoint's HTTP status (0: none),
-  callback ('1' the job has a callback URL of its own, '0' it has none),
-  named ('1' the producer named the job's id: its end is remembered, dedup.lua)
+  record ('1' the job's record is needed: a callback URL of its own, or its end kept for a
+    waiter, finish.lua keepResult; '0' neither),
+  named ('1' the producer named the job's id: its end is remembered, dedup.lua),
+  startedAt (when the caller leased the job, epoch ms; '' unknown: the run histogram, totals.lua)
 
 Returns {1, {{id, state}...}, config JSON, {{id, state JSON, data, lease deadline, hint, token}...}, dueAt,
          {{id, outcome record JSON, signingSecret, signingSecretNext}...}}
@@ -58,11 +61,11 @@ local K = {
   jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5],
   completed = KEYS[6], failed = KEYS[7], pausedGroups = KEYS[8], revoked = KEYS[9],
   outcomes = KEYS[10], outcomeRecords = KEYS[11], prioritized = KEYS[12], starts = KEYS[13], debounce = KEYS[14],
-  dedup = KEYS[15],
+  dedup = KEYS[15], results = KEYS[16],
 }
 local now, seed = tonumber(ARGV[1]), ARGV[2]
 local m, n, onlyIfLive = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5] == '1'
-local function arg(i, field) return ARGV[5 + (i - 1) * 12 + field] end
+local function arg(i, field) return ARGV[5 + (i - 1) * 13 + field] end
 
 local extra = tallyFields(now)
 for i = 1, m do extra[#extra + 1] = groupField(arg(i, 4)) end
@@ -76,19 +79,20 @@ if m > 0 then
   for i = 1, m do
     local id, group = arg(i, 2), arg(i, 4)
     leases[i] = {
-      id = id, group = group, groupKey = KEYS[15 + i], member = memberOf(tonumber(arg(i, 5)), id),
+      id = id, group = group, groupKey = KEYS[16 + i], member = memberOf(tonumber(arg(i, 5)), id),
       hint = arg(i, 6), token = arg(i, 3), status = tonumber(arg(i, 10)), named = arg(i, 12) == '1',
+      startedAt = tonumber(arg(i, 13)),
     }
     members[i] = leaseMember(arg(i, 3), id, group)
   end
   -- Removing a lease's member is its fencing check. One completion of a job that is not kept
-  -- and has no callback URL needs nothing more; otherwise the deadlines (start times) and
-  -- records are read first.
+  -- and has no callback URL, whose start the caller knows, needs nothing more; otherwise the
+  -- deadlines (start times) and records are read first.
   local live = {}
   local function recordNeeded(i)
     return arg(i, 1) == 'fail' or cfg.keepCompleted > 0 or cfg.callbackUrl ~= nil or arg(i, 11) == '1'
   end
-  if m == 1 and not recordNeeded(1) then
+  if m == 1 and not recordNeeded(1) and leases[1].startedAt then
     live[1] = redis.call('ZREM', K.active, members[1]) == 1
     if live[1] then ended = 1 end
   else

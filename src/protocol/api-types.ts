@@ -12,6 +12,8 @@ export type QueueInfo = z.output<typeof responses.queueInfoSchema>;
 /** PUT of a queue's answer: its config and counts (no `paused`: GET tells). */
 export type QueuePut = z.output<typeof responses.queuePutSchema>;
 export type QueueSummary = z.output<typeof responses.queueSummarySchema>;
+/** The oldest job that could start now (`oldestReady` of a queue and of GET /v1/queues). */
+export type OldestReady = z.output<typeof responses.oldestReadySchema>;
 /** One partition of a queue (GET /v1/queues/{queue}/partitions). */
 export type PartitionInfo = z.output<typeof responses.partitionSchema>;
 export type EnqueueResult = z.output<typeof responses.enqueueResultSchema>;

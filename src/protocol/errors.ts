@@ -49,12 +49,14 @@ export class QueueError extends Error {
   }
 }
 
-/** What an error answer says: `{"error":{code,message,details}}` (errorBodySchema in responses.ts). */
+/** What an error answer says: `{"error":{code,message,details,requestId}}` (errorBodySchema in responses.ts). */
 export interface ErrorAnswer {
   /** A code of ERROR_STATUS; a string, since a newer Worker may answer codes this side does not know. */
   code: string;
   message: string;
   details?: unknown;
+  /** The request's id (its x-request-id); an older Worker's answers have none. */
+  requestId?: string;
 }
 
 /**
@@ -68,7 +70,9 @@ export function parseErrorAnswer(text: string): ErrorAnswer | null {
   } catch {
     return null;
   }
-  const error = (body as { error?: { code?: unknown; message?: unknown; details?: unknown } } | null)?.error;
+  const error = (body as { error?: { code?: unknown; message?: unknown; details?: unknown; requestId?: unknown } } | null)?.error;
   if (!error || typeof error.code !== 'string' || typeof error.message !== 'string') return null;
-  return { code: error.code, message: error.message, details: error.details };
+  const answer: ErrorAnswer = { code: error.code, message: error.message, details: error.details };
+  if (typeof error.requestId === 'string') answer.requestId = error.requestId;
+  return answer;
 }

@@ -80,6 +80,11 @@ export function jobInputSchemaFor(options: ConfigOptions) {
       priority: z.number().int().min(-1000).max(1000).optional(),
       /** Collapses enqueues with the same key into one waiting job (docs/flow-control.md#debounce). */
       debounce: debounceSchema.optional(),
+      /**
+       * Keep its end and result for 5 minutes after it completes, even on a queue that keeps no
+       * completed jobs, so that a waiter reads them (the client's addAndWait sets it).
+       */
+      keepResult: z.boolean().optional(),
     })
     .strict()
     .refine((job) => job.delayMs === undefined || job.runAt === undefined, {

@@ -5,6 +5,7 @@ import * as z from 'zod';
 import { ERROR_STATUS, type ErrorCode } from './errors';
 import { COMMON_ERRORS, OPERATIONS, type Operation, PATH_PARAMETERS } from './operations';
 import * as responses from './responses';
+import { WEBHOOKS, type Webhook } from './webhooks';
 
 type Json = Record<string, unknown>;
 
@@ -136,7 +137,41 @@ function operationOf(op: Operation, names: { responses: Map<z.ZodType, string>; 
   return operation;
 }
 
-const DESCRIPTION = `Per-group FIFO job queue at the edge. Every failure answers one shape, \`{"error":{"code","message","details"}}\`; each code has one status:
+/** A request the Worker sends (webhooks.ts), as an OpenAPI 3.1 webhook: its headers, its body, what answers mean. */
+function webhookOf(hook: Webhook, bodyName: string): Json {
+  const parameters = Object.entries(hook.headers).map(([name, { schema, description, required }]) => {
+    const { description: _own, ...rest } = parameterSchema(schema);
+    return { name, in: 'header', required, description, schema: rest };
+  });
+  const responses = Object.fromEntries(
+    Object.entries(hook.answers).map(([status, { description, headers }]) => {
+      const answer: Json = { description };
+      if (headers) {
+        answer.headers = Object.fromEntries(
+          Object.entries(headers).map(([name, header]) => {
+            const { description: _own, ...rest } = parameterSchema(header.schema);
+            return [name, { description: header.description, schema: rest }];
+          }),
+        );
+      }
+      return [status, answer];
+    }),
+  );
+  return {
+    post: {
+      operationId: hook.id,
+      tags: ['Webhooks'],
+      summary: hook.summary,
+      description: hook.description,
+      parameters,
+      requestBody: { required: true, content: { 'application/json': { schema: ref('schemas', bodyName) } } },
+      responses,
+      security: [],
+    },
+  };
+}
+
+const DESCRIPTION = `Per-group FIFO job queue at the edge. Every answer carries an \`x-request-id\` header, the request's id in the Worker's log. Every failure answers one shape, \`{"error":{"code","message","details","requestId"}}\`; each code has one status:
 
 | code | status |
 | --- | --- |
@@ -152,6 +187,7 @@ const TAGS = {
   Enqueue: "Add jobs: the admin token, or a publish token of the queue, also from browsers of its allowedOrigins.",
   Jobs: 'Read, list, change and act on jobs (admin token).',
   'Lease callbacks': 'What an endpoint sends back about a job it was delivered: authorized by the lease token in the body.',
+  Webhooks: 'What groupq sends: each delivery of a job to its endpoint, and outcome callbacks (docs/delivery.md).',
   Groups: 'Groups of a queue: list, read, pause, resume, and their own limits (admin token).',
   Repeats: 'Repeatable jobs (admin token).',
 };
@@ -172,6 +208,8 @@ export function openApiDocument(version: string): Json {
     }
   }
   const names = { responses: responseNames, bodies: bodyNames };
+  // A webhook's body is what groupq sends: named like an answer.
+  for (const hook of WEBHOOKS) responseNames.set(hook.body, `${pascal(hook.id)}Body`);
   const paths: Record<string, Json> = {};
   for (const op of OPERATIONS) (paths[op.path] ??= {})[op.method] = operationOf(op, names);
   const parameters = Object.fromEntries(
@@ -184,6 +222,7 @@ export function openApiDocument(version: string): Json {
     tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
     security: [{ adminToken: [] }],
     paths,
+    webhooks: Object.fromEntries(WEBHOOKS.map((hook) => [hook.id, webhookOf(hook, responseNames.get(hook.body)!)])),
     components: {
       schemas: { ...schemasOf(responseNames, 'output'), ...schemasOf(bodyNames, 'input'), JsonValue: JSON_VALUE },
       parameters,

@@ -83,6 +83,20 @@ const callbackOp = (path: string, id: string, summary: string, rest: Rest): Oper
     ...rest,
     errors: ['LEASE_LOST', 'JOB_CANCELLED'],
   });
+/** The W3C trace context an enqueue may carry, kept with each job it adds (docs/tracing.md). */
+const TRACE_HEADERS: NonNullable<Operation['headers']> = {
+  traceparent: {
+    schema: z.string(),
+    description:
+      'W3C Trace Context: `00-<trace-id>-<parent-id>-<flags>`, kept with every job of the call and sent on, unchanged, with each ' +
+      'delivery and the outcome callback (docs/tracing.md). A value that is not valid is ignored (the spec\'s rule), never refused.',
+  },
+  tracestate: {
+    schema: z.string(),
+    description: 'W3C Trace Context: kept with the traceparent (only with a valid one), at most 32 members and 512 characters.',
+  },
+};
+
 const enqueueOp = (method: Method, path: string, id: string, summary: string, rest: Rest): Operation =>
   queueOp(method, path, id, summary, {
     tag: 'Enqueue',
@@ -104,6 +118,13 @@ const preflightOp = (path: string, id: string, summary: string) =>
 export const OPERATIONS: Operation[] = [
   operation('get', '/', 'home', 'Where to go from here', { ok: { 200: r.homeSchema } }),
   operation('get', '/health', 'health', 'Whether the Worker reaches Redis', { ok: { 200: r.healthSchema, 503: r.healthSchema } }),
+  operation('get', '/metrics', 'prometheusMetrics', 'Every queue in the Prometheus text format', {
+    access: 'admin',
+    description:
+      'For the admin token, or GROUPQ_METRICS_TOKEN (which opens this route alone). Jobs by state, groups, lifetime counters and ' +
+      'wait and run histograms, per queue and partition; a scrape reads a bounded number of queues (docs/metrics.md).',
+    ok: { 200: { mediaType: 'text/plain' } },
+  }),
   page('/openapi.json', 'openapi', 'This document', 'application/json'),
   page('/dashboard', 'dashboard', 'The dashboard (it asks for the admin token)', 'text/html'),
   page('/dashboard/', 'dashboardSlash', 'The dashboard, with a trailing slash', 'text/html'),
@@ -152,11 +173,13 @@ export const OPERATIONS: Operation[] = [
         schema: jobIdSchema,
         description: "The job's id, as the body's `id` would give it (a quoted string is taken too); a body that names another id is 400.",
       },
+      ...TRACE_HEADERS,
     },
     body: jobInputSchema,
     ok: { 201: r.enqueueResultSchema, 200: r.enqueueResultSchema.or(r.publishDuplicateSchema) },
   }),
   enqueueOp('post', `${Q}/jobs/batch`, 'enqueueBatch', 'Enqueue up to 1000 jobs at once, all or none', {
+    headers: TRACE_HEADERS,
     body: batchInputSchemaFor({}),
     ok: { 201: r.batchResultSchema },
   }),

@@ -39,16 +39,27 @@ export const queueConfigViewSchema = queueConfigFields()
     signingSecretNext: z.boolean().describe('Whether a next signing secret is set, while rotating (write-only).'),
   });
 
+/** The oldest job that could start now (its group idle): what the dashboard's overview ages. */
+export const oldestReadySchema = z
+  .object({
+    id: z.string(),
+    orderMs: instant.describe('Its orderMs: when it was enqueued, unless its producer gave one.'),
+  })
+  .describe(
+    "The waiting job with the lowest orderMs among those that could start now (the head of a ready group, or a job a group's concurrency offers), so its wait is the queue's doing: its concurrency or rate limit, a pause, a drain that falls behind. Jobs behind their group's active job, in a held or paused group, and delayed jobs are not counted. Absent when no job is ready.",
+  );
+
 export const queueInfoSchema = z.object({
   name: z.string(),
   config: queueConfigViewSchema,
   paused: z.boolean(),
   counts: queueCountsSchema,
+  oldestReady: oldestReadySchema.optional(),
 });
 
 export const queueSummarySchema = queueInfoSchema.omit({ config: true });
 /** PUT of a queue answers it as stored, without `paused` (a new queue is not paused; a replaced one keeps its state). */
-export const queuePutSchema = queueInfoSchema.omit({ paused: true });
+export const queuePutSchema = queueInfoSchema.omit({ paused: true, oldestReady: true });
 
 export const enqueueResultSchema = z.object({
   id: z.string(),
@@ -139,6 +150,8 @@ export const jobSchema = z.object({
   error: z.string().optional(),
   progress: z.unknown().optional(),
   history: z.array(attemptSchema).optional().describe('The last 10 attempts, oldest first: in GET of one job only.'),
+  traceparent: z.string().optional().describe('The W3C trace context its producer enqueued it with, forwarded on each delivery (docs/tracing.md).'),
+  tracestate: z.string().optional().describe('The tracestate that came with its traceparent.'),
   callbackUrl: z.string().optional().describe('GET of one job: where its outcome is POSTed (its own URL or its queue\'s).'),
   outcome: outcomeStatusSchema.optional().describe('GET of one job: its outcome callback, while groupq keeps a trace of it.'),
 });
@@ -208,6 +221,10 @@ export const errorBodySchema = z
         code: errorCodeSchema,
         message: z.string().min(1),
         details: z.unknown().optional().describe('What the code needs said: the issues of a VALIDATION_FAILED, the Allow list of a 405, ...'),
+        requestId: z
+          .string()
+          .optional()
+          .describe("The request's id, as its x-request-id header says: the key to its lines in the Worker's log (docs/logs.md)"),
       })
       .strict(),
   })

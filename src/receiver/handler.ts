@@ -9,6 +9,7 @@ import { type FetchLike, leaseCalls } from './callbacks';
 import { DeliveryVerificationError, MaxDurationError } from './errors';
 import { type JobContext, Lease } from './lease';
 import { type Settled, outcomeOf, parseErrorText, responseOf, settle, textResponse } from './outcomes';
+import { traceContextOf } from './trace';
 import { type DeliveryVerifyOptions, createVerifier } from './verify';
 
 export interface HandlerOptions<T> extends DeliveryVerifyOptions {
@@ -106,7 +107,7 @@ export function createHandler<T = unknown, R = unknown>(
 
     const onError = report(job);
     const sentAtSec = Number(request.headers.get('webhook-timestamp'));
-    const lease = new Lease(job, leaseCalls(job, fetch), { now, onError, sentAtSec });
+    const lease = new Lease(job, leaseCalls(job, fetch), { now, onError, sentAtSec, trace: traceContextOf(request) });
     const limit = new AbortController();
     const signal = maxDurationMs === undefined ? lease.signal : AbortSignal.any([lease.signal, limit.signal]);
     const run = limitDuration(settle(() => fn(job, lease.context(signal))), maxDurationMs, limit);

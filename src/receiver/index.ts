@@ -13,7 +13,8 @@ export {
   type Verifier,
   type VerifyOptions,
 } from './verify';
-export { createOutcomeHandler, type OutcomeFunction } from './outcome-handler';
+export { createOutcomeHandler, type OutcomeFunction, type OutcomeRequest } from './outcome-handler';
+export { type TraceContext, traceContextOf } from './trace';
 export { type SeenHook } from './replays';
 export { type JobContext } from './lease';
 export { CallbackError, type FetchLike } from './callbacks';

@@ -6,6 +6,7 @@
 import { type Delivery, LEASE_GRACE_MS } from '../protocol/delivery-body';
 import { CallbackError, DAY_MS, type FailBody, type LeaseCalls } from './callbacks';
 import { LeaseLostError } from './errors';
+import type { TraceContext } from './trace';
 
 /** What a job function gets besides the job. */
 export interface JobContext {
@@ -29,6 +30,13 @@ export interface JobContext {
    * heartbeated automatically; call this to extend further ahead.
    */
   heartbeat(extendMs?: number): Promise<{ expiresAt: number }>;
+  /**
+   * The W3C traceparent the job was enqueued with (docs/tracing.md), for the function's span to
+   * continue the producer's trace; undefined when the producer sent none.
+   */
+  traceparent: string | undefined;
+  /** The tracestate that came with it; undefined when none. */
+  tracestate: string | undefined;
 }
 
 /** How a job's run ended, as the complete or fail callback reports it. */
@@ -40,6 +48,8 @@ export interface LeaseOptions {
   onError: (error: unknown) => void;
   /** The delivery's webhook-timestamp in seconds: bounds the lease's length against clock skew. */
   sentAtSec: number;
+  /** The delivery's trace context (its headers, checked). @default none */
+  trace?: TraceContext;
 }
 
 /** A heartbeat never waits less than this, so a lease near its end is not hammered. */
@@ -101,6 +111,8 @@ export class Lease {
       attempt,
       maxAttempts,
       isLastAttempt: attempt >= maxAttempts,
+      traceparent: this.options.trace?.traceparent,
+      tracestate: this.options.trace?.tracestate,
       get leaseExpiresAt() {
         return lease.expiresAt;
       },

@@ -5,10 +5,20 @@
 import type { OutcomeCallback } from '../protocol/outcome-body';
 import { DeliveryVerificationError } from './errors';
 import { errorText, settle, textResponse } from './outcomes';
+import { type TraceContext, traceContextOf } from './trace';
 import { type VerifyOptions, createOutcomeVerifier } from './verify';
 
-/** The function that takes a job's outcome; a throw (or a rejection) asks groupq to send it again. */
-export type OutcomeFunction = (outcome: OutcomeCallback, request: { webhookId: string }) => unknown;
+/**
+ * The function that takes a job's outcome; a throw (or a rejection) asks groupq to send it again.
+ * `request`: the callback's webhook-id, and the job's trace context (docs/tracing.md), each field
+ * undefined when the producer sent none.
+ */
+export type OutcomeFunction = (outcome: OutcomeCallback, request: OutcomeRequest) => unknown;
+
+/** What createOutcomeHandler tells its function of the callback besides the outcome. */
+export interface OutcomeRequest extends TraceContext {
+  webhookId: string;
+}
 
 /**
  * Builds an endpoint for outcome callbacks: `(request) => Promise<Response>`, for any Fetch-API
@@ -24,7 +34,8 @@ export function createOutcomeHandler(fn: OutcomeFunction, options: VerifyOptions
       if (error instanceof DeliveryVerificationError) return textResponse(401, error.message);
       throw error;
     }
-    const run = await settle(() => fn(outcome, { webhookId: request.headers.get('webhook-id')! }));
+    const { traceparent, tracestate } = traceContextOf(request);
+    const run = await settle(() => fn(outcome, { webhookId: request.headers.get('webhook-id')!, traceparent, tracestate }));
     return run.ok ? new Response(null, { status: 204 }) : textResponse(500, errorText(run.error));
   };
 }

@@ -58,7 +58,7 @@ export type OutcomeVerifier = (message: Request | RawMessage) => Promise<Outcome
 const isRequest = (message: Request | RawMessage): message is Request => typeof (message as Request).arrayBuffer === 'function';
 
 /** A header of the message, by its lower-case name; the first of a repeated one. */
-function headerOf(message: Request | RawMessage, name: string): string | null {
+export function headerOf(message: Request | RawMessage, name: string): string | null {
   const { headers } = message;
   if (typeof headers.get === 'function') return (headers as Headers).get(name);
   const record = headers as Record<string, string | string[] | undefined>;

@@ -51,6 +51,7 @@ describe('queues', () => {
       name: busy,
       paused: true,
       counts: { waiting: 2, delayed: 1, active: 0, completed: 0, failed: 0, cancelled: 0, groups: 2 },
+      oldestReady: { id: expect.any(String), orderMs: expect.any(Number) }, // the API's object as it is
     });
   });
 });

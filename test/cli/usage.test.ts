@@ -37,6 +37,38 @@ describe('usage errors exit 2 before any request', () => {
     [['group-limits', 'orders', 'g', '--rate-max', '5', '--rate-period-ms', '1000', '--no-rate-limit'], /^groupq: give --rate-max\/--rate-period-ms or --no-rate-limit, not both\n/],
     [['group-limits', 'orders', 'g', '--clear', '--concurrency', '2'], /^groupq: --clear takes no other limit\n/],
     [['help', 'nope'], /^groupq: unknown command "nope"\n/],
+    // The queue, group, repeat and status commands.
+    [['queue'], /^groupq: queue needs a command: create, configure or delete\n\(see "groupq queue --help"\)\n$/],
+    [['queue', 'frob', 'orders'], /^groupq: unknown command "queue frob" \(queue takes create, configure or delete\)\n\(see "groupq queue --help"\)\n$/],
+    [['help', 'queue', 'nope'], /^groupq: unknown command "queue nope"/],
+    [['queue', 'create'], /^groupq: missing <name>\n\(see "groupq queue create --help"\)\n$/],
+    [['queue', 'create', 'orders'], /^groupq: missing --endpoint <url> \(or "endpoint" in --config\)\n/],
+    [['queue', 'create', 'orders', '--endpoint', 'https://x.example', '--concurrency', 'ten'], /^groupq: --concurrency must be a whole number, at least 0 \(got "ten"\)\n/],
+    [['queue', 'create', 'orders', '--endpoint', 'https://x.example', '--rate-limit', '100'], /^groupq: --rate-limit is <max>\/<ms>, e\.g\. 100\/1000 for 100 a second, or none \(got "100"\)\n/],
+    [['queue', 'create', 'orders', '--config', '[1]'], /^groupq: --config must be a JSON object of the config's fields \(got an array\)\n/],
+    [['queue', 'create', 'orders', '--config', '{endpoint: 1}'], /^groupq: --config is not valid JSON: /],
+    [['queue', 'create', 'orders', '--endpoint', 'https://x.example', '--unset', 'rateLimit'], /^groupq: unknown option '--unset'\n\(see "groupq queue create --help"\)\n$/],
+    [['queue', 'configure', 'orders'], /^groupq: nothing to change: give a setting flag, --config or --unset\n\(see "groupq queue configure --help"\)\n$/],
+    [['queue', 'configure', 'orders', '--unset', 'colour'], /^groupq: --unset: the config has no field "colour" \(docs\/http-api\.md#queues lists them\)\n/],
+    [['queue', 'configure', 'orders', '--concurrency', '2', '--unset', 'concurrency'], /^groupq: concurrency is both set and unset\n/],
+    [['queue', 'configure', 'orders', '--partitions', '2'], /^groupq: unknown option '--partitions'\n/],
+    [['queue', 'delete', 'orders'], /^groupq: this deletes the queue with every job, group and repeat of it: pass --yes to do it\n\(see "groupq queue delete --help"\)\n$/],
+    [['queue', 'delete', 'orders', '--force'], /^groupq: unknown option '--force'\n/],
+    [['groups'], /^groupq: missing <queue>\n\(see "groupq groups --help"\)\n$/],
+    [['groups', 'orders', '--limit', '0'], /^groupq: --limit must be a whole number, 1 to 1000 \(got "0"\)\n/],
+    [['repeats'], /^groupq: repeats needs a command: list, put or delete\n\(see "groupq repeats --help"\)\n$/],
+    [['repeats', 'put', 'orders'], /^groupq: missing <key>\n\(see "groupq repeats put --help"\)\n$/],
+    [['repeats', 'put', 'orders', 'nightly', '--every-ms', '1000'], /^groupq: missing --group <name>\n/],
+    [['repeats', 'put', 'orders', 'nightly', '--group', 'g'], /^groupq: give one of --cron <pattern> and --every-ms <ms>\n/],
+    [['repeats', 'put', 'orders', 'nightly', '--group', 'g', '--cron', '0 2 * * *', '--every-ms', '1000'], /^groupq: give one of --cron <pattern> and --every-ms <ms>\n/],
+    [['repeats', 'put', 'orders', 'nightly', '--group', 'g', '--every-ms', '1000', '--tz', 'UTC'], /^groupq: --tz goes with --cron\n/],
+    [['repeats', 'put', 'orders', 'nightly', '--group', 'g', '--every-ms', '1000', '--start-at', 'tomorrow'], /^groupq: --start-at is epoch ms or an ISO 8601 time like 2030-01-31T09:00:00Z \(got "tomorrow"\)\n/],
+    [['repeats', 'put', 'orders', 'nightly', '--group', 'g', '--every-ms', 'hourly'], /^groupq: --every-ms must be a whole number/],
+    [['repeats', 'delete', 'orders'], /^groupq: missing <key>\n/],
+    [['repeats', 'list'], /^groupq: missing <queue>\n\(see "groupq repeats list --help"\)\n$/],
+    [['metrics', 'orders', '--minutes', '61'], /^groupq: --minutes must be a whole number, 1 to 60 \(got "61"\)\n/],
+    [['metrics'], /^groupq: missing <queue>\n/],
+    [['health', 'now'], /^groupq: unexpected argument "now"\n\(see "groupq health --help"\)\n$/],
   ])('groupq %j', async (argv, stderr) => {
     const result = await cli(argv, env);
     expect(result).toMatchObject({ code: 2, stdout: '' });
@@ -82,7 +114,8 @@ describe('help and version', () => {
     for (const argv of [['--help'], ['-h'], ['help']]) {
       const result = await cli(argv, {});
       expect(result).toMatchObject({ code: 0, stderr: '' });
-      for (const command of ['queues', 'monitor <queue>', 'enqueue <queue>', 'jobs <queue>', 'retry <queue> <id...>', 'remove', 'promote', 'pause', 'resume', 'group-limits <queue> <group>']) {
+      const added = ['queue create <name>', 'queue configure <name>', 'queue delete <name>', 'groups <queue>', 'repeats list <queue>', 'repeats put <queue> <key>', 'repeats delete <queue> <key>', 'metrics <queue>', 'health'];
+      for (const command of ['queues', 'monitor <queue>', 'enqueue <queue>', 'jobs <queue>', 'retry <queue> <id...>', 'remove', 'promote', 'pause', 'resume', 'group-limits <queue> <group>', ...added]) {
         expect(result.stdout).toContain(`  ${command}`);
       }
       expect(result.stdout).toContain('GROUPQ_URL and GROUPQ_TOKEN');
@@ -100,6 +133,26 @@ describe('help and version', () => {
       expect(viaFlag.stdout).toContain(flag);
     }
     expect((await cli(['monitor', '-h'], {})).stdout).toContain('--interval <ms>');
+  });
+
+  test("a family's --help lists its commands; each command's --help its flags, --yes required for queue delete", async () => {
+    const family = await cli(['queue', '--help'], {});
+    expect(family).toEqual(await cli(['help', 'queue'], {}));
+    expect(family.code).toBe(0);
+    expect(family.stdout).toMatch(/^groupq queue: create, configure or delete\n/);
+    for (const command of ['queue create <name>', 'queue configure <name>', 'queue delete <name>']) expect(family.stdout).toContain(`  ${command}`);
+    expect((await cli(['repeats', '-h'], {})).stdout).toMatch(/^groupq repeats: list, put or delete\n/);
+
+    const create = await cli(['queue', 'create', '--help'], {});
+    expect(create).toEqual(await cli(['help', 'queue', 'create'], {}));
+    expect(create.stdout).toContain('Usage: groupq queue create <name> [flags]');
+    for (const flag of ['--endpoint <url>', '--concurrency <n>', '--max-attempts <n>', '--timeout-ms <ms>', '--keep-completed <n>', '--keep-failed <n>', '--rate-limit <max>/<ms>', '--config <json>', '--replace']) {
+      expect(create.stdout).toContain(flag);
+    }
+    expect((await cli(['queue', 'configure', '--help'], {})).stdout).toContain('--unset <field>');
+    expect((await cli(['queue', 'delete', '--help'], {})).stdout).toMatch(/--yes is required \(no prompt\)/);
+    const put = (await cli(['help', 'repeats', 'put'], {})).stdout;
+    for (const flag of ['--cron <pattern>', '--every-ms <ms>', '--group <name>', '--tz <zone>', '--data <json>']) expect(put).toContain(flag);
   });
 
   test('--version prints the package version', async () => {

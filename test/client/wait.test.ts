@@ -1,6 +1,6 @@
 // groupq/client waiting for jobs against the real Worker: addAndWait gives the finished job with
-// its result, waitForJob gives the job as it is when its timeout runs out, and a completed job
-// the queue does not keep is JOB_NOT_FOUND. Every call goes out as GET ...?waitMs=.
+// its result, also on a queue that keeps no completed jobs (keepResult), waitForJob gives the job
+// as it is when its timeout runs out, and a completed job no one kept is JOB_NOT_FOUND. Every call goes out as GET ...?waitMs=.
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { GroupqClient } from '../../src/client';
 import { type Endpoint, startEndpoint } from '../helpers/endpoint';
@@ -55,9 +55,21 @@ describe('groupq/client waits', () => {
     expect(sent[0]).toMatch(/\?waitMs=(1[01]\d\d|1200)$/);
   });
 
-  it('a completed job that the queue does not keep is gone when it finishes: JOB_NOT_FOUND', async () => {
+  it('addAndWait on a queue with default settings (keepCompleted 0) answers the result, many times over', async () => {
+    const q = new GroupqClient({ url: suite.worker.url, token: ADMIN_TOKEN }).queue<{ n: number }, { got: { n: number } }>(uniqueQueue('client-wait-default'));
+    await q.configure({ endpoint: completing.url });
+    // Jobs that complete straight from their enqueue, and in groups busy with others.
+    const jobs = await Promise.all(Array.from({ length: 12 }, (_, n) => q.addAndWait({ group: `g${n % 3}`, data: { n } }, { timeoutMs: 20_000 })));
+    jobs.forEach((job, n) => expect(job).toMatchObject({ state: 'completed', result: { got: { n } } }));
+    // Kept for the waiter, not as a completed job of the queue.
+    expect((await q.listJobs({ state: 'completed' })).jobs).toEqual([]);
+    expect((await q.get()).counts).toMatchObject({ waiting: 0, completed: 0 });
+  });
+
+  it('a completed job added without keepResult on such a queue is gone when it finishes: JOB_NOT_FOUND', async () => {
     const q = new GroupqClient({ url: suite.worker.url, token: ADMIN_TOKEN }).queue(uniqueQueue('client-wait-gone'));
     await q.configure({ endpoint: completing.url, keepCompleted: 0 });
-    expect(await caught(q.addAndWait({ group: 'g' }, { timeoutMs: 20_000 }))).toMatchObject({ code: 'JOB_NOT_FOUND', status: 404 });
+    const { id } = await q.add({ group: 'g' });
+    expect(await caught(q.waitForJob(id, { timeoutMs: 20_000 }))).toMatchObject({ code: 'JOB_NOT_FOUND', status: 404 });
   });
 });

@@ -60,7 +60,7 @@ describe('adversarial names against the reference model', () => {
       const tokens = new Map<number, string>();
       const leased = (jobs: LeasedJob[], views: LeasedView[]) => {
         views.forEach((view, i) => tokens.set(view.lease, jobs[i]?.lease.token ?? 'none'));
-        return jobs.map(({ queue: _q, tag: _t, lease, seq: _s, solo: _solo, callback: _c, named: _n, ...job }) => ({ ...job, expiresAt: lease.expiresAt }));
+        return jobs.map(({ queue: _q, tag: _t, lease, seq: _s, solo: _solo, recordNeeded: _c, named: _n, ...job }) => ({ ...job, expiresAt: lease.expiresAt }));
       };
       const plain = (views: LeasedView[]) => views.map(({ lease: _l, ...job }) => job);
       const token = (handle: number) => tokens.get(handle) ?? 'none';

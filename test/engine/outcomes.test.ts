@@ -41,7 +41,7 @@ describe('recording an outcome', () => {
     const { engine, q } = await setupQueue();
     await engine.enqueue(q, { id: 'j', group: 'g', data: 1, callbackUrl: CALLBACK });
     const job = await reserveOne(engine, q);
-    expect(job.callback).toBe(true);
+    expect(job.recordNeeded).toBe(true);
     const settled = await engine.settle(q, [{ kind: 'complete', ...ref(job), result: { big: 12345678901234567890n.toString(), list: [] } }], 0);
     expect(settled.outcomes).toEqual([
       {
@@ -64,7 +64,7 @@ describe('recording an outcome', () => {
     const { engine, q } = await setupQueue({ callbackUrl: CALLBACK, keepFailed: 10 });
     await engine.enqueue(q, { id: 'j', group: 'g' });
     const job = await reserveOne(engine, q);
-    expect(job.callback).toBe(false); // the queue's URL, not its own
+    expect(job.recordNeeded).toBe(false); // the queue's URL, not its own
     const { state, outcomes } = await engine.fail(q, { ...ref(job), error: 'boom', retry: false });
     expect(state).toBe('failed');
     expect(JSON.parse(outcomeBody(outcomes[0]!))).toEqual({ id: 'j', queue: q, group: 'g', state: 'failed', error: 'boom', attempts: 1, finishedAt: T0 });

@@ -3,7 +3,7 @@
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createEngine } from '../../src/core/engine';
 import { createRedis } from '../../src/core/store/redis';
-import { rejectsWith, setupQueue, testEngine } from '../helpers/engine';
+import { T0, rejectsWith, setupQueue, testEngine } from '../helpers/engine';
 import { adminClient, stack, uniqueName } from '../helpers/stack';
 import { CONFIG_DEFAULTS } from '../helpers/config-defaults';
 
@@ -145,7 +145,7 @@ describe('getQueue, listQueues, listQueueNames', () => {
   it('lists created queues by name (sorted) with paused and counts, without config', async () => {
     const { engine, q: first } = await setupQueue();
     const { q: second } = await setupQueue();
-    await engine.enqueue(second, { group: 'g', data: null });
+    const { id } = await engine.enqueue(second, { group: 'g', data: null });
     await engine.pauseQueue(second);
     const names = await engine.listQueueNames();
     expect(names).toEqual([...names].sort());
@@ -156,6 +156,7 @@ describe('getQueue, listQueues, listQueueNames', () => {
       name: second,
       paused: true,
       counts: { ...NO_COUNTS, waiting: 1, groups: 1 },
+      oldestReady: { id, orderMs: T0 },
     });
   });
 });

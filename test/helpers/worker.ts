@@ -60,9 +60,14 @@ function running({ mf, url, scheduled, dispose }: Started): RunningWorker {
 /**
  * The Worker in workerd, listening on a loopback port so that endpoints can call back. The
  * scheduler's stay window is 0 by default: a cron run returns once its work is done.
+ * `runtimeOutputTo`: where workerd's stdout and stderr go (the Worker's log lines), instead of ours.
  */
-export async function startWorker(stack: PrivateStack, bindings: Record<string, string> = {}): Promise<RunningWorker> {
-  return running(await startMiniflareWorker(stack, withTokens(bindings)));
+export async function startWorker(
+  stack: PrivateStack,
+  bindings: Record<string, string> = {},
+  options: { runtimeOutputTo?: NodeJS.WritableStream } = {},
+): Promise<RunningWorker> {
+  return running(await startMiniflareWorker(stack, withTokens(bindings), options));
 }
 
 /**

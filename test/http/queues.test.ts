@@ -102,19 +102,25 @@ describe('GET /v1/queues/{queue} and GET /v1/queues', () => {
     await expectError(await suite.worker.api(`/v1/queues/${uniqueQueue('nope')}`), 404, 'QUEUE_NOT_FOUND');
   });
 
-  it('GET /v1/queues lists every queue as {name, paused, counts}', async () => {
+  it('GET /v1/queues lists every queue as {name, paused, counts, oldestReady?}', async () => {
     const a = uniqueQueue('list-a');
     const b = uniqueQueue('list-b');
     await putQueue(suite.worker, a, { endpoint: NOWHERE });
     await putQueue(suite.worker, b, { endpoint: NOWHERE });
     await expectJson(await suite.worker.api(`/v1/queues/${b}/pause`, { method: 'POST' }), 200);
-    await enqueue(suite.worker, b, { group: 'g', data: null });
+    const { id } = await enqueue(suite.worker, b, { group: 'g', data: null, orderMs: 1_700_000_000_000 });
 
     const body = await expectJson<{ queues: any[] }>(await suite.worker.api('/v1/queues'), 200);
     expect(Object.keys(body)).toEqual(['queues']);
     const byName = new Map(body.queues.map((q) => [q.name, q]));
     expect(byName.get(a)).toEqual({ name: a, paused: false, counts: ZERO_COUNTS });
-    expect(byName.get(b)).toEqual({ name: b, paused: true, counts: { ...ZERO_COUNTS, waiting: 1, groups: 1 } });
+    // The paused queue's job could start but for the pause: its oldest ready job.
+    expect(byName.get(b)).toEqual({
+      name: b,
+      paused: true,
+      counts: { ...ZERO_COUNTS, waiting: 1, groups: 1 },
+      oldestReady: { id, orderMs: 1_700_000_000_000 },
+    });
   });
 });
 

@@ -38,12 +38,13 @@ export function uniqueQueue(prefix: string): string {
 }
 
 export interface ErrorBody {
-  error: { code: string; message: string; details?: unknown };
+  error: { code: string; message: string; details?: unknown; requestId: string };
 }
 
 /**
- * Asserts the one error shape {"error":{code,message,details?}} (nothing else at either level),
- * the status and the code; returns the body for further checks.
+ * Asserts the one error shape {"error":{code,message,details?,requestId}} (nothing else at either
+ * level, the requestId the answer's x-request-id), the status and the code; returns the body for
+ * further checks.
  */
 export async function expectError(res: Response, status: number, code: string): Promise<ErrorBody> {
   const text = await res.text();
@@ -54,7 +55,8 @@ export async function expectError(res: Response, status: number, code: string): 
   expect(body.error.code).toBe(code);
   expect(typeof body.error.message).toBe('string');
   expect(body.error.message.length).toBeGreaterThan(0);
-  for (const key of Object.keys(body.error)) expect(['code', 'message', 'details']).toContain(key);
+  for (const key of Object.keys(body.error)) expect(['code', 'message', 'details', 'requestId']).toContain(key);
+  expect(body.error.requestId).toBe(res.headers.get('x-request-id'));
   return body;
 }
 

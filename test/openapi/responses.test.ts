@@ -45,9 +45,11 @@ async function call(method: string, path: string, { json, token = ADMIN_TOKEN, h
 }
 
 describe('the open pages', () => {
-  it('GET /, /health, /openapi.json and the dashboard answer as documented', async () => {
+  it('GET /, /health, /metrics, /openapi.json and the dashboard answer as documented', async () => {
     expect((await call('GET', '/', { token: null })).status).toBe(200);
     expect((await call('GET', '/health', { token: null })).body).toEqual({ ok: true, redis: 'ok' });
+    expect((await call('GET', '/metrics')).status).toBe(200);
+    expect((await call('GET', '/metrics', { token: null })).status).toBe(401);
     const served = await call('GET', '/openapi.json', { token: null });
     expect(served.body).toEqual(generated);
     const again = await call('GET', '/openapi.json', { token: null, headers: { 'if-none-match': served.headers.get('etag')! } });

@@ -5,7 +5,8 @@
 // delivered and completed, delayed ones by the cron, which reads each database's due index. A
 // queue from before the pool stays on database 0. When one database is killed (SIGKILL), the
 // queues on the others keep enqueueing and delivering, those on it answer 503 REDIS_UNAVAILABLE,
-// and once it is back from its append-only file nothing it had accepted is lost; the same holds
+// and once it is back from its append-only file nothing it had accepted is lost (GET /metrics
+// meanwhile answers the queues it reaches); the same holds
 // for the partitions of one queue spread over the three.
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -150,6 +151,7 @@ describe('a pool of three databases', () => {
       expect(((await res.json()) as { error: { code: string; message: string } }).error).toEqual({
         code: 'INTERNAL',
         message: `queue ${name} is placed on database 2, outside the pool of 2 (GROUPQ_REDIS_POOL lost a database)`,
+        requestId: res.headers.get('x-request-id'),
       });
     } finally {
       await shrunk.dispose();
@@ -187,6 +189,16 @@ describe('a pool of three databases', () => {
       expect((await enqueue(name, { id: 'during', group: 'g' })).status).toBe(201);
       expect((await enqueue(name, { id: 'during-delayed', group: 'g', delayMs: 200 })).status).toBe(201);
     }
+    // GET /metrics answers with the queues it reaches (25 a scrape, the file has more queues);
+    // the dead database's are left out.
+    let text = '';
+    for (let i = 0; i < 5 && !up.every((name) => text.includes(`queue="${name}"`)); i++) {
+      const scraped = await worker.api('/metrics');
+      expect(scraped.status).toBe(200);
+      text = await scraped.text();
+    }
+    for (const name of up) expect(text).toContain(`groupq_jobs_added_total{queue="${name}",partition="0"} 2`);
+    expect(text).not.toContain(`queue="${down}"`);
     // A cron run reads the due index of each database it can reach, and ends well.
     await expect(worker.scheduled()).resolves.toBeUndefined();
     for (const name of up) {
@@ -197,6 +209,7 @@ describe('a pool of three databases', () => {
     await databases[1]!.restart();
     expect((await worker.api(`/v1/queues/${down}/resume`, { method: 'POST' })).status).toBe(200);
     for (let i = 0; i < 20; i++) expect(await completed(down, `kept-${i}`, { cron: true })).toBe(true);
+    expect(await (await worker.api('/metrics')).text()).toContain(`groupq_jobs_completed_total{queue="${down}",partition="0"} 20`);
     const delivered = endpoint.received.filter((r) => r.job.queue === down).map((r) => r.job.id);
     expect(new Set(delivered)).toEqual(new Set(Array.from({ length: 20 }, (_, i) => `kept-${i}`)));
   });

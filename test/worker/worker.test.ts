@@ -42,7 +42,11 @@ describe('the Worker in workerd', () => {
         expect(res.status).toBe(500);
         const text = await res.text();
         expect(JSON.parse(text)).toEqual({
-          error: { code: 'INTERNAL', message: 'groupq: invalid or missing bindings: GROUPQ_ADMIN_TOKEN (use at least 16 characters)' },
+          error: {
+            code: 'INTERNAL',
+            message: 'groupq: invalid or missing bindings: GROUPQ_ADMIN_TOKEN (use at least 16 characters)',
+            requestId: res.headers.get('x-request-id'),
+          },
         });
         expect(text).not.toContain('short-token');
       }

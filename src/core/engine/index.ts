@@ -1,5 +1,6 @@
 // The engine's one entry point: every queue operation, given a Redis client and a clock.
 import type { ConfigOptions } from '../../protocol/config';
+import type { TraceContext } from '../../protocol/trace-context';
 import * as bulk from './bulk';
 import type { KeepGoing } from './bulk';
 import * as dueIndex from '../store/due-index';
@@ -17,6 +18,7 @@ import * as reads from './reads';
 import * as repair from './repair';
 import * as repeats from './repeats';
 import * as scheduler from './scheduler';
+import * as scrape from './scrape';
 import * as waitJob from './wait-job';
 import { databaseStates } from '../store/pool';
 import { PartitionCounts } from '../store/partitions';
@@ -63,15 +65,16 @@ export function createEngine({ redis, now = Date.now, keyLocking = true, partiti
 
     enqueue: (queue: string, input: unknown) => producer.enqueue(ctx, queue, input),
     enqueueBatch: (queue: string, jobs: unknown) => producer.enqueueBatch(ctx, queue, jobs),
-    enqueueAndReserve: (queue: string, input: unknown, reserve: number, rawData?: string, publisher?: Publisher) =>
-      producer.enqueueAndReserve(ctx, queue, input, reserve, rawData, publisher),
+    enqueueAndReserve: (queue: string, input: unknown, reserve: number, rawData?: string, publisher?: Publisher, trace?: TraceContext) =>
+      producer.enqueueAndReserve(ctx, queue, input, reserve, rawData, publisher, trace),
     enqueueBatchAndReserve: (
       queue: string,
       batch: unknown,
       reserve: number,
       rawData?: readonly (string | undefined)[],
       publisher?: Publisher,
-    ) => producer.enqueueBatchAndReserve(ctx, queue, batch, reserve, rawData, publisher),
+      trace?: TraceContext,
+    ) => producer.enqueueBatchAndReserve(ctx, queue, batch, reserve, rawData, publisher, trace),
     getStoredConfig: (name: string) => queues.getStoredConfig(ctx, name),
 
     reserve: (queue: string, max: number) => leases.reserve(ctx, queue, max),
@@ -101,6 +104,8 @@ export function createEngine({ redis, now = Date.now, keyLocking = true, partiti
     listGroups: (queue: string, query?: unknown) => reads.listGroups(ctx, queue, query),
     getGroup: (queue: string, group: string) => reads.getGroup(ctx, queue, group),
     getMetrics: (queue: string) => metrics.getMetrics(ctx, queue),
+    /** Every queue's totals and gauges for GET /metrics, at a bounded cost (scrape.ts). */
+    scrape: (options?: scrape.ScrapeOptions) => scrape.scrape(ctx, options),
 
     removeJob: (queue: string, id: string) => jobOps.removeJob(ctx, queue, id),
     retryJob: (queue: string, id: string) => jobOps.retryJob(ctx, queue, id),

@@ -13,7 +13,7 @@ import { randomSeed } from '../../protocol/ids';
 import { isJobId, jobIdSchema } from '../../protocol/job-input';
 import type { JobRecord } from '../store/job-records';
 import type { LeasePlace, LeasedJob, Settlement } from '../store/leased';
-import { type OutcomeToSend, pushTarget, toOutcomesToSend } from '../store/leased';
+import { LEASE_GRACE_MS, type OutcomeToSend, pushTarget, toOutcomesToSend } from '../store/leased';
 import { checkQueueName, checkTag } from './queues';
 import { routed } from './partitions';
 import { leaseTag, partitionOfTag, partitionTag, publicLease, queueOfTag, splitLease } from '../store/partitions';
@@ -61,14 +61,17 @@ export function toLeasedJob(tag: string, config: StoredConfig, [id, stateJson, r
     lease: { token: publicLease(tag, token), expiresAt: deadline },
     seq: record.s,
     solo: hint === 's',
-    callback: record.cb !== undefined,
+    recordNeeded: record.cb !== undefined || record.w === 1,
     named: record.i === 1,
+    traceparent: record.tp,
+    tracestate: record.ts,
   };
 }
 
 /** What settle needs to know of a leased job's place. */
 export function placeOf(job: LeasedJob): LeasePlace {
-  return { group: job.group, seq: job.seq, solo: job.solo, callback: job.callback, named: job.named };
+  const startedAt = job.lease.expiresAt - job.timeoutMs - LEASE_GRACE_MS;
+  return { group: job.group, seq: job.seq, solo: job.solo, recordNeeded: job.recordNeeded, named: job.named, startedAt };
 }
 
 /** Reads where job `id` sits (its group and sequence): the one read a lease callback adds. */
@@ -77,16 +80,16 @@ async function readPlace(ctx: EngineContext, queue: string, id: string): Promise
     return await callScript(ctx, scripts.jobGroup, { queue }, [id]);
   } catch (error) {
     // No such job: its lease cannot be live, and settle says LEASE_LOST for it.
-    if (error instanceof QueueError && error.code === 'JOB_NOT_FOUND') return { group: '', seq: 0, callback: false, named: false };
+    if (error instanceof QueueError && error.code === 'JOB_NOT_FOUND') return { group: '', seq: 0, recordNeeded: false, named: false };
     throw error;
   }
 }
 
-function settlementArgs(settlement: Settlement, { group, seq, solo, callback, named }: LeasePlace): (string | number)[] {
+function settlementArgs(settlement: Settlement, { group, seq, solo, recordNeeded, named, startedAt }: LeasePlace): (string | number)[] {
   const hint = solo === undefined ? '?' : solo ? 's' : 'm';
   const lease = [settlement.id, splitLease(settlement.lease).token, group, seq, hint];
   const status = settlement.status ?? 0;
-  const flags = [callback ? '1' : '0', named ? '1' : '0'];
+  const flags = [recordNeeded ? '1' : '0', named ? '1' : '0', startedAt ?? ''];
   if (settlement.kind === 'complete') {
     const result = settlement.result === undefined ? '' : JSON.stringify(settlement.result);
     return ['complete', ...lease, result, settlement.resultTruncated ? '1' : '0', -1, status, ...flags];

@@ -16,6 +16,7 @@ import { partitionOf, partitionTag } from '../store/partitions';
 import { callScript } from '../store/scripts';
 import { newJobId, routed } from './partitions';
 import { PUBLISH_ID_PREFIX, checkPublished } from './publish-policy';
+import type { TraceContext } from '../../protocol/trace-context';
 
 export type { EnqueueResult } from '../../protocol/api-types';
 
@@ -30,8 +31,11 @@ function schemasFor(options: ConfigOptions) {
   return built;
 }
 
-/** The per-job state fields a job record carries only when given (see job.lua). */
-function recordOptions(job: ParsedJob, createdAt: number, orderMs: number): string {
+/**
+ * The per-job state fields a job record carries only when given (see job.lua). `trace`: the
+ * enqueue's trace context (docs/tracing.md), the same for every job of a batch.
+ */
+function recordOptions(job: ParsedJob, createdAt: number, orderMs: number, trace: TraceContext): string {
   const options: Record<string, unknown> = {};
   if (job.id !== undefined) options.i = 1; // only ids the producer named are remembered (dedup.lua)
   if (job.debounce !== undefined) {
@@ -43,7 +47,10 @@ function recordOptions(job: ParsedJob, createdAt: number, orderMs: number): stri
   if (job.timeoutMs !== undefined) options.to = job.timeoutMs;
   if (job.callbackUrl !== undefined) options.cb = job.callbackUrl;
   if (job.priority) options.pr = job.priority;
+  if (job.keepResult) options.w = 1;
   if (createdAt !== orderMs) options.c = createdAt;
+  if (trace.traceparent !== undefined) options.tp = trace.traceparent;
+  if (trace.tracestate !== undefined) options.ts = trace.tracestate;
   return Object.keys(options).length > 0 ? JSON.stringify(options) : '';
 }
 
@@ -104,13 +111,14 @@ async function enqueueInto(
   rawData: readonly (string | undefined)[],
   pathOf: PathOf,
   publisher?: Publisher,
+  trace: TraceContext = {},
 ) {
   const now = ctx.now();
   const args: (string | number)[] = [now, Math.min(Math.max(0, reserve), 1000), jobs.length, publisher ? '1' : ''];
   for (const [i, job] of jobs.entries()) {
     const orderMs = job.orderMs ?? now;
     const runAt = job.debounce ? debouncedStart(job.debounce, now) : (job.runAt ?? (job.delayMs !== undefined ? now + job.delayMs : 0));
-    args.push(ids[i]!, job.group, orderMs, runAt, rawData[i] ?? JSON.stringify(job.data), recordOptions(job, now, orderMs));
+    args.push(ids[i]!, job.group, orderMs, runAt, rawData[i] ?? JSON.stringify(job.data), recordOptions(job, now, orderMs, trace));
   }
   const target = { queue: tag, groups: jobs.map((job) => job.group), client: publisher?.client };
   // callScript lowers the due index before anything is pushed: a lease's deadline there is what
@@ -140,6 +148,7 @@ async function enqueueSplit(
   rawData: readonly (string | undefined)[],
   pathOf: PathOf,
   publisher?: Publisher,
+  trace?: TraceContext,
 ): Promise<Enqueued> {
   const byPartition = new Map<number, number[]>();
   jobs.forEach((job, i) => {
@@ -156,7 +165,7 @@ async function enqueueSplit(
       const tag = partitionTag(queue, partitionOf(jobs[at[0]!]!.group, partitions), partitions);
       const mine = at.map((i) => jobs[i]!);
       const ids = mine.map((job) => job.id ?? newJobId(job.group, partitions));
-      const call = enqueueInto(ctx, tag, mine, ids, share, at.map((i) => rawData[i]), (j) => pathOf(at[j]!), publisher);
+      const call = enqueueInto(ctx, tag, mine, ids, share, at.map((i) => rawData[i]), (j) => pathOf(at[j]!), publisher, trace);
       return call.then((part) => ({ ...part, tag, more: share > 0 ? part.leased.length === share : reserve > 0 }));
     }),
   );
@@ -173,14 +182,15 @@ async function enqueueParsed(
   rawData: readonly (string | undefined)[],
   pathOf: PathOf,
   publisher?: Publisher,
+  trace?: TraceContext,
 ): Promise<Enqueued> {
   if (publisher) checkPublished(sent, sent.map((_, i) => pathOf(i)), publisher.config);
   // A publish token's ids live apart: its `x` is the job `pub:x`.
   const jobs = publisher ? sent.map((job) => (job.id === undefined ? job : { ...job, id: PUBLISH_ID_PREFIX + job.id })) : sent;
   return routed(ctx, queue, async (partitions) => {
-    if (partitions > 1) return enqueueSplit(ctx, queue, partitions, jobs, reserve, rawData, pathOf, publisher);
+    if (partitions > 1) return enqueueSplit(ctx, queue, partitions, jobs, reserve, rawData, pathOf, publisher, trace);
     const ids = jobs.map((job) => job.id ?? randomId());
-    const done = await enqueueInto(ctx, queue, jobs, ids, reserve, rawData, pathOf, publisher);
+    const done = await enqueueInto(ctx, queue, jobs, ids, reserve, rawData, pathOf, publisher, trace);
     return { ...done, parts: [{ tag: queue, more: reserve > 0 && done.leased.length === reserve }] };
   });
 }
@@ -202,7 +212,8 @@ export async function enqueueBatch(ctx: EngineContext, queue: string, jobs: unkn
 /**
  * enqueue, then up to `reserve` ready jobs leased in the same round trip (the dispatcher's way
  * in). `rawData`, the exact JSON text `input.data` was parsed from, is stored instead of a
- * re-encoding, so big integers and number formats reach the endpoint as sent.
+ * re-encoding, so big integers and number formats reach the endpoint as sent. `trace`: the
+ * producer's trace context, already checked (src/protocol/trace-context.ts), kept with the job.
  */
 export function enqueueAndReserve(
   ctx: EngineContext,
@@ -211,9 +222,10 @@ export function enqueueAndReserve(
   reserve: number,
   rawData?: string,
   publisher?: Publisher,
+  trace?: TraceContext,
 ): Promise<Enqueued> {
   checkQueueName(queue);
-  return enqueueParsed(ctx, queue, [parse(schemasFor(ctx.options).job, input)], reserve, [rawData], lonePath, publisher);
+  return enqueueParsed(ctx, queue, [parse(schemasFor(ctx.options).job, input)], reserve, [rawData], lonePath, publisher, trace);
 }
 
 /** enqueueBatch of a body `{"jobs":[...]}`, then up to `reserve` ready jobs leased in the same round trip. */
@@ -224,7 +236,8 @@ export function enqueueBatchAndReserve(
   reserve: number,
   rawData: readonly (string | undefined)[] = [],
   publisher?: Publisher,
+  trace?: TraceContext,
 ): Promise<Enqueued> {
   checkQueueName(queue);
-  return enqueueParsed(ctx, queue, parse(schemasFor(ctx.options).batch, batch).jobs, reserve, rawData, batchPath, publisher);
+  return enqueueParsed(ctx, queue, parse(schemasFor(ctx.options).batch, batch).jobs, reserve, rawData, batchPath, publisher, trace);
 }

@@ -1,8 +1,9 @@
 // Queue administration: create/replace, read, list, delete in bounded steps, pause and resume
 // the queue or one group. A partitioned queue's config lives at its root and, with its shares
 // of the queue-wide limits, in each partition; its counts are the sum of its partitions'.
+import { forgetTotals } from './scrape';
 import { scripts } from '../../lua/scripts.generated';
-import type { QueueInfo, QueueSummary } from '../../protocol/api-types';
+import type { OldestReady, QueueInfo, QueueSummary } from '../../protocol/api-types';
 import { type StoredConfig, queueConfigSchema, queuePatchSchema, toPublicConfig, toStoredConfig } from '../../protocol/config';
 import { type EngineContext, parse, parseParam } from '../store/context';
 import { QueueError } from '../../protocol/errors';
@@ -119,14 +120,22 @@ function sumCounts(all: readonly QueueCounts[]): QueueCounts {
   return sum;
 }
 
+/** The partitions' oldest ready job: the one with the lowest orderMs (absent: none is ready). */
+function oldestOf(all: readonly (OldestReady | null)[]): { oldestReady?: OldestReady } {
+  let oldest: OldestReady | null = null;
+  for (const one of all) if (one && (!oldest || one.orderMs < oldest.orderMs)) oldest = one;
+  return oldest ? { oldestReady: oldest } : {};
+}
+
 export async function getQueue(ctx: EngineContext, name: string): Promise<QueueInfo> {
   checkQueueName(name);
   const infos = await onEachPartition(ctx, name, (tag) => callScript(ctx, scripts.queueInfo, { queue: tag }, []));
   const { config, paused } = infos[0]!;
-  if (infos.length === 1) return { name, config: toPublicConfig(config), paused, counts: infos[0]!.counts };
+  const oldest = oldestOf(infos.map((info) => info.oldestReady));
+  if (infos.length === 1) return { name, config: toPublicConfig(config), paused, counts: infos[0]!.counts, ...oldest };
   // The partitions' configs hold their shares: the queue's own is its root's.
   const root = await getStoredConfig(ctx, name);
-  return { name, config: toPublicConfig(root), paused, counts: sumCounts(infos.map((info) => info.counts)) };
+  return { name, config: toPublicConfig(root), paused, counts: sumCounts(infos.map((info) => info.counts)), ...oldest };
 }
 
 /** Each partition of the queue (the queue itself when it has one): where it lives and its counts. */
@@ -158,7 +167,7 @@ export async function listQueues(ctx: EngineContext): Promise<QueueSummary[]> {
       }),
     ),
   );
-  return infos.filter((info) => info !== null).map(({ name, paused, counts }) => ({ name, paused, counts }));
+  return infos.filter((info) => info !== null).map(({ config: _, ...summary }) => summary);
 }
 
 /** Removes every key of one queue or partition (`tag`), in bounded script steps. */
@@ -185,6 +194,7 @@ export async function deleteQueue(ctx: EngineContext, name: string): Promise<voi
   const partitions = config?.partitions ?? 1;
   if (partitions > 1) await Promise.all(partitionTags(name, partitions).map((tag) => deleteKeys(ctx, tag)));
   await deleteKeys(ctx, name);
+  await forgetTotals(ctx, [name, ...(partitions > 1 ? partitionTags(name, partitions) : [])]);
   learnPartitions(ctx, name, 1);
 }
 

@@ -7,6 +7,7 @@ import { type Delivery, deliveryWebhookId } from '../../protocol/delivery-body';
 import type { LeasedJob, PushTarget, Settlement } from '../store/leased';
 import { textHead, wholeUtf8 } from '../../protocol/encoding';
 import { parseRetryAfter } from '../../protocol/retry-after';
+import { traceHeaders } from '../../protocol/trace-context';
 import type { Signer, Signers } from './signing';
 
 export const USER_AGENT = 'groupq/0.1.0';
@@ -24,6 +25,16 @@ export interface DeliveryOptions {
    * callbackUrlSchema allows. @default false
    */
   allowHttpLoopback?: boolean;
+  /**
+   * The id of the request (or cron run) whose invocation pushes: sent as groupq-request-id, so
+   * an endpoint's log can name the request that led to its job (docs/logs.md).
+   */
+  requestId?: string;
+}
+
+/** The groupq-request-id header of a push, when the invocation has an id. */
+export function requestIdHeader(options: Pick<DeliveryOptions, 'requestId'>): Record<string, string> {
+  return options.requestId ? { 'groupq-request-id': options.requestId } : {};
 }
 
 /** The callback URLs of one job, under the Worker's public URL. */
@@ -142,6 +153,9 @@ export async function deliver(job: LeasedJob, target: PushTarget, options: Deliv
       'groupq-group': encodeURIComponent(job.group),
       'groupq-attempt': String(job.attempt),
       'groupq-lease-expires-at': String(job.lease.expiresAt),
+      ...requestIdHeader(options),
+      // The producer's trace context, unchanged: groupq runs no tracer (docs/tracing.md).
+      ...traceHeaders(job),
     };
     const response = await fetch(target.endpoint, { method: 'POST', headers, body, signal: controller.signal, redirect: 'manual' });
     if (response.status === 202) {

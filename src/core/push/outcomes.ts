@@ -4,8 +4,9 @@
 import { wholeUtf8 } from '../../protocol/encoding';
 import { type OutcomeCallback, outcomeWebhookId } from '../../protocol/outcome-body';
 import { addressKind } from '../../protocol/private-address';
+import { traceHeaders } from '../../protocol/trace-context';
 import type { OutcomeToSend } from '../store/leased';
-import { type DeliveryOptions, readBody, signedHeaders } from './delivery';
+import { type DeliveryOptions, readBody, requestIdHeader, signedHeaders } from './delivery';
 
 /** An attempt is aborted after this; its lease (outcome.lua, OUTCOME_LEASE_MS) lasts 5 s longer. */
 export const OUTCOME_TIMEOUT_MS = 10_000;
@@ -57,7 +58,7 @@ function refusedCallbackUrl(url: string, allowHttpLoopback: boolean): string | n
  */
 export async function sendOutcome(
   outcome: OutcomeToSend,
-  options: Pick<DeliveryOptions, 'signers' | 'now' | 'allowHttpLoopback'>,
+  options: Pick<DeliveryOptions, 'signers' | 'now' | 'allowHttpLoopback' | 'requestId'>,
 ): Promise<string> {
   const refused = refusedCallbackUrl(outcome.record.u, options.allowHttpLoopback === true);
   if (refused !== null) return refused;
@@ -68,6 +69,8 @@ export async function sendOutcome(
       ...(await signedHeaders(options.signers.of(outcome.secrets), outcomeWebhookId(outcome.id), body, options.now())),
       'groupq-queue': outcome.queue,
       'groupq-outcome': outcome.record.s,
+      ...requestIdHeader(options),
+      ...traceHeaders({ traceparent: outcome.record.tp, tracestate: outcome.record.ts }),
     };
     const response = await fetch(outcome.record.u, {
       method: 'POST',

@@ -14,6 +14,8 @@ import { QueueError } from '../../protocol/errors';
 import { type Invocation, nextTurn } from './invocation';
 import { type LeasedJob, type Settled, type Settlement, placeOf } from '../engine/leases';
 import { NOT_SENT, lastStartAt, sendOutcome } from '../push/outcomes';
+import { type Log, fallbackLog } from '../log';
+import { logDelivery, logOutcome } from './attempt-log';
 
 export interface DrainReport {
   /** Pushes made. */
@@ -28,6 +30,8 @@ export interface Dispatcher {
   engine: Engine;
   invocation: Invocation;
   delivery: DeliveryOptions;
+  /** The invocation's log, its lines carrying its requestId (fallbackLog when none is given). */
+  log?: Log;
 }
 
 /** Jobs already leased by the call that started the drain (an enqueue, a callback), in slots it claimed. */
@@ -53,9 +57,15 @@ export async function sendOutcomes(d: Dispatcher, queue: string, outcomes: reado
   const attempts = await Promise.all(
     outcomes.map(async (outcome) => {
       // The settle below is paid for whatever happens: takeOutcomeSlot keeps 2 subrequests.
-      if (!(await d.invocation.takeOutcomeSlot(lastStartAt(outcome)))) return { outcome, error: NOT_SENT };
+      if (!(await d.invocation.takeOutcomeSlot(lastStartAt(outcome)))) {
+        logOutcome(d.log ?? fallbackLog, outcome, NOT_SENT, 0);
+        return { outcome, error: NOT_SENT };
+      }
       try {
-        return { outcome, error: await sendOutcome(outcome, d.delivery) };
+        const start = Date.now();
+        const error = await sendOutcome(outcome, d.delivery);
+        logOutcome(d.log ?? fallbackLog, outcome, error, Date.now() - start);
+        return { outcome, error };
       } finally {
         d.invocation.outcomeEnded();
       }
@@ -64,7 +74,7 @@ export async function sendOutcomes(d: Dispatcher, queue: string, outcomes: reado
   try {
     await d.engine.settleOutcomes(queue, attempts);
   } catch (error) {
-    console.error(`groupq: settling outcome callbacks of queue ${queue} failed`, error);
+    (d.log ?? fallbackLog).error('settle_outcomes_failed', `settling outcome callbacks of queue ${queue} failed`, { queue, error });
   }
 }
 
@@ -85,7 +95,7 @@ async function settleWithRetry(d: Dispatcher, queue: string, settlements: Settle
       // tick retries them; settlements acked twice are LEASE_LOST the second time, harmless.
       return await d.engine.settle(queue, settlements, attempt === 1 ? reserve : 0);
     } catch (error) {
-      console.error(`groupq: settle on queue ${queue} failed (attempt ${attempt})`, error);
+      (d.log ?? fallbackLog).error('settle_failed', `settle on queue ${queue} failed (attempt ${attempt})`, { queue, attempt, error });
       // Unacked settlements are not lost: their leases expire and the jobs are retried (G3). Only
       // an unreachable Redis, or a partition moving to another database, is worth another try (a
       // deleted queue or a bug stays as it is).
@@ -151,12 +161,14 @@ async function drainNow(d: Dispatcher, queue: string, leased?: Leased): Promise<
   const push = (job: LeasedJob, target: PushTarget) => {
     mine++;
     report.delivered++;
+    const start = Date.now();
     void deliver(job, target, d.delivery).then((settlement) => {
       mine--;
       // 202: the endpoint holds the lease; its slot is free for the next job.
       if (settlement) settlements.push({ ...settlement, place: placeOf(job) });
       else mayHaveMore = true;
       invocation.pushEnded();
+      logDelivery(d.log ?? fallbackLog, job, settlement, Date.now() - start);
     });
   };
 

@@ -11,6 +11,7 @@
 // Work after the response goes through `waitUntil`, the one thing core takes of the runtime.
 import type { BulkResult } from '../../protocol/api-types';
 import type { StoredConfig } from '../../protocol/config';
+import type { TraceContext } from '../../protocol/trace-context';
 import type { ConfigCache } from '../store/config-cache';
 import { pushTarget } from '../store/leased';
 import { ScriptRefusal } from '../store/refusals';
@@ -155,6 +156,7 @@ export function createService({ dispatcher, due, waitUntil, configs }: ServiceDe
     listRepeats: engine.listRepeats,
     deleteRepeat: engine.deleteRepeat,
     getMetrics: engine.getMetrics,
+    scrape: engine.scrape,
 
     /** The queue's stored config, served from the isolate's cache (a missing queue too). */
     async getStoredConfig(queue: string): Promise<StoredConfig> {
@@ -172,11 +174,16 @@ export function createService({ dispatcher, due, waitUntil, configs }: ServiceDe
      * Adds one job (`rawData`: its `data` exactly as sent; `publisher`: sent with a publish
      * token, see producer.ts); an existing id is a duplicate.
      */
-    enqueue: async (queue: string, input: unknown, rawData?: string, publisher?: Publisher): Promise<EnqueueResult> =>
-      (await enqueueWith((reserve) => engine.enqueueAndReserve(queue, input, reserve, rawData, publisher)))[0]!,
+    enqueue: async (queue: string, input: unknown, rawData?: string, publisher?: Publisher, trace?: TraceContext): Promise<EnqueueResult> =>
+      (await enqueueWith((reserve) => engine.enqueueAndReserve(queue, input, reserve, rawData, publisher, trace)))[0]!,
     /** Adds a batch `{"jobs":[...]}` atomically (`rawData`: each job's `data` exactly as sent). */
-    enqueueBatch: (queue: string, batch: unknown, rawData?: readonly (string | undefined)[], publisher?: Publisher): Promise<EnqueueResult[]> =>
-      enqueueWith((reserve) => engine.enqueueBatchAndReserve(queue, batch, reserve, rawData, publisher)),
+    enqueueBatch: (
+      queue: string,
+      batch: unknown,
+      rawData?: readonly (string | undefined)[],
+      publisher?: Publisher,
+      trace?: TraceContext,
+    ): Promise<EnqueueResult[]> => enqueueWith((reserve) => engine.enqueueBatchAndReserve(queue, batch, reserve, rawData, publisher, trace)),
 
     complete: (queue: string, input: LeaseInput<'complete'>) => endLease((next) => engine.complete(queue, input, next)),
     fail: (queue: string, input: LeaseInput<'fail'>) => endLease((next) => engine.fail(queue, input, next)),

@@ -29,6 +29,8 @@ export interface JobRecord {
   cb?: string;
   /** 1: its producer named its id (the dedup window remembers it when it ends). */
   i?: 1;
+  /** 1: a waiter asked for its end: kept 5 minutes after it completes on a queue that keeps none (finish.lua keepResult). */
+  w?: 1;
   /** How its outcome callback ended, once it did (settle-outcomes.lua). */
   oc?: { st: 'delivered' | 'abandoned'; n: number; d?: number; le?: string };
   /** Priority (absent: 0). */
@@ -36,6 +38,9 @@ export interface JobRecord {
   /** Debounce key, and the debounce deadline (first enqueue + maxDelayMs; absent: none). */
   db?: string;
   dx?: number;
+  /** The W3C traceparent and tracestate its producer enqueued it with (docs/tracing.md). */
+  tp?: string;
+  ts?: string;
 }
 
 /** history.lua's entries: [attempt, startedAt, finishedAt, how it ended (a letter), status (0: none), error?]. */
@@ -83,6 +88,8 @@ export function toJob(tag: string, [id, stateJson, data, state, startedAt, expir
   if (record.rt) job.resultTruncated = true;
   if (record.e !== undefined) job.error = record.e;
   if (record.p !== undefined) job.progress = JSON.parse(record.p);
+  if (record.tp !== undefined) job.traceparent = record.tp;
+  if (record.ts !== undefined) job.tracestate = record.ts;
   if (history !== undefined) job.history = (JSON.parse(history) as StoredAttempt[]).map(toAttempt);
   return job;
 }

@@ -19,6 +19,12 @@ export const DUE_KEY = 'gq:due' as const;
  */
 export const PLACEMENT_KEY = 'gq:placement' as const;
 
+/**
+ * The control database's copy of every queue's totals (GET /metrics reads it, and only a few
+ * queues per scrape: src/core/engine/scrape.ts). Written by totals-cache.lua alone.
+ */
+export const METRICS_KEY = 'gq:metrics' as const;
+
 export interface KeyDescription {
   key: string;
   type: 'hash' | 'zset' | 'set' | 'string';
@@ -30,7 +36,8 @@ export const KEY_CATALOGUE = [
   { key: REGISTRY_KEY, type: 'set', holds: 'names of all queues (GET /v1/queues)' },
   { key: DUE_KEY, type: 'zset', holds: "queues with a timer, by when each next needs a tick (the cron reads only this); in a pool, each database's holds its own queues" },
   { key: PLACEMENT_KEY, type: 'hash', holds: 'queue name, or partition tag `<queue>:<p>`, -> the database of the pool it lives on (control database; only with more than one database)' },
-  { key: 'gq:{q}:meta', type: 'hash', holds: "config JSON and counters: paused, pausedGroups, seq, active, ready, timer, outcomes ('1' while outcome callbacks may be pending), each group's jobs (`g:<group>`), limits (`l:<group>`) and flow state (`f:<group>`), flows, prio, hold, rs, dedup (ids in `dedup`) and dedupTrimAt, live (jobs not ended: waiting, delayed, active), per-minute outcomes (`m:<c, f or r>:<minute % 60>` -> epoch minute * 1e8 + count); partitions (a partitioned queue's root only: its count), move (a move to another database: `to <d>` under way, `at <d>` done)" },
+  { key: METRICS_KEY, type: 'hash', holds: 'queue name, or partition tag `<queue>:<p>`, -> JSON snapshot of its totals and gauges as a scrape of GET /metrics last read them (control database)' },
+  { key: 'gq:{q}:meta', type: 'hash', holds: "config JSON and counters: paused, pausedGroups, seq, active, ready, timer, outcomes ('1' while outcome callbacks may be pending), each group's jobs (`g:<group>`), limits (`l:<group>`) and flow state (`f:<group>`), flows, prio, hold, rs, dedup (ids in `dedup`) and dedupTrimAt, live (jobs not ended: waiting, delayed, active), per-minute outcomes (`m:<c, f or r>:<minute % 60>` -> epoch minute * 1e8 + count), lifetime totals (`n:<kind>`) and histograms (`h:w`, `h:r`) for GET /metrics; partitions (a partitioned queue's root only: its count), move (a move to another database: `to <d>` under way, `at <d>` done)" },
   { key: 'gq:{q}:jobs', type: 'hash', holds: 'job id -> record: state JSON, newline, data JSON' },
   { key: 'gq:{q}:g:<group>', type: 'zset', holds: "a group's waiting and leased jobs by orderMs (not a solo lease); member = 15-digit sequence + id" },
   { key: 'gq:{q}:ready', type: 'zset', holds: 'head member of each idle group by orderMs' },
@@ -49,6 +56,7 @@ export const KEY_CATALOGUE = [
   { key: 'gq:{q}:prioritized', type: 'zset', holds: 'head members of idle groups whose head has a priority other than 0, by -priority; member = 15-digit orderMs + group-zset member' },
   { key: 'gq:{q}:starts', type: 'zset', holds: 'lease members of the deliveries started lately, by start time (the queue rate limit)' },
   { key: 'gq:{q}:dedup', type: 'zset', holds: 'ids of ended jobs (given by their producer) remembered for dedupWindowMs, by expiry * 4 + how the job ended' },
+  { key: 'gq:{q}:results', type: 'zset', holds: 'ids of completed jobs a waiter asked for, kept 5 minutes on a queue that keeps no completed jobs (their records stay in `jobs`), by expiry' },
   { key: 'gq:{q}:debounce', type: 'hash', holds: 'debounce key -> id of the waiting or delayed job it collapses into' },
   { key: 'gq:{q}:rate:<client>', type: 'string', holds: "jobs a publish token's client (its address, else the token's SHA-256) enqueued in the current publishRateLimit window; expires with the window" },
   { key: 'gq:{q}:outcome-records', type: 'hash', holds: 'job id -> its pending outcome callback: URL, body fields, attempts, last error' },

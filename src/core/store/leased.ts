@@ -5,9 +5,10 @@
 import type { StoredConfig } from '../../protocol/config';
 import type { OutcomeCallback } from '../../protocol/outcome-body';
 import type { QueueSecrets } from '../../protocol/signing-secret';
+import type { TraceContext } from '../../protocol/trace-context';
 import { queueOfTag } from './partitions';
 
-export interface LeasedJob<T = unknown> {
+export interface LeasedJob<T = unknown> extends TraceContext {
   id: string;
   queue: string;
   /** The hash tag its lease lives under: the queue's name, or its partition's (partitions.ts). */
@@ -28,11 +29,14 @@ export interface LeasedJob<T = unknown> {
   seq: number;
   /** Leased "solo" (straight from its enqueue, never in its group zset: src/lua/includes/group.lua). */
   solo: boolean;
-  /** The job has a callback URL of its own (settle then reads its record to record the outcome). */
-  callback: boolean;
+  /** Settle reads its record: it has a callback URL of its own (to record the outcome), or a waiter asked for its end (`w`). */
+  recordNeeded: boolean;
   /** Its producer named its id: its end is remembered for the dedup window. */
   named: boolean;
 }
+
+/** A lease outlives its delivery's timeout by this much (src/lua/includes/job.lua LEASE_GRACE_MS). */
+export const LEASE_GRACE_MS = 5_000;
 
 /**
  * Where the job of a lease sits, as its leaser knows it: its group (whose key settle declares),
@@ -43,10 +47,12 @@ export interface LeasePlace {
   seq: number;
   /** Unknown (a lease callback): settle then does what either case needs. */
   solo?: boolean;
-  /** The job has a callback URL of its own. */
-  callback: boolean;
+  /** Settle reads its record (see LeasedJob). */
+  recordNeeded: boolean;
   /** Its producer named its id. */
   named: boolean;
+  /** When the lease began (epoch ms), for the run histogram; unknown: settle reads the lease's deadline. */
+  startedAt?: number;
 }
 
 /**
@@ -78,6 +84,9 @@ export interface OutcomeRecord {
   n: number;
   /** The end of this attempt's lease. */
   t: number;
+  /** The job's W3C trace context, when its producer sent one (docs/tracing.md). */
+  tp?: string;
+  ts?: string;
 }
 
 /** One attempt at an outcome callback, leased to whoever holds this. */

@@ -135,11 +135,11 @@ export const replies = {
   'group-limits': reply(z.tuple([ok, text, int]), ([, limits]) => groupLimits(limits), { dueAt: 2 }),
   /** The lease's new deadline. */
   heartbeat: reply(z.tuple([ok, int, int]), ([, expiresAt]) => expiresAt, { dueAt: 2 }),
-  /** callback: the job has a callback URL of its own; named: its producer named its id. */
-  'job-group': reply(z.tuple([ok, text, int, bit, bit]), ([, group, seq, callback, named]) => ({
+  /** recordNeeded: settle reads its record (a callback URL of its own, or a waiter); named: its producer named its id. */
+  'job-group': reply(z.tuple([ok, text, int, bit, bit]), ([, group, seq, record, named]) => ({
     group,
     seq,
-    callback: callback === 1,
+    recordNeeded: record === 1,
     named: named === 1,
   })),
   'list-groups': reply(z.tuple([ok, position, z.array(text)]), ([, next, names]) => ({ next, names })),
@@ -167,17 +167,26 @@ export const replies = {
   /** The repeat's next run, null for none. */
   'put-repeat': reply(z.tuple([ok, int, int]), ([, nextRunAt]) => instant(nextRunAt), { dueAt: 2 }),
   'queue-config': reply(z.tuple([ok, text]), ([, config]) => storedConfig(config)),
+  /** oldestReady: the job that could start now with the lowest orderMs, null for none. */
   'queue-info': reply(
-    z.tuple([ok, text, bit, int, int, int, int, int, int, int]),
-    ([, config, paused, waiting, delayed, active, completed, failed, groups, cancelled]) => ({
+    z.tuple([ok, text, bit, int, int, int, int, int, int, int, text, int]),
+    ([, config, paused, waiting, delayed, active, completed, failed, groups, cancelled, oldestId, oldestOrderMs]) => ({
       config: storedConfig(config),
       paused: paused === 1,
       counts: { waiting, delayed, active, completed, failed, cancelled, groups },
+      oldestReady: oldestId === '' ? null : { id: oldestId, orderMs: oldestOrderMs },
     }),
   ),
   /** The database each name lives on. */
   place: reply(z.tuple([ok, z.array(int)]), ([, databases]) => databases),
   'queue-timer': reply(z.tuple([ok, int]), ([, timer]) => instant(timer)),
+  /** values: queue-totals.lua's fields in its order, '' where unset; then held groups, delayed jobs. */
+  'queue-totals': reply(z.tuple([ok, z.tuple([bit]).rest(text), int, int]), ([, [exists, ...values], held, delayed]) => ({
+    exists: exists === 1,
+    values,
+    held,
+    delayed,
+  })),
   registry: byMode({
     add: done,
     remove: done,
@@ -232,6 +241,15 @@ export const replies = {
     repeatsToRun,
     outcomes,
   })),
+  'totals-cache': byMode({
+    read: reply(z.tuple([ok, z.array(text), z.array(text)]), ([, names, flat]) => {
+      const entries = new Map<string, string>();
+      for (let i = 0; i + 1 < flat.length; i += 2) entries.set(flat[i]!, flat[i + 1]!);
+      return { names, entries };
+    }),
+    write: done,
+    forget: done,
+  }),
   'update-job': jobChange,
 } satisfies Record<ScriptName, Reply | ByMode>;
 

@@ -11,7 +11,7 @@ import { type LuaScript, type ScriptName, luaIncludes } from '../../lua/scripts.
 import { QueueError } from '../../protocol/errors';
 import { noteDue } from './due-index';
 import { luaError, partitionMoving, partitionedOf } from './refusals';
-import { PLACEMENT_KEY, REGISTRY_KEY, groupKey, isQueueKeyName, queueKey, rateKey } from './keys';
+import { METRICS_KEY, PLACEMENT_KEY, REGISTRY_KEY, groupKey, isQueueKeyName, queueKey, rateKey } from './keys';
 import { asQueueError, redisMessageOf } from './redis';
 import { type ArgsOf, type ReplyOf, decodeReply } from './replies';
 
@@ -138,7 +138,7 @@ export function keysFor(script: LuaScript, { queue, group, groups = [], client =
       if (group !== undefined) keys.push(groupKey(queue!, group));
     } else if (name === 'rate') {
       keys.push(rateKey(queue!, client));
-    } else if (name === REGISTRY_KEY || name === PLACEMENT_KEY) {
+    } else if (name === REGISTRY_KEY || name === PLACEMENT_KEY || name === METRICS_KEY) {
       keys.push(name);
     } else if (queue !== undefined && isQueueKeyName(name)) {
       keys.push(queueKey(queue, name));

@@ -1,7 +1,7 @@
 -- Ending a job: complete, fail with retry, fail for good, cancel. Needs a batch B (group.lua)
 -- and a table K of keys: jobs, held, completed, failed, outcomes, outcomeRecords (the last two
 -- written only when a job with a callback URL ends), dedup (written only when a job its
--- producer named ends, dedup.lua).
+-- producer named ends, dedup.lua), results (settle's alone: keepResult).
 --
 -- A lease L being ended: { id, group, groupKey, member (in the group zset), hint, state, data,
 -- deadline, status?, expired? }. `hint` says whether the job is in its group zset: 's' no (a
@@ -21,6 +21,7 @@
 -- @include history
 -- @include outcome
 -- @include quota
+-- @include totals
 
 -- Keeps at most `keep` jobs in a retention zset (oldest go first), removing at most `step` per
 -- call: one per finished job keeps up as jobs finish; the tick trims a lowered limit in steps.
@@ -46,6 +47,23 @@ local function releaseTaken(K, B, group, F, member)
   end
 end
 
+-- A completed job a waiter asked for (its state's `w`, set at enqueue: docs/client.md) on a
+-- queue that keeps no completed jobs: its record stays RESULT_WINDOW_MS, listed in `results`,
+-- so that the waiter reads its end and result. Each such end trims at most 2 expired ones.
+local RESULT_WINDOW_MS = 300000
+
+local function keepResult(K, B, L, now)
+  L.state.f = now
+  B.fresh[#B.fresh + 1] = L.id
+  B.fresh[#B.fresh + 1] = encodeJob(L.state, L.data)
+  local expired = redis.call('ZRANGEBYSCORE', K.results, '-inf', now, 'LIMIT', 0, 2)
+  if #expired > 0 then
+    redis.call('HDEL', K.jobs, unpack(expired))
+    redis.call('ZREM', K.results, unpack(expired))
+  end
+  redis.call('ZADD', K.results, now + RESULT_WINDOW_MS, L.id)
+end
+
 -- Moves a finished job out of its group and into retention (or deletes it), then lets the
 -- group's next job become ready. Every end of a job comes here: a job with a callback URL (its
 -- own, or its queue's) has its outcome recorded (outcome.lua), named by `L.state.st`; callers
@@ -68,6 +86,8 @@ local function retire(K, B, L, zkey, keep, now)
     B.fresh[#B.fresh + 1] = encodeJob(L.state, L.data)
     redis.call('ZADD', zkey, now, L.id)
     trimRetention(zkey, K.jobs, keep, 2)
+  elseif L.state and L.state.w and zkey == K.completed and K.results then
+    keepResult(K, B, L, now)
   else
     B.deleted[#B.deleted + 1] = L.id
   end
@@ -80,8 +100,19 @@ local function startOf(state, cfg, deadline)
   return state.sa or (deadline - leaseMsOf(state, cfg))
 end
 
+-- The run histogram (totals.lua) takes every attempt that ended with an answer or a lease that
+-- ran out. Its start: recorded, else told by the caller (the dispatcher knows when it leased
+-- the job), else from the lease deadline; a caller that knows none of them counts no run.
+local function observeRun(B, cfg, L, now)
+  local start = L.state and L.state.sa or L.startedAt
+  if not start and L.deadline then start = L.deadline - leaseMsOf(L.state or {}, cfg) end
+  if start then observe(B.M, 'h:r', now - start) end
+end
+
 local function completeJob(K, B, cfg, L, result, truncated, now)
   local state = L.state
+  observeRun(B, cfg, L, now)
+  countTotal(B.M, 'n:c')
   if state then
     state.a = (state.a or 0) + 1
     state.sa = startOf(state, cfg, L.deadline)
@@ -138,6 +169,7 @@ local function throttleJob(K, B, cfg, L, err, retryAfterMs, budget, seed, now)
   delay = math.min(delay, DAY_MS, budget)
   state.tt = (state.tt or 0) + delay
   state.ra = now + delay
+  countTotal(B.M, 'n:t')
   B.fresh[#B.fresh + 1] = L.id
   B.fresh[#B.fresh + 1] = encodeJob(state, L.data)
   if cfg.backpressure == 'queue' and state.ra > metaNum(B.M, 'hold') then
@@ -158,6 +190,7 @@ local MAX_THROTTLE_MS = 3600000
 -- later jobs cannot overtake it.
 local function failJob(K, B, cfg, L, err, retry, retryAfterMs, seed, now)
   local state = L.state
+  observeRun(B, cfg, L, now)
   if retry and L.status == 429 then
     local budget = (cfg.maxThrottleMs or MAX_THROTTLE_MS) - (state.tt or 0)
     if (state.th or 0) + 1 >= THROTTLE_LIMIT then
@@ -179,6 +212,7 @@ local function failJob(K, B, cfg, L, err, retry, retryAfterMs, seed, now)
     local delay = retryAfterMs
     if delay < 0 then delay = backoffMs(state.bo or cfg.backoff, attempts, jitterFor(seed, L.id)) end
     state.ra = now + math.min(delay, DAY_MS) -- the attempt counted: the next lease has a new token
+    countTotal(B.M, 'n:r')
     B.fresh[#B.fresh + 1] = L.id
     B.fresh[#B.fresh + 1] = encodeJob(state, L.data)
     waitAgain(K, B, L, state.ra, now)
@@ -187,6 +221,7 @@ local function failJob(K, B, cfg, L, err, retry, retryAfterMs, seed, now)
   state.sa = startOf(state, cfg, L.deadline)
   state.st = 'failed'
   state.tt = nil -- a retry by hand starts with the whole maxThrottleMs
+  countTotal(B.M, 'n:f')
   retire(K, B, L, K.failed, cfg.keepFailed, now)
   return 'failed'
 end

@@ -12,9 +12,11 @@
 --   st 'delayed'|'completed'|'failed'|'cancelled' (absent: waiting or active), ra runAt,
 --   sa startedAt (recorded on demand), f finishedAt, r result, rt result truncated,
 --   e last error, p progress, pr priority (absent: 0), th 429s in a row, tt ms held by 429s (finish.lua),
---   db/dx debounce key and deadline, i 1 when the producer gave the id (dedup window), h attempt history (1 in the stored JSON: its line follows),
+--   db/dx debounce key and deadline, i 1 when the producer gave the id (dedup window), w 1 when a waiter asked for its end (finish.lua keepResult), h attempt history (1 in the stored JSON: its line follows),
 --   cb the job's own callback URL, oc how its outcome callback ended
---   (outcome.lua: {st = 'delivered'|'abandoned', n attempts, d deliveredAt, le last error}).
+--   (outcome.lua: {st = 'delivered'|'abandoned', n attempts, d deliveredAt, le last error}),
+--   tp/ts the W3C traceparent and tracestate its producer sent (docs/tracing.md: 63 bytes, and
+--   8 + the tracestate's JSON; no field when none was sent), forwarded on every delivery.
 -- Members, each carrying what the scripts that meet it need, so that no key is looked up:
 --   group zset and `ready`: the sequence zero-padded to 15 digits, then the id (equal orderMs
 --     then sort by enqueue order, exactly);

@@ -15,7 +15,8 @@
 --   'm:<c|f|r>:<minute % 60>' (per-minute counters, see writeTally),
 --   live (jobs that have not ended: waiting, delayed, active; quota.lua),
 --   partitions (a partitioned queue's root only: its count; errors.lua refuseRoot),
---   move (a move to another database: 'to <d>' under way, 'at <d>' done; errors.lua refuseMoving).
+--   move (a move to another database: 'to <d>' under way, 'at <d>' done; errors.lua refuseMoving),
+--   'n:<kind>' and 'h:<w|r>' (lifetime counters and histograms for /metrics, totals.lua).
 -- Namespaces: a field built from a user's string (a group name) is '<g|l|f>:<string>'; every
 -- other field is groupq's own and never starts with 'g:', 'l:' or 'f:', so no name can collide
 -- with it. (Until issue 16 the counters were '<c|f|r>:<slot>': group "0".."59" read a counter
@@ -30,6 +31,8 @@
 local BASE_FIELDS = {
   'config', 'secret', 'paused', 'pausedGroups', 'seq', 'active', 'ready', 'timer', 'outcomes', 'prio', 'hold', 'flows', 'rs',
   'dedup', 'dedupTrimAt', 'live', 'partitions', 'move',
+  -- totals.lua: read by every call, so that any call may count at no command of its own.
+  'n:a', 'n:c', 'n:f', 'n:r', 'n:x', 'n:t', 'n:os', 'n:of', 'n:oa', 'h:w', 'h:r',
 }
 
 -- A timer overdue by this much was told to the due index and still not run: its index entry

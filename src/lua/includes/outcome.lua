@@ -10,7 +10,7 @@
 --   rt result truncated, e error, a the job's attempts, f finishedAt,
 --   n outcome attempts made (the current one included; one its sender gives back as not sent
 --   is uncounted), t its lease end or next attempt,
---   le the last attempt's error.
+--   le the last attempt's error, tp/ts the job's trace context (job.lua), sent on as headers.
 -- meta's `outcomes` is '1' while records may be pending: set when one is recorded, cleared by
 -- the tick once `outcomes` is found empty. A queue that never had one never reads `outcomes`,
 -- and settling an attempt needs no write of meta.
@@ -32,7 +32,7 @@ local function recordOutcome(B, L, url, now)
   local record = {
     u = url, g = L.group, s = state.st, r = state.r, rt = state.rt,
     e = state.st == 'failed' and state.e or nil, -- an earlier attempt's error is no cancel's reason
-    a = state.a or 0, f = now, n = 1, t = now + OUTCOME_LEASE_MS,
+    a = state.a or 0, f = now, n = 1, t = now + OUTCOME_LEASE_MS, tp = state.tp, ts = state.ts,
   }
   state.oc = nil -- an earlier end's summary no longer describes the job
   B.outcomes = B.outcomes or {}

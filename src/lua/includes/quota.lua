@@ -11,14 +11,16 @@
 -- @include errors
 -- @include job
 -- @include meta
+-- @include totals
 
 -- What a stored config without the fields means (src/protocol/config.ts, ADDED_DEFAULTS).
 local DEFAULT_MAX_JOBS = 1000000
 local DEFAULT_MAX_DELAY_MS = 31622400000
 local DEFAULT_PUBLISH_RATE = { max = 120, periodMs = 60000 }
 
--- A job added (delta 1) or ended (delta -1), once the queue's count is known.
+-- A job added (delta 1) or ended (delta -1): the live count, once known; the added total.
 local function countJobs(M, delta)
+  if delta > 0 then countTotal(M, 'n:a', delta) end
   local live = metaGet(M, 'live')
   if live and delta ~= 0 then metaSet(M, 'live', int(tonumber(live) + delta)) end
 end

@@ -5,6 +5,7 @@
 
 -- @include job
 -- @include meta
+-- @include totals
 -- @include flow
 -- @include debounce
 
@@ -145,6 +146,7 @@ local function reserveJobs(K, M, n, now)
             local dataAt = nl + 1 -- past the history line, if any (job.lua)
             if state.h then dataAt = string.find(raw, '\n', dataAt, true) + 1 end
             local deadline = now + leaseMsOf(state, cfg)
+            observeWait(M, state, now)
             local token = leaseToken(M, ids[i], state)
             local member = leaseMember(token, ids[i], group)
             leases[#leases + 1] = deadline
