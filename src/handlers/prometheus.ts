@@ -14,13 +14,13 @@ const labelsOf = (part: PartFigures): Labels => ({ queue: part.queue, partition:
 
 function families(parts: PartFigures[], now: number, overview: string): Family[] {
   type Value = (part: PartFigures) => number | null;
-  // A gauge of one series per part, or of several (`series`: the labels each adds, its value).
-  const gauge = (name: string, help: string, value: Value, series: [Labels, Value][] = [[{}, value]]): Family => ({
+  // A gauge with one series per part, or several (`series`: the labels each adds, and its value).
+  const gauge = (name: string, help: string, series: Value | [Labels, Value][]): Family => ({
     name,
     help,
     type: 'gauge',
     samples: parts.flatMap((part) =>
-      series.flatMap(([extra, read]) => {
+      (typeof series === 'function' ? ([[{}, series]] as [Labels, Value][]) : series).flatMap(([extra, read]) => {
         const figure = read(part);
         return figure === null ? [] : [{ labels: { ...labelsOf(part), ...extra }, value: figure }];
       }),
@@ -42,7 +42,7 @@ function families(parts: PartFigures[], now: number, overview: string): Family[]
     }),
   });
   return [
-    gauge('groupq_jobs', `Jobs by state: waiting, delayed, active. Overview: ${overview}`, () => null, [
+    gauge('groupq_jobs', `Jobs by state: waiting, delayed, active. Overview: ${overview}`, [
       [{ state: 'waiting' }, (part) => (part.live === null ? null : Math.max(0, part.live - part.active - part.delayed))],
       [{ state: 'delayed' }, (part) => part.delayed],
       [{ state: 'active' }, (part) => part.active],
