@@ -105,8 +105,13 @@ async function jobs({ client, out, args, flags }: CommandContext): Promise<numbe
     out.document({ jobs: found, cursor });
     return EXIT_OK;
   }
-  if (found.length === 0) {
+  if (found.length === 0 && cursor === null) {
     out.line(`no ${state ?? 'waiting'} jobs${group === undefined ? '' : ` in group ${group}`}`);
+    return EXIT_OK;
+  }
+  // A page of a hash walk (waiting jobs) may hold none and still have more after it (docs/http-api.md#paging).
+  if (found.length === 0) {
+    out.line('(no job on this page; more jobs: pass --all)');
     return EXIT_OK;
   }
   const now = Date.now();

@@ -106,9 +106,14 @@ async function groups({ client, out, args, flags }: CommandContext): Promise<num
     out.document({ groups: found, cursor });
     return EXIT_OK;
   }
-  if (found.length === 0) {
+  if (found.length === 0 && cursor === null) {
     // Delayed jobs join their groups only when due: a group holds waiting and active ones.
     out.line('no group holds a waiting or active job');
+    return EXIT_OK;
+  }
+  // A page of the hash walk may hold none and still have more after it (docs/http-api.md#paging).
+  if (found.length === 0) {
+    out.line('(no group on this page; more groups: pass --all)');
     return EXIT_OK;
   }
   // ACTIVE: in flight out of the group's concurrency (its own limit, or the queue's groupConcurrency).

@@ -92,7 +92,8 @@ export class GroupsPanel {
   }
 
   private draw(): void {
-    if (this.groups.length === 0) {
+    // A page of the hash walk may hold none and still have more after it (docs/http-api.md#paging).
+    if (this.groups.length === 0 && this.cursor === null) {
       render(this.body, h('p', { class: 'muted empty-row' }, 'No group has a waiting or active job.'));
       return;
     }

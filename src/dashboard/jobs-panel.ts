@@ -148,7 +148,8 @@ export class JobsPanel {
     const { label } = STATES.find((s) => s.state === this.state)!;
     // Bulk actions act on the whole queue: not offered on one group's list.
     const bulk = this.group === null && this.counts ? this.bulk.bar(this.state, this.counts[this.state]) : null;
-    if (this.jobs.length === 0) {
+    // A page of a hash walk (waiting jobs) may hold none and still have more after it (docs/http-api.md#paging).
+    if (this.jobs.length === 0 && this.cursor === null) {
       render(this.body, bulk, h('p', { class: 'muted empty-row' }, `No ${label.toLowerCase()} jobs${this.group === null ? '' : ' in this group'}.`));
       return;
     }
