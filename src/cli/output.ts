@@ -87,10 +87,12 @@ export class Output {
 
   /** An API or network error; `subject` names the job or group it concerns when there are several. */
   apiError(error: unknown, subject?: string): number {
-    const { code, message, details } = describe(error);
+    const { code, message, details, requestId } = describe(error);
     if (this.json) {
       const extra = subject === undefined ? {} : { id: subject };
-      this.writeErrorJson({ code, message, ...(details === undefined ? {} : { details }) }, extra);
+      // The Worker's request id: the one its log lines carry (docs/logs.md).
+      const id = requestId === undefined ? {} : { requestId };
+      this.writeErrorJson({ code, message, ...(details === undefined ? {} : { details }), ...id }, extra);
     } else {
       const prefix = subject === undefined ? '' : `${subject}: `;
       this.io.stderr.write(`groupq: ${prefix}${code}: ${message}${hint(code)}\n`);
@@ -99,13 +101,13 @@ export class Output {
     return EXIT_API_ERROR;
   }
 
-  private writeErrorJson(error: { code: string; message: string; details?: unknown }, extra: object = {}): void {
+  private writeErrorJson(error: { code: string; message: string; details?: unknown; requestId?: string }, extra: object = {}): void {
     this.io.stderr.write(`${JSON.stringify({ error, ...extra })}\n`);
   }
 }
 
-function describe(error: unknown): { code: string; message: string; details?: unknown } {
-  if (error instanceof GroupqError) return { code: error.code, message: error.message, details: error.details };
+function describe(error: unknown): { code: string; message: string; details?: unknown; requestId?: string } {
+  if (error instanceof GroupqError) return { code: error.code, message: error.message, details: error.details, requestId: error.requestId };
   if (error instanceof RefusedError) return { code: error.code, message: error.message };
   // Not an API answer: a bug or something the client did not wrap. Say what it was.
   const message = error instanceof Error ? error.message : String(error);

@@ -15,6 +15,9 @@ import {
 } from '../http/support';
 import { cli, envFor, json, rowsByFirstCell } from './support';
 
+/** A JSON error carries the Worker's request id, the one its log lines carry (docs/logs.md). */
+const REQUEST_ID = expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+
 const suite = useHttpSuite();
 let endpoint: Endpoint;
 let env: Record<string, string>;
@@ -150,7 +153,7 @@ describe('enqueue', () => {
     const big = await cli(['enqueue', queue, '--group', 'g', '--data', JSON.stringify('x'.repeat(100)), '--json'], env);
     expect(big).toMatchObject({ code: 1, stdout: '' });
     expect(JSON.parse(big.stderr)).toEqual({
-      error: { code: 'PAYLOAD_TOO_LARGE', message: 'job data is larger than the queue allows', details: { index: 0, maxPayloadBytes: 16 } },
+      error: { code: 'PAYLOAD_TOO_LARGE', message: 'job data is larger than the queue allows', details: { index: 0, maxPayloadBytes: 16 }, requestId: REQUEST_ID },
     });
     const bigHuman = await cli(['enqueue', queue, '--group', 'g', '--data', JSON.stringify('x'.repeat(100))], env);
     expect(bigHuman.stderr).toBe('groupq: PAYLOAD_TOO_LARGE: job data is larger than the queue allows\n  index=0 maxPayloadBytes=16\n');
@@ -263,7 +266,7 @@ describe('jobs, job, retry, remove, promote', () => {
     const retryJson = await cli(['retry', queue, 'r3', '--json'], env);
     expect(retryJson).toMatchObject({ code: 1 });
     expect(json(retryJson)).toEqual([]);
-    expect(JSON.parse(retryJson.stderr)).toEqual({ error: { code: 'JOB_NOT_FOUND', message: 'job not found' }, id: 'r3' });
+    expect(JSON.parse(retryJson.stderr)).toEqual({ error: { code: 'JOB_NOT_FOUND', message: 'job not found', requestId: REQUEST_ID }, id: 'r3' });
   });
 
   test('promote runs a delayed job now; promoting a waiting one is INVALID_STATE', async () => {
@@ -386,7 +389,7 @@ describe('API errors, connection and token', () => {
     expect(human).toEqual({ code: 1, stdout: '', stderr: 'groupq: QUEUE_NOT_FOUND: queue not found\n' });
     const machine = await cli(['pause', 'no-such-queue', '--json'], env);
     expect(machine).toMatchObject({ code: 1, stdout: '' });
-    expect(JSON.parse(machine.stderr)).toEqual({ error: { code: 'QUEUE_NOT_FOUND', message: 'queue not found' } });
+    expect(JSON.parse(machine.stderr)).toEqual({ error: { code: 'QUEUE_NOT_FOUND', message: 'queue not found', requestId: REQUEST_ID } });
   });
 
   test('--url and --token win over GROUPQ_URL and GROUPQ_TOKEN; the token is never printed', async () => {
@@ -404,6 +407,7 @@ describe('API errors, connection and token', () => {
     const badEnv = await cli(['queues', '--json'], { ...env, GROUPQ_TOKEN: wrongToken });
     expect(badEnv.code).toBe(1);
     expect(JSON.parse(badEnv.stderr).error.code).toBe('UNAUTHORIZED');
+    expect(JSON.parse(badEnv.stderr).error.requestId).toEqual(REQUEST_ID);
     for (const result of [flagsWin, badFlag, badEnv]) {
       expect(result.stdout + result.stderr).not.toContain(wrongToken);
       expect(result.stdout + result.stderr).not.toContain(ADMIN_TOKEN);

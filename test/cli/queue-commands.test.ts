@@ -187,7 +187,7 @@ describe('queue delete', () => {
 
     const again = await cli(['queue', 'delete', queue, '--yes', '--json'], env);
     expect(again).toMatchObject({ code: 1, stdout: '' });
-    expect(JSON.parse(again.stderr)).toEqual({ error: { code: 'QUEUE_NOT_FOUND', message: 'queue not found' } });
+    expect(JSON.parse(again.stderr)).toEqual({ error: { code: 'QUEUE_NOT_FOUND', message: 'queue not found', requestId: expect.any(String) } });
   });
 
   test('--json: what was deleted as one document', async () => {
