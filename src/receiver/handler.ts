@@ -12,6 +12,15 @@ import { type Settled, outcomeOf, parseErrorText, responseOf, settle, textRespon
 import { traceContextOf } from './trace';
 import { type DeliveryVerifyOptions, createVerifier } from './verify';
 
+/**
+ * A delivery's groupq-request-id: a UUID, `cron-<uuid>` or a cf-ray. The header is not signed,
+ * so only what fits those shapes is taken; anything else is undefined.
+ */
+function requestIdOf(headers: Headers): string | undefined {
+  const id = headers.get('groupq-request-id');
+  return id !== null && /^[A-Za-z0-9-]{1,64}$/.test(id) ? id : undefined;
+}
+
 export interface HandlerOptions<T> extends DeliveryVerifyOptions {
   /** Answer 202 at once and finish through the callbacks. @default false (auto: see docs/receiver.md#long-jobs-202-and-callbacks) */
   async?: boolean;
@@ -107,7 +116,9 @@ export function createHandler<T = unknown, R = unknown>(
 
     const onError = report(job);
     const sentAtSec = Number(request.headers.get('webhook-timestamp'));
-    const lease = new Lease(job, leaseCalls(job, fetch), { now, onError, sentAtSec, trace: traceContextOf(request) });
+    const lease = new Lease(job, leaseCalls(job, fetch), {
+      now, onError, sentAtSec, trace: traceContextOf(request), requestId: requestIdOf(request.headers),
+    });
     const limit = new AbortController();
     const signal = maxDurationMs === undefined ? lease.signal : AbortSignal.any([lease.signal, limit.signal]);
     const run = limitDuration(settle(() => fn(job, lease.context(signal))), maxDurationMs, limit);

@@ -37,6 +37,11 @@ export interface JobContext {
   traceparent: string | undefined;
   /** The tracestate that came with it; undefined when none. */
   tracestate: string | undefined;
+  /**
+   * The id of the groupq request or cron run that pushed this delivery (its groupq-request-id
+   * header): the Worker's log lines about it carry the same (docs/logs.md). Undefined when absent.
+   */
+  requestId: string | undefined;
 }
 
 /** How a job's run ended, as the complete or fail callback reports it. */
@@ -50,6 +55,8 @@ export interface LeaseOptions {
   sentAtSec: number;
   /** The delivery's trace context (its headers, checked). @default none */
   trace?: TraceContext;
+  /** The delivery's groupq-request-id, checked. @default none */
+  requestId?: string;
 }
 
 /** A heartbeat never waits less than this, so a lease near its end is not hammered. */
@@ -113,6 +120,7 @@ export class Lease {
       isLastAttempt: attempt >= maxAttempts,
       traceparent: this.options.trace?.traceparent,
       tracestate: this.options.trace?.tracestate,
+      requestId: this.options.requestId,
       get leaseExpiresAt() {
         return lease.expiresAt;
       },

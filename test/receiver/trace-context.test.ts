@@ -1,6 +1,6 @@
 // The receiver kit's side of W3C trace context (docs/tracing.md): against the real Worker,
 // createHandler's ctx.traceparent and ctx.tracestate are the producer's (undefined for a job
-// enqueued without), as is createOutcomeHandler's request.traceparent; traceContextOf reads
+// enqueued without), ctx.requestId the pushing request's, as is createOutcomeHandler's request.traceparent; traceContextOf reads
 // them from a Request or a RawMessage, by the spec's rules (the headers are not signed: a value
 // that is not valid is absent).
 import { afterEach, describe, expect, it } from 'vitest';
@@ -52,6 +52,26 @@ describe('createHandler and createOutcomeHandler', () => {
     await poll(async () => (outcomes.size === 2 ? true : undefined), { what: 'both outcomes' });
     expect(outcomes.get(traced)).toEqual({ webhookId: `out_${traced}`, traceparent: TRACEPARENT, tracestate: TRACESTATE });
     expect(outcomes.get(plain)).toEqual({ webhookId: `out_${plain}`, traceparent: undefined, tracestate: undefined });
+  });
+});
+
+describe('ctx.requestId', () => {
+  const env = useWorker();
+  let server: Server | undefined;
+  afterEach(async () => {
+    await server?.close();
+  });
+
+  it("is the id of the request that pushed the delivery: the enqueue's x-request-id", async () => {
+    const seen = new Map<string, string | undefined>();
+    server = await serve(createHandler((job, ctx) => void seen.set(job.id, ctx.requestId), { secret: SIGNING_SECRET }));
+    const queue = queueName('rx-reqid');
+    await putQueue(env.worker, queue, { endpoint: server.url, keepCompleted: 10 });
+    const res = await env.worker.api(`/v1/queues/${queue}/jobs`, { method: 'POST', json: { group: 'g' } });
+    expect(res.status).toBe(201);
+    const { id } = (await res.json()) as { id: string };
+    await jobInState(env.worker, queue, id, 'completed');
+    expect(seen.get(id)).toBe(res.headers.get('x-request-id'));
   });
 });
 
