@@ -2,86 +2,69 @@
 // minutes after it completes on a queue that keeps no completed jobs, outside the queue's
 // completed jobs and counts; later such ends trim the expired ones; the queue's deletion takes
 // them; and what it costs, on a Redis of this file's own.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { commandStats, diffCounts } from '../../bench/lib/redis-stats';
-import { createRespClient, type RespClient } from '../../scripts/resp.mjs';
-import { createEngine, type Engine } from '../../src/core/engine';
 import { type LeasedJob, placeOf } from '../../src/core/engine/leases';
 import { queueKeys } from '../../src/core/store/keys';
-import { createRedis } from '../../src/core/store/redis';
-import { T0, type TestClock, rejectsWith, testClock } from '../helpers/engine';
+import { T0, rejectsWith, usePrivateEngine } from '../helpers/engine';
 import { uniqueName } from '../helpers/stack';
-import { type PrivateStack, startPrivateStack } from '../helpers/worker';
 
 const WINDOW_MS = 300_000;
-let stack: PrivateStack;
-let admin: RespClient;
-let clock: TestClock;
-let engine: Engine;
-beforeAll(async () => {
-  stack = await startPrivateStack();
-  admin = createRespClient({ port: stack.redisPort });
-  clock = testClock();
-  engine = createEngine({ redis: createRedis({ url: stack.restUrl, token: stack.restToken }), now: clock.now, allowHttpLoopback: true });
-});
-afterAll(async () => {
-  admin?.close();
-  await stack?.close();
-});
+const env = usePrivateEngine();
 
 async function queue(): Promise<string> {
   const q = uniqueName('keep');
-  await engine.putQueue(q, { endpoint: 'http://127.0.0.1:9/jobs' }); // keepCompleted 0: the default
+  await env.engine.putQueue(q, { endpoint: 'http://127.0.0.1:9/jobs' }); // keepCompleted 0: the default
   return q;
 }
 
 /** Enqueues, leases and completes a job as the dispatcher does (its place known). */
 async function run(q: string, job: Record<string, unknown>): Promise<LeasedJob> {
-  await engine.enqueue(q, job);
-  const { jobs } = await engine.reserve(q, 1);
+  await env.engine.enqueue(q, job);
+  const { jobs } = await env.engine.reserve(q, 1);
   const leased = jobs[0]!;
-  await engine.settle(q, [{ kind: 'complete', id: leased.id, lease: leased.lease.token, result: { ok: leased.id }, place: placeOf(leased) }], 0);
+  await env.engine.settle(q, [{ kind: 'complete', id: leased.id, lease: leased.lease.token, result: { ok: leased.id }, place: placeOf(leased) }], 0);
   return leased;
 }
 
 describe('keepResult', () => {
   it('a completed job keeps its end and result for the window, outside the kept jobs and counts', async () => {
-    clock.set(T0);
+    env.clock.set(T0);
     const q = await queue();
     await run(q, { id: 'a', group: 'g', keepResult: true });
-    expect(await engine.getJob(q, 'a')).toMatchObject({ state: 'completed', result: { ok: 'a' }, finishedAt: T0 });
-    expect((await engine.listJobs(q, { state: 'completed' })).jobs).toEqual([]);
-    expect((await engine.getQueue(q)).counts).toMatchObject({ waiting: 0, completed: 0, active: 0 });
+    expect(await env.engine.getJob(q, 'a')).toMatchObject({ state: 'completed', result: { ok: 'a' }, finishedAt: T0 });
+    expect((await env.engine.listJobs(q, { state: 'completed' })).jobs).toEqual([]);
+    expect((await env.engine.getQueue(q)).counts).toMatchObject({ waiting: 0, completed: 0, active: 0 });
     await run(q, { id: 'b', group: 'g' });
-    await rejectsWith(engine.getJob(q, 'b'), 'JOB_NOT_FOUND'); // not asked for: gone as before
+    await rejectsWith(env.engine.getJob(q, 'b'), 'JOB_NOT_FOUND'); // not asked for: gone as before
 
-    clock.advance(WINDOW_MS + 1);
+    env.clock.advance(WINDOW_MS + 1);
     await run(q, { id: 'c', group: 'g', keepResult: true }); // trims the expired one
-    await rejectsWith(engine.getJob(q, 'a'), 'JOB_NOT_FOUND');
-    expect(await engine.getJob(q, 'c')).toMatchObject({ state: 'completed', result: { ok: 'c' } });
-    expect(await admin.call(['ZCARD', queueKeys(q).results])).toBe(1);
+    await rejectsWith(env.engine.getJob(q, 'a'), 'JOB_NOT_FOUND');
+    expect(await env.engine.getJob(q, 'c')).toMatchObject({ state: 'completed', result: { ok: 'c' } });
+    expect(await env.admin.call(['ZCARD', queueKeys(q).results])).toBe(1);
 
-    await engine.deleteQueue(q);
-    expect(await admin.call(['EXISTS', queueKeys(q).results])).toBe(0);
+    await env.engine.deleteQueue(q);
+    expect(await env.admin.call(['EXISTS', queueKeys(q).results])).toBe(0);
   });
 
   it('a queue that keeps completed jobs keeps it as one of them', async () => {
     const q = uniqueName('keep');
-    await engine.putQueue(q, { endpoint: 'http://127.0.0.1:9/jobs', keepCompleted: 10 });
+    await env.engine.putQueue(q, { endpoint: 'http://127.0.0.1:9/jobs', keepCompleted: 10 });
     await run(q, { id: 'a', group: 'g', keepResult: true });
-    expect((await engine.listJobs(q, { state: 'completed' })).jobs.map((job) => job.id)).toEqual(['a']);
-    expect(await admin.call(['EXISTS', queueKeys(q).results])).toBe(0);
+    expect((await env.engine.listJobs(q, { state: 'completed' })).jobs.map((job) => job.id)).toEqual(['a']);
+    expect(await env.admin.call(['EXISTS', queueKeys(q).results])).toBe(0);
   });
 
   it('costs, per job asked for: its record read and written, a ZADD and a look for expired ones', async () => {
-    clock.set(T0 + 86_400_000);
+    env.clock.set(T0 + 86_400_000);
     const q = await queue();
     const measure = async (keepResult: boolean) => {
-      await engine.enqueue(q, { group: 'g', keepResult });
-      const { jobs } = await engine.reserve(q, 1);
-      const before = await commandStats(admin);
-      await engine.settle(q, [{ kind: 'complete', id: jobs[0]!.id, lease: jobs[0]!.lease.token, place: placeOf(jobs[0]!) }], 0);
-      return diffCounts(before, await commandStats(admin));
+      await env.engine.enqueue(q, { group: 'g', keepResult });
+      const { jobs } = await env.engine.reserve(q, 1);
+      const before = await commandStats(env.admin);
+      await env.engine.settle(q, [{ kind: 'complete', id: jobs[0]!.id, lease: jobs[0]!.lease.token, place: placeOf(jobs[0]!) }], 0);
+      return diffCounts(before, await commandStats(env.admin));
     };
     const plain = await measure(false);
     const kept = await measure(true);

@@ -3,17 +3,15 @@
 // and its ring wrapping after an hour, deletion with the queue, and the cost: a batch of
 // outcomes settled in one call writes the counters once, measured with INFO commandstats on a
 // Redis of this file's own (the shared one counts other files' commands too).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { commandStats, diffCounts, type CommandCounts } from '../../bench/lib/redis-stats';
-import { createRespClient, type RespClient } from '../../scripts/resp.mjs';
-import { createEngine, type Engine } from '../../src/core/engine';
+import type { RespClient } from '../../scripts/resp.mjs';
+import type { Engine } from '../../src/core/engine';
 import { queueKeys } from '../../src/core/store/keys';
 import { type LeasedJob, placeOf } from '../../src/core/engine/leases';
 import type { MinuteMetrics } from '../../src/core/engine/metrics';
-import { createRedis } from '../../src/core/store/redis';
-import { type TestClock, rejectsWith, setupQueue, T0, testClock } from '../helpers/engine';
+import { rejectsWith, setupQueue, T0, usePrivateEngine } from '../helpers/engine';
 import { adminClient, uniqueName } from '../helpers/stack';
-import { type PrivateStack, startPrivateStack } from '../helpers/worker';
 
 const MINUTE = 60_000;
 /** Start of the minute T0 falls in. */
@@ -198,41 +196,28 @@ describe('the queue', () => {
 });
 
 describe('cost: the counters ride on the one write of meta each script call makes', () => {
-  let stack: PrivateStack;
-  let admin: RespClient;
-  let clock: TestClock;
-  let engine: Engine;
-  beforeAll(async () => {
-    stack = await startPrivateStack();
-    admin = createRespClient({ port: stack.redisPort });
-    clock = testClock();
-    engine = createEngine({ redis: createRedis({ url: stack.restUrl, token: stack.restToken }), now: clock.now, allowHttpLoopback: true });
-  });
-  afterAll(async () => {
-    admin?.close();
-    await stack?.close();
-  });
+  const env = usePrivateEngine();
 
   /** Redis commands `run` causes, by name (this Redis serves this file alone). */
   async function commandsOf(run: () => Promise<unknown>): Promise<CommandCounts> {
-    const before = await commandStats(admin);
+    const before = await commandStats(env.admin);
     await run();
-    return diffCounts(before, await commandStats(admin));
+    return diffCounts(before, await commandStats(env.admin));
   }
 
   /** A queue whose finished jobs are not kept: ending an attempt writes no job record. */
   async function queueWithLeases(n: number, config: Record<string, unknown> = {}) {
     const q = uniqueName('cost');
-    await engine.putQueue(q, { endpoint: 'http://127.0.0.1:9/jobs', keepCompleted: 0, keepFailed: 0, concurrency: 1000, ...config });
-    await engine.enqueueBatch(q, Array.from({ length: n }, (_, i) => ({ id: `j${i}`, group: `g${i}` })));
-    return { q, jobs: await reserveAll(engine, q, n) };
+    await env.engine.putQueue(q, { endpoint: 'http://127.0.0.1:9/jobs', keepCompleted: 0, keepFailed: 0, concurrency: 1000, ...config });
+    await env.engine.enqueueBatch(q, Array.from({ length: n }, (_, i) => ({ id: `j${i}`, group: `g${i}` })));
+    return { q, jobs: await reserveAll(env.engine, q, n) };
   }
 
   it('one kind: no command of their own, whatever the batch', async () => {
-    clock.set(T0);
+    env.clock.set(T0);
     const { q, jobs } = await queueWithLeases(41);
     const complete = (batch: LeasedJob[]) =>
-      engine.settle(q, batch.map((job) => ({ kind: 'complete' as const, ...ref(job), place: placeOf(job) })), 0);
+      env.engine.settle(q, batch.map((job) => ({ kind: 'complete' as const, ...ref(job), place: placeOf(job) })), 0);
 
     const first = await commandsOf(() => complete(jobs.slice(0, 1))); // the minute's first write
     expect(first).toMatchObject({ hmget: 1, hset: 1 }); // meta, read and written once
@@ -241,45 +226,45 @@ describe('cost: the counters ride on the one write of meta each script call make
     expect(batch).toMatchObject({ hmget: 1, hset: 1 }); // records not kept are not read
     expect(batch.hincrby).toBeUndefined();
 
-    const reserveOnly = await commandsOf(() => engine.settle(q, [], 10));
+    const reserveOnly = await commandsOf(() => env.engine.settle(q, [], 10));
     expect(reserveOnly.hset ?? 0).toBe(0);
-    expect(await engine.getMetrics(q)).toEqual(expected(T0, { [M0]: { completed: 41 } }));
+    expect(await env.engine.getMetrics(q)).toEqual(expected(T0, { [M0]: { completed: 41 } }));
   });
 
   it('several kinds: still no command of their own', async () => {
-    clock.set(T0 + 10 * MINUTE);
+    env.clock.set(T0 + 10 * MINUTE);
     const { q, jobs } = await queueWithLeases(40);
     const outcomes = jobs.map((job, i) =>
       i % 2 === 0 ? { kind: 'complete' as const, ...ref(job) } : { kind: 'fail' as const, ...ref(job), error: 'x', retry: false },
     );
-    const counts = await commandsOf(() => engine.settle(q, outcomes.map((o, i) => ({ ...o, place: placeOf(jobs[i]!) })), 0));
+    const counts = await commandsOf(() => env.engine.settle(q, outcomes.map((o, i) => ({ ...o, place: placeOf(jobs[i]!) })), 0));
     // Failed jobs are not kept (keepFailed 0): the one HSET is meta's. HMGETs: meta, and the
     // records of the failed jobs.
     expect(counts).toMatchObject({ hmget: 2, hset: 1 });
     expect(counts.hincrby).toBeUndefined();
-    expect((await engine.getMetrics(q)).at(-1)).toEqual({ ...zero(M0 + 10 * MINUTE), completed: 20, failed: 20 });
+    expect((await env.engine.getMetrics(q)).at(-1)).toEqual({ ...zero(M0 + 10 * MINUTE), completed: 20, failed: 20 });
   });
 
   it('a tick expiring many leases writes the counters once', async () => {
-    clock.set(T0 + 20 * MINUTE);
+    env.clock.set(T0 + 20 * MINUTE);
     const { q } = await queueWithLeases(30, { maxAttempts: 1 });
-    clock.advance(LEASE_MS + 1);
-    const counts = await commandsOf(() => engine.tick(q));
+    env.clock.advance(LEASE_MS + 1);
+    const counts = await commandsOf(() => env.engine.tick(q));
     expect(counts).toMatchObject({ hset: 1 }); // meta's: failed for good, not kept, no record writes
     expect(counts.hincrby).toBeUndefined();
-    const minutes = await engine.getMetrics(q);
+    const minutes = await env.engine.getMetrics(q);
     expect(minutes.reduce((sum, m) => sum + m.failed, 0)).toBe(30);
   });
 
   it('an idle tick and an attempt-free settle touch no counter', async () => {
-    clock.set(T0 + 30 * MINUTE);
+    env.clock.set(T0 + 30 * MINUTE);
     const { q } = await queueWithLeases(1);
     const counts = await commandsOf(async () => {
-      await engine.tick(q);
-      await engine.settle(q, [{ kind: 'complete', id: 'j0', lease: 'not-the-lease' }], 5);
+      await env.engine.tick(q);
+      await env.engine.settle(q, [{ kind: 'complete', id: 'j0', lease: 'not-the-lease' }], 5);
     });
     expect(counts.hincrby ?? 0).toBe(0);
     expect(counts.hset ?? 0).toBeLessThanOrEqual(1); // the tick's write of the queue's timer
-    expect(await counterFields(admin, q)).toBe(0);
+    expect(await counterFields(env.admin, q)).toBe(0);
   });
 });

@@ -1,10 +1,12 @@
 // An engine over the test stack, with a clock the test moves (no sleeps for time).
-import { expect, onTestFinished } from 'vitest';
+import { afterAll, beforeAll, expect, onTestFinished } from 'vitest';
 import { createEngine, type Engine } from '../../src/core/engine';
 import type { ErrorCode } from '../../src/protocol/errors';
 import type { QueueConfigInput } from '../../src/protocol/config';
 import { createRedis } from '../../src/core/store/redis';
+import { createRespClient, type RespClient } from '../../scripts/resp.mjs';
 import { stack, uniqueName } from './stack';
+import { type PrivateStack, startPrivateStack } from './worker';
 
 /** 2023-11-14T22:13:20Z: a fixed start so tests read the same every run. */
 export const T0 = 1_700_000_000_000;
@@ -50,4 +52,32 @@ export async function setupQueue(config: Partial<QueueConfigInput> = {}) {
 
 export async function rejectsWith(promise: Promise<unknown>, code: ErrorCode): Promise<void> {
   await expect(promise).rejects.toMatchObject({ name: 'QueueError', code });
+}
+
+export interface PrivateEngine {
+  stack: PrivateStack;
+  /** Raw commands on its redis-server (INFO commandstats counts this file's commands alone). */
+  admin: RespClient;
+  clock: TestClock;
+  engine: Engine;
+}
+
+/**
+ * An engine with a clock the test moves, over a redis-server and bridge of the calling file's
+ * own (beforeAll; stopped afterAll), for tests that count commands or read every queue. The
+ * returned object is filled in once beforeAll has run.
+ */
+export function usePrivateEngine(): PrivateEngine {
+  const suite = {} as PrivateEngine;
+  beforeAll(async () => {
+    suite.stack = await startPrivateStack();
+    suite.admin = createRespClient({ port: suite.stack.redisPort });
+    suite.clock = testClock();
+    suite.engine = createEngine({ redis: createRedis({ url: suite.stack.restUrl, token: suite.stack.restToken }), now: suite.clock.now, allowHttpLoopback: true });
+  });
+  afterAll(async () => {
+    suite.admin?.close();
+    await suite.stack?.close();
+  });
+  return suite;
 }
