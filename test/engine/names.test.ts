@@ -21,11 +21,13 @@ afterAll(() => admin.close());
 const META_FIELDS = [
   'config', 'secret', 'paused', 'pausedGroups', 'deleting', 'seq', 'active', 'ready', 'timer', 'outcomes', 'prio',
   'hold', 'flows', 'rs', 'dedup', 'dedupTrimAt', 'live', 'partitions', 'move',
+  // totals.lua's lifetime counters and histograms (GET /metrics)
+  'n:a', 'n:c', 'n:f', 'n:r', 'n:x', 'n:t', 'n:os', 'n:of', 'n:oa', 'h:w', 'h:r',
 ];
 const SLOTS = Array.from({ length: 60 }, (_, i) => String(i));
 const KEY_LIKE = [
   'gq:{q}:jobs', 'gq:{q}:meta', 'gq:queues', 'g:x', 'f:3', 'l:3', 'g:', 'f:', 'c:5', 'r:0', 'm:f:3', 'm:c:0', 'a:b:c',
-  'x y', '*', '{x}', 'jobs', 'ready', 'delayed', 'held', 'gq:{q:0}:meta', 'q:0', 'at 1', 'to 1', 'PARTITIONED 2',
+  'x y', '*', '{x}', 'jobs', 'ready', 'delayed', 'held', 'gq:{q:0}:meta', 'gq:{q}:results', 'results', 'gq:metrics', 'q:0', 'at 1', 'to 1', 'PARTITIONED 2',
 ];
 /** Group names (and debounce keys). */
 const NAMES = [...new Set([...SLOTS, ...META_FIELDS, ...KEY_LIKE])];
