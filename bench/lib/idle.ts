@@ -7,6 +7,7 @@ import { createSigners } from '../../src/core/push/signing';
 import type { BenchStack } from './stack';
 import type { FetchCounter } from './fetch-counter';
 import { type CommandCounts, commandStats, perUnit, resetStats, round, totalCalls } from './redis-stats';
+import { fallbackLog } from '../../src/core/log';
 
 export interface IdleCase {
   commandsPerTick: number;
@@ -47,7 +48,7 @@ export async function runIdle(stack: BenchStack, ticks: number, fetches: FetchCo
       // One cron pass with nothing to wait for afterwards (its stay window ends now).
       const invocation = new Invocation(Date.now() + 1000, 1000);
       const delivery = { signers: createSigners(['whsec_MDEyMzQ1Njc4OWFiY2RlZg==']), publicUrl: 'http://127.0.0.1', now: Date.now };
-      const results = await runDueQueues({ engine, invocation, delivery }, new DueTimes(), Date.now());
+      const results = await runDueQueues({ engine, invocation, delivery, log: fallbackLog }, new DueTimes(), Date.now());
       if (Object.keys(results).length > 0) throw new Error(`idle: the pass found work: ${JSON.stringify(results)}`);
     }
     const counts = await commandStats(admin);

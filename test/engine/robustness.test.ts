@@ -11,6 +11,7 @@ import { createSigners } from '../../src/core/push/signing';
 import { createQueue, rejectsWith, setupQueue, testClock } from '../helpers/engine';
 import { adminClient } from '../helpers/stack';
 import { startPrivateStack } from '../helpers/worker';
+import { fallbackLog } from '../../src/core/log';
 
 describe('robustness', () => {
   const admin = adminClient();
@@ -54,7 +55,7 @@ describe('robustness', () => {
       clock.advance(1);
       const invocation = new Invocation(clock.now() + 1000, 1000, clock.now);
       const delivery = { signers: createSigners(['whsec_MDEyMzQ1Njc4OWFiY2RlZg==']), publicUrl: 'http://127.0.0.1', now: clock.now };
-      const results = await runDueQueues({ engine, invocation, delivery }, new DueTimes(), clock.now());
+      const results = await runDueQueues({ engine, invocation, delivery, log: fallbackLog }, new DueTimes(), clock.now());
       expect(results[broken]).toMatchObject({ error: expect.any(String) });
       expect(results[healthy]).toMatchObject({ readyDue: true });
       // Its drain had nowhere to push (port 9): the attempt failed, the job waits for its retry.

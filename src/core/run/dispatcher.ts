@@ -14,7 +14,7 @@ import { QueueError } from '../../protocol/errors';
 import { type Invocation, nextTurn } from './invocation';
 import { type LeasedJob, type Settled, type Settlement, placeOf } from '../engine/leases';
 import { NOT_SENT, lastStartAt, sendOutcome } from '../push/outcomes';
-import { type Log, fallbackLog } from '../log';
+import type { Log } from '../log';
 import { logDelivery, logOutcome } from './attempt-log';
 
 export interface DrainReport {
@@ -30,8 +30,8 @@ export interface Dispatcher {
   engine: Engine;
   invocation: Invocation;
   delivery: DeliveryOptions;
-  /** The invocation's log, its lines carrying its requestId (fallbackLog when none is given). */
-  log?: Log;
+  /** The invocation's log, its lines carrying its requestId. */
+  log: Log;
 }
 
 /** Jobs already leased by the call that started the drain (an enqueue, a callback), in slots it claimed. */
@@ -58,13 +58,13 @@ export async function sendOutcomes(d: Dispatcher, queue: string, outcomes: reado
     outcomes.map(async (outcome) => {
       // The settle below is paid for whatever happens: takeOutcomeSlot keeps 2 subrequests.
       if (!(await d.invocation.takeOutcomeSlot(lastStartAt(outcome)))) {
-        logOutcome(d.log ?? fallbackLog, outcome, NOT_SENT, 0);
+        logOutcome(d.log, outcome, NOT_SENT, 0);
         return { outcome, error: NOT_SENT };
       }
       try {
         const start = Date.now();
         const error = await sendOutcome(outcome, d.delivery);
-        logOutcome(d.log ?? fallbackLog, outcome, error, Date.now() - start);
+        logOutcome(d.log, outcome, error, Date.now() - start);
         return { outcome, error };
       } finally {
         d.invocation.outcomeEnded();
@@ -74,7 +74,7 @@ export async function sendOutcomes(d: Dispatcher, queue: string, outcomes: reado
   try {
     await d.engine.settleOutcomes(queue, attempts);
   } catch (error) {
-    (d.log ?? fallbackLog).error('settle_outcomes_failed', `settling outcome callbacks of queue ${queue} failed`, { queue, error });
+    d.log.error('settle_outcomes_failed', `settling outcome callbacks of queue ${queue} failed`, { queue, error });
   }
 }
 
@@ -95,7 +95,7 @@ async function settleWithRetry(d: Dispatcher, queue: string, settlements: Settle
       // tick retries them; settlements acked twice are LEASE_LOST the second time, harmless.
       return await d.engine.settle(queue, settlements, attempt === 1 ? reserve : 0);
     } catch (error) {
-      (d.log ?? fallbackLog).error('settle_failed', `settle on queue ${queue} failed (attempt ${attempt})`, { queue, attempt, error });
+      d.log.error('settle_failed', `settle on queue ${queue} failed (attempt ${attempt})`, { queue, attempt, error });
       // Unacked settlements are not lost: their leases expire and the jobs are retried (G3). Only
       // an unreachable Redis, or a partition moving to another database, is worth another try (a
       // deleted queue or a bug stays as it is).
@@ -168,7 +168,7 @@ async function drainNow(d: Dispatcher, queue: string, leased?: Leased): Promise<
       if (settlement) settlements.push({ ...settlement, place: placeOf(job) });
       else mayHaveMore = true;
       invocation.pushEnded();
-      logDelivery(d.log ?? fallbackLog, job, settlement, Date.now() - start);
+      logDelivery(d.log, job, settlement, Date.now() - start);
     });
   };
 

@@ -5,7 +5,6 @@
 import { type Dispatcher, type DrainReport, type Leased, drain, sendOutcomes } from './dispatcher';
 import type { TickResult } from '../engine/scheduler';
 import { nextTurn } from './invocation';
-import { fallbackLog } from '../log';
 
 /** Tick passes in a row while a tick reports more work (500 items per phase each). */
 const MAX_PASSES = 10;
@@ -113,7 +112,7 @@ export async function followUp(d: Dispatcher, due: DueTimes, queue: string, star
     }
     if (due.isDue(queue, d.invocation.now())) await runQueue(d, due, queue, d.invocation.deadline, true);
   } catch (error) {
-    (d.log ?? fallbackLog).error('follow_up_failed', `background work on queue ${queue} failed`, { queue, error });
+    d.log.error('follow_up_failed', `background work on queue ${queue} failed`, { queue, error });
   }
 }
 
@@ -143,7 +142,7 @@ export async function runDueQueues(d: Dispatcher, due: DueTimes, until: number):
           try {
             results[queue] = await runQueue(d, due, queue, now);
           } catch (error) {
-            (d.log ?? fallbackLog).error('scheduler_failed', `scheduler pass over queue ${queue} failed`, { queue, error });
+            d.log.error('scheduler_failed', `scheduler pass over queue ${queue} failed`, { queue, error });
             failed.add(queue);
             results[queue] = { error: error instanceof Error ? error.message : String(error) };
           }
