@@ -3,10 +3,12 @@
 // official `standardwebhooks` package (HMAC-SHA256 over "<webhook-id>.<webhook-timestamp>.<raw
 // body>" with the whsec_ secret, and the next secret while rotating), rejects a bad signature, a timestamp more than 5 minutes off or a
 // message that is not a delivery (its webhook-id does not start with msg_: an outcome callback's
-// starts with out_) with 401, and a delivery whose webhook-id it accepted before (a replay) with
-// 409, logs each job on one line and answers 200 with a small JSON result, which completes
+// starts with out_) with 401, and a copy of a delivery it accepted before (a replay: the same
+// webhook-id, timestamp and body; a retry of the job keeps its webhook-id but is signed anew)
+// with 409, logs each job on one line and answers 200 with a small JSON result, which completes
 // the job. Run alone: `node scripts/example-endpoint.mjs` (EXAMPLE_ENDPOINT_PORT, default 8788;
 // GROUPQ_SIGNING_SECRET and GROUPQ_SIGNING_SECRET_NEXT, default the dev secret).
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -14,8 +16,8 @@ import { Webhook } from 'standardwebhooks';
 
 /** Standard Webhooks: receivers reject timestamps further than this from their clock (the package's tolerance). */
 const TOLERANCE_SEC = 5 * 60;
-/** A job's data may be up to 10 MiB; the envelope around it adds a little. */
-const MAX_BODY_BYTES = 11 * 1024 * 1024;
+/** A job's data may be up to 1 MiB (a queue's maxPayloadBytes); the envelope around it adds a little. */
+const MAX_BODY_BYTES = 2 * 1024 * 1024;
 /** How much of a job's data one log line shows. */
 const LOG_DATA_CHARS = 200;
 /** The secret `npm run dev` uses when GROUPQ_SIGNING_SECRET is not set. */
@@ -88,17 +90,26 @@ export async function startExampleEndpoint({ port = 0, host = '127.0.0.1', secre
     return new Webhook(secret);
   });
   if (verifiers.length === 0) throw new Error('example endpoint: a signing secret is required');
-  /** Delivery ids accepted, each until its timestamp is out of the tolerance (epoch ms). One process: see docs/receiver.md#replays. */
+  /**
+   * Deliveries accepted, by replay key, each until its timestamp is out of the tolerance (epoch
+   * ms). One process: see docs/receiver.md#replays.
+   */
   const accepted = new Map();
-  /** @param {string} id @param {number} timestampSec @returns {boolean} whether `id` was seen (else it is remembered) */
-  const seen = (id, timestampSec) => {
+  /**
+   * Whether this very request was accepted before (else it is remembered). The key is its
+   * webhook-id, its timestamp and a hash of its body, all signed: a retry of the job keeps the
+   * webhook-id but has a new timestamp, and a new body (attempt, lease) even within one second.
+   * @param {string} id @param {number} timestampSec @param {string} rawBody @returns {boolean}
+   */
+  const seen = (id, timestampSec, rawBody) => {
     const now = Date.now();
     for (const [known, until] of accepted) {
       if (until >= now) break;
       accepted.delete(known);
     }
-    if ((accepted.get(id) ?? -1) >= now) return true;
-    accepted.set(id, (timestampSec + TOLERANCE_SEC) * 1000);
+    const key = `${id}.${timestampSec}.${createHash('sha256').update(rawBody).digest('base64')}`;
+    if ((accepted.get(key) ?? -1) >= now) return true;
+    accepted.set(key, (timestampSec + TOLERANCE_SEC) * 1000);
     return false;
   };
 
@@ -134,10 +145,11 @@ export async function startExampleEndpoint({ port = 0, host = '127.0.0.1', secre
       log(`rejected a request (401): webhook-id ${id} is not a delivery's (msg_...)`);
       return send(401, { error: 'not a groupq delivery: its webhook-id does not start with msg_' });
     }
-    // Each attempt has a webhook-id of its own: one seen before is a replay of a captured request.
-    if (seen(id, Number(header('webhook-timestamp')))) {
-      log(`rejected a replayed delivery (409): ${id}`);
-      return send(409, { error: `webhook-id ${id} was seen before: a replayed delivery` });
+    // A copy of a request accepted before is a replay of a captured request; a retry is not.
+    const timestamp = Number(header('webhook-timestamp'));
+    if (seen(id, timestamp, rawBody)) {
+      log(`rejected a replayed delivery (409): ${id} at ${timestamp}`);
+      return send(409, { error: `this delivery (webhook-id ${id}, webhook-timestamp ${timestamp}) was accepted before: a replayed copy` });
     }
     /** @type {{ id?: unknown, queue?: unknown, group?: unknown, attempt?: unknown, data?: unknown }} */
     let job;

@@ -1,23 +1,32 @@
 // The Worker: the HTTP API for fetch, the scheduler for the cron trigger. A Worker whose bindings
-// are wrong or missing (settingsOf) starts neither: every request answers 500 naming the
-// binding, and the scheduled handler throws.
+// are wrong or missing (settingsOf) starts neither: every request answers 500 (naming the
+// binding to the admin token only), and the scheduled handler throws.
 import { createLog } from './core/log';
 import { app } from './handlers/app';
+import { sentRawAdminToken } from './handlers/auth';
+import { MAX_BODY_BYTES } from './handlers/body';
 import { REQUEST_ID_HEADER, requestIdOf } from './handlers/request-log';
 import { runScheduled } from './handlers/scheduled';
 import { BindingsError, settingsOf } from './handlers/settings';
 
-/** The most of an unread request body the Worker reads to keep the connection open. */
-const DRAIN_MAX_BYTES = 64 * 1024;
+/** The most of an unread request body the Worker reads to keep the connection open: any body
+ * the API accepts (a larger one is refused with 413 anyway). */
+const DRAIN_MAX_BYTES = MAX_BODY_BYTES;
 
 /**
  * Reads what an answer left unread of its request's body, up to DRAIN_MAX_BYTES (a refusal that
- * never looked at it: 401, 404, 415). In workerd the Worker sits behind the static-assets router,
- * which cannot reuse a keep-alive connection whose request body was left unread: the client's
- * next request on it fails with a reset. A larger body is cancelled and its connection closes.
+ * never looked at it: 401, 404, 415). In workerd (npm run dev, the tests) a connection whose
+ * request body is left unread past a few KiB when the answer ends is closed, without a
+ * `Connection: close`: the client's write of the rest, or its next request on that keep-alive
+ * connection, fails with a reset (issue 28: a storm of malformed requests). So the answer waits
+ * for the body, as Node's and nginx's lingering close do. A larger body is cancelled and its
+ * connection closes.
  */
 async function drainBody(request: Request): Promise<void> {
   if (request.body === null || request.bodyUsed) return;
+  // Refused by its length (413) before a byte was read: not worth reading, and with
+  // `expect: 100-continue` the client sends none of it.
+  if (Number(request.headers.get('content-length') ?? 0) > DRAIN_MAX_BYTES) return;
   const reader = request.body.getReader();
   for (let read = 0; read <= DRAIN_MAX_BYTES; ) {
     const { done, value } = await reader.read();
@@ -30,7 +39,8 @@ async function drainBody(request: Request): Promise<void> {
 /**
  * The app's answer, or the 500 of a Worker whose bindings do not parse: with a request id as the
  * app's answers have (src/handlers/request-log.ts), logged at error whatever GROUPQ_LOG_LEVEL
- * says (it is one of the bindings that may not parse).
+ * says (it is one of the bindings that may not parse). Which binding is broken tells a stranger
+ * how the deployment is set up: only the log and the admin token's answer name it.
  */
 async function answer(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
   try {
@@ -39,7 +49,10 @@ async function answer(request: Request, env: Env, ctx: ExecutionContext): Promis
     if (!(error instanceof BindingsError)) throw error;
     const requestId = requestIdOf(request.headers);
     createLog('error', { requestId }).error('bindings_invalid', error.message);
-    const body = { error: { code: 'INTERNAL', message: error.message, requestId } };
+    const message = (await sentRawAdminToken(request, env))
+      ? error.message
+      : "groupq: the Worker's bindings are invalid or missing: its log, or an answer to the admin token, names them";
+    const body = { error: { code: 'INTERNAL', message, requestId } };
     return Response.json(body, { status: 500, headers: { [REQUEST_ID_HEADER]: requestId } });
   }
   return app.fetch(request, env, ctx);
@@ -48,7 +61,9 @@ async function answer(request: Request, env: Env, ctx: ExecutionContext): Promis
 export default {
   async fetch(request, env, ctx) {
     const response = await answer(request, env, ctx);
-    ctx.waitUntil(drainBody(request).catch(() => {}));
+    // Before the answer, not in waitUntil: workerd decides whether to keep the connection as
+    // the answer ends, and a body still arriving then is cut off.
+    await drainBody(request).catch(() => {});
     return response;
   },
   async scheduled(_controller, env, ctx) {

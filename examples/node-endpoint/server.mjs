@@ -13,7 +13,7 @@ if (!secret) {
   process.exit(1);
 }
 const port = Number(process.env.PORT ?? 8790);
-/** groupq sends a job's data (at most 1 MiB) inside a small envelope. */
+/** groupq sends a job's data (at most 1 MiB, a queue's maxPayloadBytes) inside a small envelope. */
 const MAX_BODY_BYTES = 2 * 1024 * 1024;
 
 /** The job: count the words of `data.text`. */
@@ -31,6 +31,8 @@ const background = new Set();
 const handle = createHandler(countWords, {
   secret,
   nextSecret: process.env.GROUPQ_SIGNING_SECRET_NEXT || undefined,
+  // The kit reads 1 MiB by default: room for the largest data a queue allows, and its envelope.
+  maxBodyBytes: MAX_BODY_BYTES,
   waitUntil(promise) {
     background.add(promise);
     promise.finally(() => background.delete(promise));

@@ -15,9 +15,9 @@ import { type Column, oneLine, relativeTime, table } from './table';
 
 /** The count columns of a queue or a partition, in the order `countsOf` gives them. */
 const countColumns = (): Column[] =>
-  ['WAITING', 'DELAYED', 'ACTIVE', 'COMPLETED', 'FAILED', 'CANCELLED', 'GROUPS'].map((header) => ({ header, align: 'right' as const }));
+  ['WAITING', 'DELAYED', 'ACTIVE', 'COMPLETED', 'FAILED', 'CANCELLED', 'EXPIRED', 'GROUPS'].map((header) => ({ header, align: 'right' as const }));
 
-const countsOf = (c: QueueCounts) => [c.waiting, c.delayed, c.active, c.completed, c.failed, c.cancelled, c.groups].map(String);
+const countsOf = (c: QueueCounts) => [c.waiting, c.delayed, c.active, c.completed, c.failed, c.cancelled, c.expired, c.groups].map(String);
 
 async function queues({ client, out }: CommandContext): Promise<number> {
   const list = await client.queues();
@@ -68,6 +68,7 @@ async function enqueue({ client, out, args, flags, stdin }: CommandContext): Pro
     delayMs: intFlag(flags, 'delay', 'enqueue', 0),
     orderMs: intFlag(flags, 'order-ms', 'enqueue', 0),
     priority: intFlag(flags, 'priority', 'enqueue', -1000, 1000),
+    ttlMs: intFlag(flags, 'ttl', 'enqueue', 1),
     debounce: debounceOf(flags),
   });
   if (out.json) out.document(result);
@@ -79,6 +80,7 @@ async function enqueue({ client, out, args, flags, stdin }: CommandContext): Pro
 function detailOf(job: Job, now: number): string {
   if (job.error !== undefined) return oneLine(job.error);
   if (job.runAt !== undefined) return `runs ${relativeTime(job.runAt, now)}`;
+  if (job.expiresAt !== undefined && job.state !== 'expired') return `expires ${relativeTime(job.expiresAt, now)} unless started`;
   if (job.state === 'active' && job.leaseExpiresAt !== undefined) return `lease ends ${relativeTime(job.leaseExpiresAt, now)}`;
   if (job.finishedAt !== undefined) return `finished ${relativeTime(job.finishedAt, now)}`;
   return '';
@@ -178,7 +180,7 @@ async function retryAll({ client, out, args }: CommandContext): Promise<number> 
 
 async function clean({ client, out, args, flags }: CommandContext): Promise<number> {
   const state = str(flags, 'state');
-  if (state === undefined) throw new UsageError('missing --state <state> (completed, failed or cancelled)', 'clean');
+  if (state === undefined) throw new UsageError('missing --state <state> (completed, failed, cancelled or expired)', 'clean');
   // The server checks the state (a wrong one: VALIDATION_FAILED, exit 1), as for `jobs --state`.
   const { count } = await client.queue(args[0]!).clean({ state: state as CleanOptions['state'] });
   if (out.json) out.document({ count });

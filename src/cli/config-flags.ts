@@ -20,6 +20,8 @@ const CONFIG_FIELDS = {
   backpressure: true, maxPayloadBytes: true, allowedOrigins: true, publishTokens: true, maxJobs: true, maxDelayMs: true,
   maxThrottleMs: true, publishMaxDelayMs: true, publishCallbackOrigins: true, publishRateLimit: true, signingSecret: true,
   signingSecretNext: true, partitions: true,
+  publishTtlMs: true,
+  publishTokenRateLimit: true, publishIpv6Prefix: true, publishMaxJobs: true, publishMaxDataBytes: true, maxBytes: true,
 } satisfies Record<Field, true>;
 
 /** Each setting flag's field and how its text reads; `satisfies` keeps it in step with SETTING_FLAGS. */

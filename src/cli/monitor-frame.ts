@@ -98,8 +98,8 @@ export function renderFrame(s: MonitorSnapshot, options: FrameOptions = {}): str
   lines.push(
     '',
     ...table(
-      [right('WAITING'), right('DELAYED'), right('ACTIVE'), right('COMPLETED'), right('FAILED'), right('CANCELLED'), right('GROUPS')],
-      [[c.waiting, c.delayed, c.active, c.completed, c.failed, c.cancelled, c.groups].map(String)],
+      [right('WAITING'), right('DELAYED'), right('ACTIVE'), right('COMPLETED'), right('FAILED'), right('CANCELLED'), right('EXPIRED'), right('GROUPS')],
+      [[c.waiting, c.delayed, c.active, c.completed, c.failed, c.cancelled, c.expired, c.groups].map(String)],
     ),
     '',
   );

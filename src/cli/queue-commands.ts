@@ -73,7 +73,7 @@ async function configure({ client, out, args, flags, stdin }: CommandContext): P
 
 /** "12 jobs (3 waiting, 9 completed)": the states that hold any. */
 function jobsText(counts: QueueCounts): string {
-  const states = (['waiting', 'delayed', 'active', 'completed', 'failed', 'cancelled'] as const).filter((state) => counts[state] > 0);
+  const states = (['waiting', 'delayed', 'active', 'completed', 'failed', 'cancelled', 'expired'] as const).filter((state) => counts[state] > 0);
   const total = states.reduce((sum, state) => sum + counts[state], 0);
   return total === 0 ? 'no jobs' : `${plural(total, 'job')} (${states.map((state) => `${counts[state]} ${state}`).join(', ')})`;
 }

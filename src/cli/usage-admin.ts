@@ -12,7 +12,7 @@ export const SETTING_FLAGS = {
   'max-attempts': flag('string', '--max-attempts <n>', 'attempts before a job is failed (default 3)'),
   'timeout-ms': flag('string', '--timeout-ms <ms>', 'how long one delivery may take (default 30000)'),
   'keep-completed': flag('string', '--keep-completed <n>', 'completed jobs kept (default 0: deleted at once)'),
-  'keep-failed': flag('string', '--keep-failed <n>', 'failed jobs kept, and as many cancelled (default 1000)'),
+  'keep-failed': flag('string', '--keep-failed <n>', 'failed jobs kept, and as many cancelled and as many expired (default 1000)'),
   'ordering-window-ms': flag('string', '--ordering-window-ms <ms>', 'a job does not start before orderMs + this (default 0)'),
   'dedup-window-ms': flag('string', '--dedup-window-ms <ms>', 'how long a job id stays known after its job ends (default 300000)'),
   'max-jobs': flag('string', '--max-jobs <n>', 'waiting + delayed jobs the queue may hold (default 1000000)'),

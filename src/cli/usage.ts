@@ -51,6 +51,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       'order-ms': flag('string', '--order-ms <n>', 'order inside the group (default: now)'),
       'callback-url': flag('string', '--callback-url <url>', 'where its outcome is POSTed when it ends'),
       priority: flag('string', '--priority <n>', 'across groups, higher starts first: -1000 to 1000 (default 0; negative: --priority=-5)'),
+      ttl: flag('string', '--ttl <ms>', 'not started within this many ms, it ends expired and never runs (at most 30 days)'),
       'debounce-key': flag('string', '--debounce-key <key>', 'collapse into the waiting job with this key, which takes this data'),
       'debounce-ms': flag('string', '--debounce-ms <ms>', 'with --debounce-key: start this long after the last enqueue'),
       'debounce-max-ms': flag('string', '--debounce-max-ms <ms>', 'with --debounce-key: start at most this long after the first'),
@@ -70,7 +71,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     max: 1,
     summary: 'list jobs in one state',
     flags: {
-      state: flag('string', '--state <state>', 'waiting (default), delayed, active, completed, failed or cancelled'),
+      state: flag('string', '--state <state>', 'waiting (default), delayed, active, completed, failed, cancelled or expired'),
       group: flag('string', '--group <name>', 'only this group\'s jobs'),
       limit: flag('string', '--limit <n>', 'jobs per page (default 50, at most 1000)'),
       all: flag('boolean', '--all', 'every page, not just the first'),
@@ -84,7 +85,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     max: 2,
     summary: 'show one job in full (JSON)',
     flags: {
-      wait: flag('string', '--wait <ms>', 'wait up to this long for the job to finish (completed, failed, cancelled)'),
+      wait: flag('string', '--wait <ms>', 'wait up to this long for the job to finish (completed, failed, cancelled, expired)'),
     },
     examples: ['groupq job orders 01J2X...', 'groupq job orders 01J2X... --wait 60000'],
   },
@@ -121,7 +122,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     min: 1,
     max: 1,
     summary: 'delete every job of a finished state; prints how many',
-    flags: { state: flag('string', '--state <state>', 'completed, failed or cancelled (required)') },
+    flags: { state: flag('string', '--state <state>', 'completed, failed, cancelled or expired (required)') },
     examples: ['groupq clean orders --state completed'],
   },
   {

@@ -13,6 +13,7 @@ import type {
 } from '../protocol/job-input';
 import type { groupPageSchema, jobPageSchema } from '../protocol/responses';
 import { randomId } from '../protocol/ids';
+import { GroupqError } from './errors';
 import { PagedList } from './pages';
 import type { Transport } from './transport';
 
@@ -45,6 +46,9 @@ export type GroupPage = z.output<typeof groupPageSchema>;
 export type GroupDetail<T = unknown, R = unknown> = Omit<ApiGroupDetail, 'jobs'> & { jobs: Job<T, R>[] };
 
 const segment = encodeURIComponent;
+
+/** How often movePartition asks again while a move it follows runs. */
+const MOVE_FOLLOW_MS = 2000;
 
 /**
  * What every call takes: `signal` ends it (and its retries) at once with GroupqError ABORTED;
@@ -172,7 +176,7 @@ export class QueueClient<T = unknown, R = unknown> {
   }
 
   /**
-   * The job once it has finished (`completed`, `failed`, `cancelled`), or as it is when
+   * The job once it has finished (`completed`, `failed`, `cancelled`, `expired`), or as it is when
    * `timeoutMs` has passed: `GET ...?waitMs=`, repeated until then. On a queue that keeps no
    * completed jobs (`keepCompleted: 0`, the default) a job added with `keepResult: true` keeps
    * its end and result for 5 minutes; any other is gone when it completes: JOB_NOT_FOUND.
@@ -251,7 +255,7 @@ export class QueueClient<T = unknown, R = unknown> {
     return this.untilDone(() => this.request({ method: 'POST', path: `${this.base}/jobs/retry`, body, idempotent: false, signal, timeoutMs }));
   }
 
-  /** Deletes every job of a finished state (`completed`, `failed`, `cancelled`), repeating until done; answers the total count. */
+  /** Deletes every job of a finished state (`completed`, `failed`, `cancelled`, `expired`), repeating until done; answers the total count. */
   clean({ signal, timeoutMs, ...filter }: CleanOptions & CallOptions): Promise<{ count: number }> {
     return this.untilDone(() => this.request({ method: 'DELETE', path: `${this.base}/jobs${query(filter)}`, idempotent: false, signal, timeoutMs }));
   }
@@ -318,9 +322,25 @@ export class QueueClient<T = unknown, R = unknown> {
     return reply.partitions;
   }
 
-  /** Moves partition `partition` to `database` of the pool, while the queue runs; answers once it is there. */
+  /**
+   * Moves partition `partition` to `database` of the pool, while the queue runs; answers once it
+   * is there. A move of it to the same database already under way (this call's own, resent after
+   * its answer was lost, or another caller's) is followed until it ends; one to another database
+   * is MOVE_IN_PROGRESS.
+   */
   async movePartition(partition: number, database: number, options: CallOptions = {}): Promise<PartitionInfo> {
-    return this.request<PartitionInfo>({ method: 'POST', path: `${this.base}/partitions/${partition}/move`, body: { database }, idempotent: true, ...options });
+    const call = { method: 'POST', path: `${this.base}/partitions/${partition}/move`, body: { database }, idempotent: true, ...options } as const;
+    for (;;) {
+      try {
+        return await this.request<PartitionInfo>(call);
+      } catch (error) {
+        const sameMove = error instanceof GroupqError && error.code === 'MOVE_IN_PROGRESS' && (error.details as { database?: number } | undefined)?.database === database;
+        if (!sameMove) throw error;
+        // Called again once the move ends, it answers the partition's entry there at once.
+        await new Promise((resolve) => setTimeout(resolve, MOVE_FOLLOW_MS));
+        if (options.signal?.aborted) throw new GroupqError('ABORTED', 0, `POST ${call.path} was aborted by its signal`, undefined, undefined, { cause: options.signal.reason });
+      }
+    }
   }
 
   readonly repeats = {

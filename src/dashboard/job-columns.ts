@@ -74,6 +74,7 @@ const COLUMNS: Record<JobState, Column[]> = {
   ],
   failed: [job, group, attempts, data, { label: 'Error', cell: (j) => h('span', { class: 'error-text' }, j.error ?? '—') }, finished],
   cancelled: [job, group, attempts, data, finished],
+  expired: [job, group, data, finished],
 };
 
 export function columnsOf(state: JobState): Column[] {

@@ -31,6 +31,7 @@ function fields(job: JobDetail): HTMLElement {
   ];
   if (job.orderMs !== job.createdAt) rows.push(['Order', formatWhen(job.orderMs)]);
   if (job.runAt !== undefined) rows.push(['Runs at', formatWhen(job.runAt)]);
+  if (job.expiresAt !== undefined) rows.push([job.state === 'expired' ? 'Deadline to start' : 'Expires unless started', formatWhen(job.expiresAt)]);
   if (job.startedAt !== undefined) rows.push(['Started', formatWhen(job.startedAt)]);
   if (job.leaseExpiresAt !== undefined) rows.push(['Lease expires', formatWhen(job.leaseExpiresAt)]);
   if (job.finishedAt !== undefined) rows.push(['Finished', formatWhen(job.finishedAt)]);

@@ -1,4 +1,4 @@
-// A queue's jobs by state: tabs for waiting/delayed/active/completed/failed/cancelled (the WAI-ARIA tabs
+// A queue's jobs by state: tabs for waiting/delayed/active/completed/failed/cancelled/expired (the WAI-ARIA tabs
 // pattern: arrow keys move between tabs), a table of one page of jobs with the columns that
 // matter for the state (job-columns.ts) and the actions each state allows, bulk actions on the
 // finished states, and "Load more" following the API's cursor. A group filter (the search form)
@@ -18,6 +18,7 @@ const STATES: { state: JobState; label: string }[] = [
   { state: 'completed', label: 'Completed' },
   { state: 'failed', label: 'Failed' },
   { state: 'cancelled', label: 'Cancelled' },
+  { state: 'expired', label: 'Expired' },
 ];
 
 const PAGE = 25;

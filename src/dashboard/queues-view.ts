@@ -20,6 +20,7 @@ const COUNT_LABELS: [keyof QueueCounts, string][] = [
   ['completed', 'Completed'],
   ['failed', 'Failed'],
   ['cancelled', 'Cancelled'],
+  ['expired', 'Expired'],
   ['groups', 'Groups'],
 ];
 
@@ -31,6 +32,7 @@ const KEPT: Partial<Record<keyof QueueCounts, string>> = {
   completed: 'Completed jobs the queue keeps (keepCompleted); the chart counts every job that completed',
   failed: 'Failed jobs the queue keeps (keepFailed); the chart counts every job that failed',
   cancelled: 'Cancelled jobs the queue keeps; the chart does not count cancels',
+  expired: 'Jobs that did not start by their deadline (ttlMs), kept like failed ones; the chart does not count them',
 };
 
 /** The seven counts as a description list (label, number), shared with the queue's own view. */

@@ -14,8 +14,25 @@ import { sha256Hex } from '../protocol/ids';
 import type { AppEnv } from './scope';
 
 export function bearerOf(c: Context): string | null {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('authorization') ?? '');
+  return bearerIn(c.req.header('authorization'));
+}
+
+/** The token of an Authorization header's `Bearer <token>`, or null. */
+export function bearerIn(authorization: string | null | undefined): string | null {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
   return match ? match[1]! : null;
+}
+
+/**
+ * Whether a request of a Worker whose bindings do not parse carries the admin token: only then
+ * does its 500 name the broken binding (src/index.ts). An admin token that itself does not parse
+ * opens nothing.
+ */
+export async function sentRawAdminToken(request: Request, env: Env): Promise<boolean> {
+  const token = bearerIn(request.headers.get('authorization'));
+  const admin = env.GROUPQ_ADMIN_TOKEN;
+  if (token === null || typeof admin !== 'string' || !TOKEN_PATTERN.test(admin)) return false;
+  return timingSafeEqual(token, admin);
 }
 
 const missing = () =>

@@ -30,7 +30,8 @@ function families(parts: PartFigures[], now: number, overview: string): Family[]
     name,
     help,
     type: 'counter',
-    samples: parts.map((part) => ({ labels: labelsOf(part), value: part.totals[total] })),
+    // A copy written before a total existed (`expired`) lacks it until its queue is read again.
+    samples: parts.map((part) => ({ labels: labelsOf(part), value: part.totals[total] ?? 0 })),
   });
   const histogram = (name: string, help: string, pick: (part: PartFigures) => PartFigures['wait']): Family => ({
     name,
@@ -55,6 +56,7 @@ function families(parts: PartFigures[], now: number, overview: string): Family[]
     counter('groupq_jobs_failed_total', 'Jobs failed for good (their last attempt failed, or failed without retry).', 'failed'),
     counter('groupq_attempts_retried_total', 'Attempts that failed and left their job waiting for a retry.', 'retried'),
     counter('groupq_jobs_cancelled_total', 'Jobs cancelled.', 'cancelled'),
+    counter('groupq_jobs_expired_total', 'Jobs that did not start by their deadline (ttlMs) and ended expired.', 'expired'),
     counter('groupq_attempts_throttled_total', "Answers 429 that held a job back without using an attempt.", 'throttled'),
     counter('groupq_outcome_callbacks_delivered_total', 'Outcome callbacks delivered.', 'callbacksDelivered'),
     counter('groupq_outcome_callback_attempts_failed_total', 'Outcome callback attempts that failed.', 'callbackAttemptsFailed'),

@@ -1,7 +1,7 @@
 // The enqueue routes, the only ones open to publish tokens and to browsers (CORS limited to the
 // queue's allowedOrigins). Each enqueue also leases ready jobs in the same script call; the
 // service hands them to a drain that runs after the response. A publish token's jobs pass its
-// queue's publish policy and rate limit (src/core/engine/publish-policy.ts, quota.lua), and its answers
+// queue's publish policy and rate limits (src/core/engine/publish-policy.ts, publish-rate.lua), and its answers
 // say nothing of jobs it did not make: a duplicate carries no state.
 import { type Context, Hono } from 'hono';
 import { cors } from 'hono/cors';
@@ -9,10 +9,10 @@ import { createMiddleware } from 'hono/factory';
 import type { EnqueueResult } from '../protocol/api-types';
 import type { StoredConfig } from '../protocol/config';
 import { QueueError } from '../protocol/errors';
-import { parseV6 } from '../protocol/private-address';
 import { TRACEPARENT, TRACESTATE, type TraceContext, parseTraceContext } from '../protocol/trace-context';
 import type { Publisher } from '../core/engine/producer';
 import { checkPublisher } from './auth';
+import { publishClient } from './publish-client';
 import { readJsonWithText } from './body';
 import { rawBatchData, rawJobData } from './raw-json';
 import type { AppEnv } from './scope';
@@ -53,21 +53,15 @@ const enqueueCors = createMiddleware<AppEnv>(async function enqueueCors(c, next)
   await next();
 });
 
-/** An address as Cloudflare gives it (IPv4 or IPv6); anything else is not one. */
-const ADDRESS = /^[0-9A-Fa-f:.]{2,45}$/;
-
-/**
- * Whose publishRateLimit a publish token's enqueue spends: the client's address
- * (CF-Connecting-IP, set by Cloudflare; workerd sets it in local development too), else, for a
- * request that carries none, the token. An IPv6 client is its /64: a home or a host is given a
- * whole /64, and would otherwise get a fresh window from each of its 2^64 addresses.
- */
-function clientOf(c: Context<AppEnv>, tokenHash: string): string {
-  const address = c.req.header('cf-connecting-ip');
-  if (address === undefined || !ADDRESS.test(address)) return `token:${tokenHash}`;
-  const v6 = address.includes(':') ? parseV6(address) : null;
-  if (v6 === null) return `ip:${address}`;
-  return `ip6:${v6.slice(0, 4).map((group) => group.toString(16)).join(':')}::/64`;
+/** The client whose publish windows a publish token's enqueue spends (publish-client.ts). */
+function clientOf(c: Context<AppEnv>, config: StoredConfig, tokenHash: string): string {
+  return publishClient({
+    address: c.req.header('cf-connecting-ip'),
+    hasCf: c.req.raw.cf !== undefined,
+    local: c.var.settings.allowHttpLoopback,
+    ipv6Prefix: config.publishIpv6Prefix,
+    tokenHash,
+  });
 }
 
 /**
@@ -80,7 +74,10 @@ async function admit(
 ): Promise<{ queue: string; text: string; value: unknown; publisher: Publisher | undefined; trace: TraceContext }> {
   const queue = c.req.param('queue')!;
   const producer = await checkPublisher(c, () => queueConfig(c));
-  const publisher = producer.kind === 'publish' ? { config: producer.config, client: clientOf(c, producer.tokenHash) } : undefined;
+  const publisher =
+    producer.kind === 'publish'
+      ? { config: producer.config, client: clientOf(c, producer.config, producer.tokenHash), tokenHash: producer.tokenHash }
+      : undefined;
   const trace = parseTraceContext((name) => c.req.header(name));
   return { queue, publisher, trace, ...(await readJsonWithText(c)) };
 }

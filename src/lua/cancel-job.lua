@@ -19,6 +19,7 @@ KEYS[11] prioritized     zset  idle group heads with a priority
 KEYS[12] dedup           zset  ids of ended jobs remembered by the dedup window (dedup.lua)
 KEYS[13] debounce        hash  debounce key -> job id (a cancelled job's goes, debounce.lua)
 KEYS[14] group           zset  the job's group (the caller read it with job-group)
+KEYS[15] expiring        zset  TTL jobs not started (a cancelled one's entry goes, expiry.lua)
 
 ARGV[1] id
 ARGV[2] the job's group
@@ -28,7 +29,7 @@ Returns {1, dueAt, {{id, outcome record JSON, signingSecret, signingSecretNext}}
   callback recorded (none when the job has no callback URL), leased to the caller to send, with
   the queue's own signing secrets ('' where unset; outcome.lua)
 Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND,
-        {-4, state} INVALID_STATE: finished already (completed, failed or cancelled),
+        {-4, state} INVALID_STATE: finished already (completed, failed, cancelled or expired),
         {-10, group} JOB_CHANGED_GROUP: the job's group is another one; call again with it declared
 ]]
 -- @include errors
@@ -41,10 +42,13 @@ Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND,
 -- @include lease
 -- @include view
 -- @include debounce
+-- @include expiry
+-- @include bytes
 
 local K = {
   jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5],
   outcomes = KEYS[9], outcomeRecords = KEYS[10], prioritized = KEYS[11], dedup = KEYS[12], debounce = KEYS[13],
+  expiring = KEYS[15],
 }
 local id, now = ARGV[1], tonumber(ARGV[3])
 local M, raw, err = loadJob(KEYS[1], K.jobs, id, { groupField(ARGV[2]) })
@@ -75,6 +79,8 @@ else
   end
 end
 releaseDebounce(K, id, state)
+if state.x and L.hint == '-' then dropExpiries(K, { delayedMember(id, state.g) }) end -- it never started
+if L.hint == '-' then countBytes(M, -#data) end -- it waited (bytes.lua)
 state.st, state.ra = 'cancelled', nil
 countTotal(M, 'n:x')
 retire(K, B, L, KEYS[7], M.cfg.keepFailed, now)

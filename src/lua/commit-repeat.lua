@@ -59,6 +59,7 @@ else
   B.fresh[1], B.fresh[2] = id, encodeJob(job, spec.data)
   state = placeJob(K, B, groupKey, id, job)
   countJobs(M, 1) -- a run counts against maxJobs but is never refused: the scheduler is no stranger
+  countBytes(M, #spec.data) -- and against maxBytes likewise (bytes.lua)
   flushBatch(K, B)
   spec.count = spec.count + 1
 end

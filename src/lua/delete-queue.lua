@@ -26,7 +26,9 @@ KEYS[18]    starts         zset    recent starts (queue rate limit)
 KEYS[19]    dedup          zset    remembered ended job ids
 KEYS[20]    debounce       hash    debounce keys
 KEYS[21]    results        zset    completed jobs kept for a waiter
-KEYS[21+i]  group          zset    the i-th group named in ARGV
+KEYS[22]    expired        zset    kept expired ids
+KEYS[23]    expiring       zset    TTL jobs not started
+KEYS[23+i]  group          zset    the i-th group named in ARGV
 
 ARGV[1] step: at most this many counters to look at for the next call
 ARGV[2] HSCAN cursor of meta ('0' at first)
@@ -46,7 +48,7 @@ end
 if #ARGV > 2 then
   local groupKeys, fields = {}, {}
   for i = 3, #ARGV do
-    groupKeys[#groupKeys + 1] = KEYS[19 + i] -- ARGV[2 + j] names KEYS[21 + j]
+    groupKeys[#groupKeys + 1] = KEYS[21 + i] -- ARGV[2 + j] names KEYS[23 + j]
     fields[#fields + 1] = 'g:' .. ARGV[i]
   end
   redis.call('UNLINK', unpack(groupKeys))
@@ -59,5 +61,6 @@ for i = 1, #page[2], 2 do names[#names + 1] = string.sub(page[2][i], 3) end
 if #names > 0 or page[1] ~= '0' then return { 1, 0, page[1], names } end
 -- UNLINK frees big values off the main thread, so this stays cheap however many jobs remain.
 redis.call('UNLINK', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12],
-  KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20], KEYS[21], metaKey)
+  KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20], KEYS[21],
+  KEYS[22], KEYS[23], metaKey)
 return { 1, 1, '0', {} }

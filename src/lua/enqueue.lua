@@ -23,31 +23,38 @@ KEYS[11]   dedup          zset  ids of ended jobs remembered by the dedup window
 KEYS[12]   completed      zset  kept completed ids  } read only to count the jobs of a queue
 KEYS[13]   failed         zset  kept failed ids     } created before meta kept `live`, once
 KEYS[14]   cancelled      zset  kept cancelled ids  } (quota.lua)
-KEYS[15]   rate           string  the publish rate limit's count for the client (ARGV[4] '1' only)
-KEYS[15+i] group          zset  the group zset of job i
+KEYS[15]   rate           string  the client's count in its publishRateLimit window (ARGV[4] '1' only)
+KEYS[16]   expiring       zset  '<id> <group>' of jobs with a ttlMs not started, by deadline (expiry.lua)
+KEYS[17]   token-rate     string  the token's count in its publishTokenRateLimit window (ARGV[4] '1' only)
+KEYS[17+i] group          zset  the group zset of job i
 
 ARGV[1]  now (epoch ms)
 ARGV[2]  r, how many ready jobs to reserve after adding (0: none)
 ARGV[3]  n, the number of jobs
-ARGV[4]  '1': a publish token sent the jobs (publishRateLimit applies), '' the admin; then 6
-         fields per job:
+ARGV[4]  '1': a publish token sent the jobs, its rate limits checked here (publish-rate.lua);
+         '2': a publish token sent them and its rate limits were spent at the queue's root (a
+         partition of a partitioned queue); '' the admin. Then 6 fields per job:
          id, group, orderMs (epoch ms), runAt (epoch ms, 0 = now), data (JSON text),
          options (JSON object of per-job state fields, e.g. {"ma":5}, or ''): among them `i` 1
          when the producer named the id, `db` a debounce key and `dx` its latest start (the
          job's runAt is then now + delayMs, capped by it), `tp`/`ts` its trace context (a
-         job a debounced enqueue collapses into keeps its own)
+         job a debounced enqueue collapses into keeps its own), `x` its deadline to start
+         (enqueue + ttlMs: an entry in `expiring` unless it is leased solo, expiry.lua)
 
-Returns {1, {{id, state, flag}...}, config JSON, {{id, state JSON, data, lease deadline, hint, token}...}, dueAt}
+Returns {1, {{id, state, flag}...}, config JSON, {{id, state JSON, data, lease deadline, hint, token, message id}...}, dueAt}
   flag 0 new; 1 duplicate, state being the job's current one or, for an id the dedup window
-  remembers, the state its job ended in (completed|failed|removed|cancelled); 2 debounced, id
+  remembers, the state its job ended in (completed|failed|removed|cancelled|expired); 2 debounced, id
   being the job it collapsed into; leased jobs as settle returns them, none when r is 0; dueAt:
   lower the queue's due-index entry to this, -1 = nothing to do
 Errors  (all before the first write: a refusal writes nothing)
-  {-1} QUEUE_NOT_FOUND; {-5, i, limit} PAYLOAD_TOO_LARGE for job i; {-14, i, maxDelayMs}
-  DELAY_TOO_LONG for job i; {-13, ms left, max, periodMs} RATE_LIMITED; {-12, maxJobs} QUEUE_FULL
-  (the new jobs would pass it; duplicates and collapses add none)
-Costs of the quotas: nothing for the admin (the count lives in meta); a publish token's call 2
-  commands more (GET and SET or INCRBY of `rate`); once per queue created before `live`, 4.
+  {-1} QUEUE_NOT_FOUND; {-5, i, limit, its name} PAYLOAD_TOO_LARGE for job i (maxPayloadBytes,
+  or publishMaxDataBytes for a publish token); {-14, i, maxDelayMs} DELAY_TOO_LONG for job i;
+  {-13, ms left, max, periodMs, limit} RATE_LIMITED (publishRateLimit, publishTokenRateLimit);
+  {-12, max, limit} QUEUE_FULL (maxJobs, or publishMaxJobs for a publish token: the new jobs
+  would pass it; duplicates and collapses add none)
+Costs of the quotas: nothing for the admin (the counts live in meta); a publish token's call 3
+  commands more with both rate limits (MGET of `rate` and `token-rate`, then SET or INCRBY of
+  each), none with '2'; once per queue created before `live`, 4.
 ]]
 -- @include errors
 -- @include job
@@ -58,9 +65,11 @@ Costs of the quotas: nothing for the admin (the count lives in meta); a publish 
 -- @include dedup
 -- @include reserve
 -- @include quota
+-- @include publish-rate
 -- @include partition
+-- @include expiry
 
-local now, r, n, published = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4] == '1'
+local now, r, n, published = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4] ~= ''
 local F = 4 -- ARGV fields of job i start after F + (i - 1) * 6
 local function arg(i, field) return ARGV[F + (i - 1) * 6 + field] end
 
@@ -72,23 +81,24 @@ for i = 1, n do checkPartition(M, arg(i, 2)) end
 if not M.cfg then return { QUEUE_NOT_FOUND } end
 local cfg = M.cfg
 local maxDelay = maxDelayOf(cfg)
+local maxData, maxDataName = maxDataOf(cfg, published)
 for i = 1, n do
-  if #arg(i, 5) > cfg.maxPayloadBytes then return { PAYLOAD_TOO_LARGE, i, cfg.maxPayloadBytes } end
+  if #arg(i, 5) > maxData then return { PAYLOAD_TOO_LARGE, i, maxData, maxDataName } end
   if tonumber(arg(i, 4)) - now > maxDelay then return { DELAY_TOO_LONG, i, maxDelay } end
 end
-local rate = nil -- what takeRate spends once every check passed
-if published then
+local rate = nil -- what takeRates spends once every check passed
+if ARGV[4] == '1' then
   local refused
-  refused, rate = checkRate(KEYS[15], cfg, n)
+  refused, rate = checkRates(publishWindows(cfg, KEYS[15], KEYS[17]), n)
   if refused then return refused end
 end
 
 local K = {
   jobs = KEYS[2], ready = KEYS[3], delayed = KEYS[4], active = KEYS[5], held = KEYS[6],
   pausedGroups = KEYS[7], prioritized = KEYS[8], starts = KEYS[9], debounce = KEYS[10], dedup = KEYS[11],
-  completed = KEYS[12], failed = KEYS[13], cancelled = KEYS[14],
+  completed = KEYS[12], failed = KEYS[13], cancelled = KEYS[14], expiring = KEYS[16],
 }
-local G = 15 -- job i's group key is KEYS[G + i]
+local G = 17 -- job i's group key is KEYS[G + i]
 local firstSeq = metaNum(M, 'seq') + 1
 local states = {}
 for i = 1, n do
@@ -134,7 +144,9 @@ local function debounceTargets()
       if not from and not redis.call('ZSCORE', K.active, leaseMember(leaseToken(M, id, state), id, state.g)) then
         from = 'waiting'
       end
-      if from == 'waiting' or from == 'delayed' then targets[keyOf[j]] = { id = id, state = state, data = data, from = from } end
+      if from == 'waiting' or from == 'delayed' then
+        targets[keyOf[j]] = { id = id, state = state, data = data, from = from, size = #data } -- size: its data as counted (bytes.lua)
+      end
     end
   end
   return targets
@@ -166,20 +178,20 @@ if n == 1 and not states[1].db then
   local id, state, data = arg(1, 1), states[1], arg(1, 5)
   local ended = rememberedEnds(K, M, { id }, states, now)[1]
   if ended then
-    takeRate(rate) -- every job a publish token sends counts, a duplicate too
+    takeRates(rate) -- every job a publish token sends counts, a duplicate too
     local kept = redis.call('HGET', K.jobs, id) -- retried by hand since it ended: its state now
     return { 1, { { id, kept and stateOfExisting(K, M, id, kept) or ended, 1 } }, M.v.config, {}, -1 }
   end
   -- Full: refused, unless the id is known (HSETNX then answers it as a duplicate, writing nothing).
-  local full = queueFull(K, M, cfg, 1)
+  local full = queueFull(K, M, cfg, 1, published, #data)
   if full and redis.call('HEXISTS', K.jobs, id) == 0 then return full end
-  takeRate(rate)
+  takeRates(rate)
   local record = encodeJob(state, data)
   if redis.call('HSETNX', K.jobs, id, record) == 0 then
     return { 1, { { id, stateOfExisting(K, M, id, redis.call('HGET', K.jobs, id)), 1 } }, M.v.config, {}, -1 }
   end
   metaSet(M, 'seq', int(firstSeq))
-  countJobs(M, 1)
+  countJobs(M, 1, id)
   -- Solo: nothing else could be reserved before it (nothing ready, no paused group to skip),
   -- there is room, and its group has no job: it is leased at once.
   local solo = reserving and not state.st and groupJobs(M, state.g) == 0 and metaNum(M, 'ready') == 0
@@ -196,9 +208,11 @@ if n == 1 and not states[1].db then
     noteTimer(M, deadline)
     saveMeta(M)
     local stateJson = string.sub(record, 1, #record - #data - 1)
-    return { 1, { { id, 'waiting', 0 } }, M.v.config, { { id, stateJson, data, deadline, 's', token } }, dueReport(M, now) }
+    return { 1, { { id, 'waiting', 0 } }, M.v.config, { { id, stateJson, data, deadline, 's', token, messageIdFor(M, id, state) } }, dueReport(M, now) }
   end
+  countBytes(M, #data) -- not leased solo: it waits
   out[1] = { id, placeJob(K, B, KEYS[G + 1], id, state), 0 }
+  noteExpiry(B, id, state)
 else
   local ids = {}
   for i = 1, n do ids[i] = arg(i, 1) end
@@ -229,22 +243,32 @@ else
       out[i] = { job, 0 }
     end
   end
-  local full = queueFull(K, M, cfg, #made)
+  local bytes = 0
+  for _, job in ipairs(made) do bytes = bytes + #job.data end
+  local full = queueFull(K, M, cfg, #made, published, bytes)
   if full then return full end
-  takeRate(rate)
+  takeRates(rate)
   countJobs(M, #made)
+  for _, job in ipairs(made) do
+    if isPublished(job.id) then countPublished(M, 1) end
+  end
   local keys = {}
   for _, job in ipairs(made) do
     setStart(job.state, job.runAt, now)
     B.fresh[#B.fresh + 1] = job.id
     B.fresh[#B.fresh + 1] = encodeJob(job.state, job.data)
     job.placed = placeJob(K, B, job.groupKey, job.id, job.state)
+    noteExpiry(B, job.id, job.state)
     if job.state.db then
       keys[#keys + 1] = job.state.db
       keys[#keys + 1] = job.id
     end
   end
-  for _, target in ipairs(collapsed) do moveCollapsed(target) end
+  countBytes(M, bytes)
+  for _, target in ipairs(collapsed) do
+    moveCollapsed(target)
+    countBytes(M, #target.data - target.size)
+  end
   for i, o in ipairs(out) do
     if #o == 2 then out[i] = { o[1].id, o[1].placed, o[2] } end
   end
@@ -252,6 +276,7 @@ else
   metaSet(M, 'seq', int(firstSeq + n - 1))
 end
 
+saveExpiries(K, B)
 flushBatch(K, B)
 local jobs = {}
 if reserving then jobs = reserveJobs(K, M, r, now) end

@@ -1,7 +1,7 @@
 #!lua flags=no-writes,allow-key-locking
 --[[ list-jobs: one page of a queue's jobs in one state.
 Order: waiting with a group, as they will run; waiting without a group, hash order (HSCAN);
-delayed by runAt; active by lease deadline; completed, failed and cancelled newest first. Equal
+delayed by runAt; active by lease deadline; completed, failed, cancelled and expired newest first. Equal
 scores list by member (active: by id), as Redis orders them.
 
 KEYS[1] meta       hash  config
@@ -11,9 +11,10 @@ KEYS[4] delayed    zset  '<id> <group>' by runAt
 KEYS[5] completed  zset  kept completed ids by finishedAt
 KEYS[6] failed     zset  kept failed ids by finishedAt
 KEYS[7] cancelled  zset  kept cancelled ids by finishedAt
-KEYS[8] group      zset  the group's jobs (only with a group)
+KEYS[8] expired    zset  kept expired ids by finishedAt
+KEYS[9] group      zset  the group's jobs (only with a group)
 
-ARGV[1] state: waiting | delayed | active | completed | failed | cancelled
+ARGV[1] state: waiting | delayed | active | completed | failed | cancelled | expired
 ARGV[2] limit (page size)
 ARGV[3] group filter for the other states ('' = all groups)
 ARGV[4...] where the page starts (none: the first page): for a sorted set the score and member
@@ -31,7 +32,7 @@ Errors  {-1} QUEUE_NOT_FOUND
 -- @include zset-page
 -- @include hash-page
 
-local K = { jobs = KEYS[2], active = KEYS[3], group = KEYS[8] }
+local K = { jobs = KEYS[2], active = KEYS[3], group = KEYS[9] }
 local wanted, limit, group = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local M = openMeta(KEYS[1])
 if not M.cfg then return { QUEUE_NOT_FOUND } end
@@ -47,8 +48,8 @@ if wanted == 'waiting' and not K.group then
 end
 
 local source = ({ delayed = KEYS[4], active = KEYS[3], completed = KEYS[5], failed = KEYS[6],
-  cancelled = KEYS[7], waiting = K.group })[wanted]
-local reverse = wanted == 'completed' or wanted == 'failed' or wanted == 'cancelled'
+  cancelled = KEYS[7], expired = KEYS[8], waiting = K.group })[wanted]
+local reverse = wanted == 'completed' or wanted == 'failed' or wanted == 'cancelled' or wanted == 'expired'
 local idOfMember = ({ waiting = idOf, delayed = function(m) return (splitMember(m)) end,
   active = function(m) return (splitLease(m)) end })[wanted] or function(m) return m end
 local keyOf = wanted == 'active' and idOfMember or nil

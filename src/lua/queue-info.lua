@@ -1,6 +1,6 @@
 #!lua flags=no-writes,allow-key-locking
 --[[ queue-info: a queue's config, paused flag, counts and oldest ready job, in cheap reads.
-waiting = jobs - active - delayed - completed - failed - cancelled - results (every record is in
+waiting = jobs - active - delayed - completed - failed - cancelled - expired - results (every record is in
 exactly one state);
 groups = idle groups in ready + held groups + active groups (each busy group has one lease);
 meta's counters give `active` and `ready` without a command.
@@ -24,9 +24,10 @@ KEYS[8] failed     zset  kept failed job ids
 KEYS[9] cancelled  zset  kept cancelled job ids
 KEYS[10] results   zset  completed jobs kept for a waiter (finish.lua keepResult)
 KEYS[11] prioritized zset idle group heads with a priority other than 0, by -priority
+KEYS[12] expired   zset  kept expired job ids (read only once meta's `expiring` is set, expiry.lua)
 
 Returns {1, config JSON, paused 0|1, waiting, delayed, active, completed, failed, groups, cancelled,
-  oldest ready job's id ('' for none), its orderMs (0 for none)}
+  oldest ready job's id ('' for none), its orderMs (0 for none), expired}
 Errors  {-1} QUEUE_NOT_FOUND
 ]]
 -- @include errors
@@ -44,7 +45,8 @@ local delayed = redis.call('ZCARD', KEYS[6])
 local completed = redis.call('ZCARD', KEYS[7])
 local failed = redis.call('ZCARD', KEYS[8])
 local cancelled = redis.call('ZCARD', KEYS[9])
-local waiting = redis.call('HLEN', KEYS[2]) - active - delayed - completed - failed - cancelled - redis.call('ZCARD', KEYS[10])
+local expired = metaGet(M, 'expiring') and redis.call('ZCARD', KEYS[12]) or 0 -- a queue that never had a TTL job has none
+local waiting = redis.call('HLEN', KEYS[2]) - active - delayed - completed - failed - cancelled - expired - redis.call('ZCARD', KEYS[10])
 local groups = idle + redis.call('ZCARD', KEYS[5]) + active
 local oldestId, oldestOrder = '', nil
 if idle > 0 then
@@ -61,4 +63,4 @@ if idle > 0 then
     above = '(' .. head[2]
   end
 end
-return { 1, M.v.config, M.v.paused and 1 or 0, waiting, delayed, active, completed, failed, groups, cancelled, oldestId, oldestOrder or 0 }
+return { 1, M.v.config, M.v.paused and 1 or 0, waiting, delayed, active, completed, failed, groups, cancelled, oldestId, oldestOrder or 0, expired }

@@ -8,11 +8,11 @@ KEYS[2] held     zset  held or parked groups
 KEYS[3] delayed  zset  delayed jobs
 
 Returns {1, {exists 0|1, partitions, paused, live, active, ready, pausedGroups,
-  n:a, n:c, n:f, n:r, n:x, n:t, n:os, n:of, n:oa, h:w, h:r} ('' where unset), held groups, delayed jobs}
+  n:a, n:c, n:f, n:r, n:x, n:t, n:os, n:of, n:oa, n:e, h:w, h:r} ('' where unset), held groups, delayed jobs}
 ]]
 local FIELDS = {
   'config', 'partitions', 'paused', 'live', 'active', 'ready', 'pausedGroups',
-  'n:a', 'n:c', 'n:f', 'n:r', 'n:x', 'n:t', 'n:os', 'n:of', 'n:oa', 'h:w', 'h:r',
+  'n:a', 'n:c', 'n:f', 'n:r', 'n:x', 'n:t', 'n:os', 'n:of', 'n:oa', 'n:e', 'h:w', 'h:r',
 }
 local values = redis.call('HMGET', KEYS[1], unpack(FIELDS))
 local out = { values[1] and 1 or 0 }

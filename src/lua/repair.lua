@@ -4,9 +4,10 @@ issue 16, group names "0".."59" made scripts fail after their first writes: docs
 One page of the `jobs` hash per call; the caller repeats until the cursor comes back '0'. A
 record is indexed when
   delayed:                      its '<id> <group>' is in `delayed`;
-  completed, failed, cancelled: its id is in that zset;
+  completed, failed, cancelled, expired: its id is in that zset;
   waiting:                      its member is in its group zset, or it holds a lease (solo).
-A record in no index goes back into its own: nothing is lost, nothing runs twice. Then each
+A record in no index goes back into its own: nothing is lost, nothing runs twice. A waiting (not
+leased) or delayed job with a deadline to start (`x`, expiry.lua) is in `expiring` too. Then each
 group of the page's waiting records is checked whole: its job count in meta is set to what its
 keys hold (zset + solo leases: a failed script never saved its counts, saveMeta comes last); a
 one-job group with jobs that is neither leased, held nor offered has its head offered again; a
@@ -28,7 +29,9 @@ KEYS[7]     completed    zset  kept completed ids by finishedAt
 KEYS[8]     failed       zset  kept failed ids by finishedAt
 KEYS[9]     cancelled    zset  kept cancelled ids by finishedAt
 KEYS[10]    prioritized  zset  idle group heads with a priority other than 0
-KEYS[10+i]  group        zset  the group zset of the i-th group named in ARGV
+KEYS[11]    expired      zset  kept expired ids by finishedAt
+KEYS[12]    expiring     zset  '<id> <group>' of TTL jobs not started, by deadline (expiry.lua)
+KEYS[12+i]  group        zset  the group zset of the i-th group named in ARGV
 
 ARGV[1] now (epoch ms)
 ARGV[2] HSCAN cursor of `jobs` ('0' at first)
@@ -43,15 +46,16 @@ Errors  {-1} QUEUE_NOT_FOUND
 -- @include job
 -- @include meta
 -- @include group
+-- @include expiry
 
 local K = {
   jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5], delayed = KEYS[6], prioritized = KEYS[10],
 }
-local ENDED = { completed = KEYS[7], failed = KEYS[8], cancelled = KEYS[9] }
+local ENDED = { completed = KEYS[7], failed = KEYS[8], cancelled = KEYS[9], expired = KEYS[11] }
 local now, cursor, count = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
 local keyOf, extra = {}, {}
 for i = 4, #ARGV do
-  keyOf[ARGV[i]] = KEYS[7 + i] -- ARGV[3 + j] names KEYS[10 + j]
+  keyOf[ARGV[i]] = KEYS[9 + i] -- ARGV[3 + j] names KEYS[12 + j]
   extra[#extra + 1] = groupField(ARGV[i])
 end
 local M = openMeta(KEYS[1], extra)
@@ -59,7 +63,7 @@ if not M.cfg then return { QUEUE_NOT_FOUND } end
 
 -- Reads: the page, and where each of its records is indexed.
 local page = redis.call('HSCAN', K.jobs, cursor, 'COUNT', count)
-local delayed, ended, waiting = {}, { completed = {}, failed = {}, cancelled = {} }, {}
+local delayed, ended, waiting = {}, { completed = {}, failed = {}, cancelled = {}, expired = {} }, {}
 for i = 1, #page[2], 2 do
   local job = { id = page[2][i], state = decodeJob(page[2][i + 1]) }
   local st = job.state.st
@@ -110,6 +114,14 @@ for _, job in ipairs(idle) do
   local list = byGroup[job.state.g]
   list[#list + 1] = job
 end
+-- Jobs that have not started and have a deadline: each has its entry in `expiring`.
+local deadlined = {}
+for _, list in ipairs({ delayed, idle }) do
+  for _, job in ipairs(list) do
+    if job.state.x and not job.state.a then deadlined[#deadlined + 1] = job end
+  end
+end
+local lostDeadlines = missing(KEYS[12], deadlined, function(job) return delayedMember(job.id, job.state.g) end)
 local lostWaiting = {}
 for _, g in ipairs(groups) do
   for _, job in ipairs(missing(keyOf[g], byGroup[g], function(j) return memberOf(j.state.s, j.id) end)) do
@@ -131,6 +143,13 @@ for st, jobs in pairs(lostEnded) do
     reindexed = reindexed + 1
   end
 end
+for _, job in ipairs(lostDeadlines) do
+  B.expiring = B.expiring or {}
+  B.expiring[#B.expiring + 1] = job.state.x
+  B.expiring[#B.expiring + 1] = delayedMember(job.id, job.state.g)
+  reindexed = reindexed + 1
+end
+saveExpiries({ expiring = KEYS[12] }, B)
 for _, job in ipairs(lostWaiting) do
   if job.state.pr and job.state.pr ~= 0 then metaSet(M, 'prio', '1') end
   redis.call('ZADD', keyOf[job.state.g], job.state.o, memberOf(job.state.s, job.id))

@@ -43,7 +43,7 @@ local records = redis.call('HMGET', K.outcomeRecords, unpack(ids))
 -- Whether groupq keeps a job that ended this way (the job's record then shows the outcome).
 local function jobKept(state)
   if state == 'completed' then return M.cfg.keepCompleted > 0 end
-  return M.cfg.keepFailed > 0 -- failed, and cancelled jobs, which are kept like failed ones
+  return M.cfg.keepFailed > 0 -- failed, cancelled and expired jobs, kept like failed ones
 end
 
 local retried, gone, summaries, shown = {}, {}, {}, {}

@@ -22,7 +22,8 @@ KEYS[13]   starts          zset  recent starts (the queue rate limit, reserve.lu
 KEYS[14]   debounce        hash  debounce key -> job id (a leased job's goes, debounce.lua)
 KEYS[15]   dedup           zset  ids of ended jobs remembered by the dedup window (dedup.lua)
 KEYS[16]   results         zset  ids of completed jobs kept for a waiter, by expiry (finish.lua)
-KEYS[16+i] group           zset  the group zset of outcome i
+KEYS[17]   expiring        zset  TTL jobs not started (a reserved one's entry goes, expiry.lua)
+KEYS[17+i] group           zset  the group zset of outcome i
 
 ARGV[1] now (epoch ms)
 ARGV[2] seed (random hex, for new lease tokens)
@@ -40,7 +41,7 @@ then 13 fields per outcome: kind ('complete'|'fail'), id, lease token, group, se
   named ('1' the producer named the job's id: its end is remembered, dedup.lua),
   startedAt (when the caller leased the job, epoch ms; '' unknown: the run histogram, totals.lua)
 
-Returns {1, {{id, state}...}, config JSON, {{id, state JSON, data, lease deadline, hint, token}...}, dueAt,
+Returns {1, {{id, state}...}, config JSON, {{id, state JSON, data, lease deadline, hint, token, message id}...}, dueAt,
          {{id, outcome record JSON, signingSecret, signingSecretNext}...}}
   where state is 'completed' | 'waiting' (retry pending) | 'failed' | 'LEASE_LOST' |
   'JOB_CANCELLED' (a cancel ended the lease: nothing changed, as for LEASE_LOST); the last
@@ -61,7 +62,7 @@ local K = {
   jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5],
   completed = KEYS[6], failed = KEYS[7], pausedGroups = KEYS[8], revoked = KEYS[9],
   outcomes = KEYS[10], outcomeRecords = KEYS[11], prioritized = KEYS[12], starts = KEYS[13], debounce = KEYS[14],
-  dedup = KEYS[15], results = KEYS[16],
+  dedup = KEYS[15], results = KEYS[16], expiring = KEYS[17],
 }
 local now, seed = tonumber(ARGV[1]), ARGV[2]
 local m, n, onlyIfLive = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5] == '1'
@@ -79,7 +80,7 @@ if m > 0 then
   for i = 1, m do
     local id, group = arg(i, 2), arg(i, 4)
     leases[i] = {
-      id = id, group = group, groupKey = KEYS[16 + i], member = memberOf(tonumber(arg(i, 5)), id),
+      id = id, group = group, groupKey = KEYS[17 + i], member = memberOf(tonumber(arg(i, 5)), id),
       hint = arg(i, 6), token = arg(i, 3), status = tonumber(arg(i, 10)), named = arg(i, 12) == '1',
       startedAt = tonumber(arg(i, 13)),
     }

@@ -1,8 +1,8 @@
 #!lua flags=allow-key-locking
 --[[ tick-scan: the first half of the scheduler's pass over one queue. Tells whether anything is
-due, and if so which groups the due items (delayed jobs, ended backoffs, expired leases) belong
-to: the tick that follows must declare their keys (pending outcome callbacks that are due make
-the tick worth running too; they belong to no group). When the queue's timer has come but nothing
+due, and if so which groups the due items (delayed jobs, ended backoffs, expired leases, jobs
+past their deadline to start) belong to: the tick that follows must declare their keys (pending
+outcome callbacks that are due make the tick worth running too; they belong to no group). When the queue's timer has come but nothing
 is due after all (a lease it was set for has ended), it sets the timer to the next one itself,
 so no tick is needed.
 
@@ -19,6 +19,10 @@ KEYS[10] outcomes    zset    pending outcome callbacks by next attempt (read onl
                              `outcomes` flag is set)
 KEYS[11] cancelled   zset    kept cancelled ids (a tick trims them past keepFailed)
 KEYS[12] prioritized zset    idle group heads with a priority other than 0
+KEYS[13] expiring    zset    '<id> <group>' of TTL jobs not started, by deadline (read only
+                             once meta's `expiring` flag is set, expiry.lua)
+KEYS[14] expired     zset    kept expired ids (a tick trims them past keepFailed; read as
+                             `expiring` is)
 
 ARGV[1] now (epoch ms)
 ARGV[2] limit: at most this many items per kind
@@ -68,8 +72,10 @@ for _, key in ipairs({ KEYS[2], KEYS[3], KEYS[4], KEYS[7] }) do
   if key == KEYS[4] and not first and metaNum(M, 'active') ~= 0 then metaSet(M, 'active', false) end
 end
 look(KEYS[10], nextOutcomeAt({ outcomes = KEYS[10] }, M))
+local ttl = metaGet(M, 'expiring') -- a queue that never had a TTL job reads neither key
+if ttl then look(KEYS[13], tonumber(redis.call('ZRANGE', KEYS[13], 0, 0, 'WITHSCORES')[2])) end
 local trim = redis.call('ZCARD', KEYS[8]) > cfg.keepCompleted or redis.call('ZCARD', KEYS[9]) > cfg.keepFailed
-  or redis.call('ZCARD', KEYS[11]) > cfg.keepFailed
+  or redis.call('ZCARD', KEYS[11]) > cfg.keepFailed or (ttl and redis.call('ZCARD', KEYS[14]) > cfg.keepFailed)
 if not next(dueKeys) and not trim and not readyDue then
   if readyAt and (not nextAt or readyAt < nextAt) then nextAt = readyAt end
   metaSet(M, 'timer', nextAt and int(nextAt) or false)
@@ -91,4 +97,5 @@ end
 for _, member in ipairs(due(KEYS[2])) do add(select(2, splitMember(member))) end
 for _, group in ipairs(due(KEYS[3])) do add(group) end
 for _, member in ipairs(due(KEYS[4])) do add(select(2, splitLease(member))) end
+for _, member in ipairs(due(KEYS[13])) do add(select(2, splitMember(member))) end
 return { 1, 'due', groups }

@@ -1,7 +1,8 @@
 #!lua flags=allow-key-locking
 --[[ tick: the scheduler's bounded pass over one queue, after tick-scan named the groups due
-items belong to. Promotes due delayed jobs, releases groups whose retry backoff ended, expires
-leases past their deadline (a failed attempt: retry or fail), trims retention, lists repeats
+items belong to. Expires jobs not started by their deadline (expiry.lua), promotes due delayed
+jobs, releases groups whose retry backoff ended, expires leases past their deadline (a failed
+attempt: retry or fail), trims retention, lists repeats
 that are due (the caller computes their next time and commits each with commit-repeat), and
 leases pending outcome callbacks that are due (the caller sends them), sets meta's count of
 leases to the size of `active` (a count a failed script left wrong lasts one pass), and sets the
@@ -24,7 +25,11 @@ KEYS[13]    outcome-records hash    job id -> outcome record
 KEYS[14]    prioritized     zset    idle group heads with a priority other than 0
 KEYS[15]    starts          zset    recent starts (the queue rate limit)
 KEYS[16]    dedup           zset    ids of ended jobs remembered by the dedup window (dedup.lua)
-KEYS[16+i]  group           zset    the group zset of the i-th group named in ARGV
+KEYS[17]    expiring        zset    '<id> <group>' of TTL jobs not started, by deadline (read only
+                                    once meta's `expiring` flag is set, expiry.lua)
+KEYS[18]    expired         zset    kept expired ids by finishedAt
+KEYS[19]    debounce        hash    debounce key -> job id (an expired job's goes, debounce.lua)
+KEYS[19+i]  group           zset    the group zset of the i-th group named in ARGV
 
 ARGV[1] now (epoch ms)
 ARGV[2] seed (random hex, for new lease tokens and jitter)
@@ -48,11 +53,14 @@ Errors  {-1} QUEUE_NOT_FOUND
 -- @include history
 -- @include finish
 -- @include job-ops
+-- @include debounce
+-- @include expiry
 
 local K = {
   jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5], delayed = KEYS[6],
   completed = KEYS[7], failed = KEYS[8], repeatDue = KEYS[9], repeats = KEYS[10], cancelled = KEYS[11],
   outcomes = KEYS[12], outcomeRecords = KEYS[13], prioritized = KEYS[14], starts = KEYS[15], dedup = KEYS[16],
+  expiring = KEYS[17], expired = KEYS[18], debounce = KEYS[19],
 }
 local now, seed, limit = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
 -- Due repeats go back to the caller to commit, ready jobs to its drain; should neither happen
@@ -61,7 +69,7 @@ local RECHECK_MS = 60000
 
 local keyOf, extra = {}, tallyFields(now)
 for i = 4, #ARGV do
-  keyOf[ARGV[i]] = KEYS[13 + i]
+  keyOf[ARGV[i]] = KEYS[16 + i] -- ARGV[3 + j] names KEYS[19 + j]
   extra[#extra + 1] = groupField(ARGV[i])
 end
 local M = openMeta(KEYS[1], extra)
@@ -114,12 +122,55 @@ local expired, deadlines = declared(due(K.active), function(m) return select(2, 
 local expiredIds = {}
 for i, m in ipairs(expired) do expiredIds[i] = splitLease(m) end
 local promotedJobs, expiredJobs = readJobs(promotedIds), readJobs(expiredIds)
+-- TTL jobs past their deadline to start, read with the others. A job that started never expires:
+-- its entry left at its start, so the look at its lease only guards against an entry a script
+-- that failed half way left behind. An entry whose job ended, or started, just goes.
+local ttl = metaGet(M, 'expiring')
+local lapsed = ttl and declared(due(K.expiring), function(m) return select(2, splitMember(m)) end) or {}
+local lapsedIds = {}
+for i, m in ipairs(lapsed) do lapsedIds[i] = splitMember(m) end
+local lapsedJobs = readJobs(lapsedIds)
+for i, id in ipairs(lapsedIds) do
+  local job = lapsedJobs[i]
+  local state = job and job.state
+  if state and not (state.st and state.st ~= 'delayed') and pastDeadline(state, now) and keyOf[state.g]
+    and not (not state.st and redis.call('ZSCORE', K.active, leaseMember(leaseToken(M, id, state), id, state.g))) then
+    job.due = true
+  end
+end
+
+-- A TTL job that did not start by its deadline ends `expired`, kept like a failed one.
+local function expireJob(groupKey, id, state, data)
+  local L = { id = id, group = state.g, groupKey = groupKey, member = memberOf(state.s, id), hint = '-', state = state, data = data }
+  if state.st == 'delayed' then
+    redis.call('ZREM', K.delayed, delayedMember(id, state.g))
+  else
+    detachWaiting(K, B, groupKey, id, state) -- out of its group: its next job becomes the head
+  end
+  releaseDebounce(K, id, state)
+  countBytes(M, -#data) -- it waited (bytes.lua: maxBytes)
+  state.st, state.ra = 'expired', nil
+  countTotal(M, 'n:e')
+  retire(K, B, L, K.expired, cfg.keepFailed, now)
+end
+-- First, so that a job both due to start and past its deadline is not promoted.
+local gone = {}
+if #lapsed > 0 then
+  redis.call('ZREM', K.expiring, unpack(lapsed))
+  for i, id in ipairs(lapsedIds) do
+    local job = lapsedJobs[i]
+    if job and job.due then
+      gone[id] = true
+      expireJob(keyOf[job.state.g], id, job.state, job.data)
+    end
+  end
+end
 
 if #promoted > 0 then
   redis.call('ZREM', K.delayed, unpack(promoted))
   for i, id in ipairs(promotedIds) do
     local job = promotedJobs[i]
-    if job then attachWaiting(K, B, keyOf[job.state.g], id, job.state, job.data) end
+    if job and not gone[id] then attachWaiting(K, B, keyOf[job.state.g], id, job.state, job.data) end
   end
 end
 
@@ -160,6 +211,7 @@ if moreOutcomes then more = true end
 if trimRetention(K.completed, K.jobs, cfg.keepCompleted, limit) then more = true end
 if trimRetention(K.failed, K.jobs, cfg.keepFailed, limit) then more = true end
 if trimRetention(K.cancelled, K.jobs, cfg.keepFailed, limit) then more = true end
+if ttl and trimRetention(K.expired, K.jobs, cfg.keepFailed, limit) then more = true end
 
 local repeats = {}
 local dueRepeats = redis.call('ZRANGEBYSCORE', K.repeatDue, '-inf', now, 'LIMIT', 0, limit)
@@ -176,7 +228,7 @@ local nextAt = more and now or nil
 local function consider(at)
   if at and at ~= math.huge and (not nextAt or at < nextAt) then nextAt = at end
 end
-for _, key in ipairs({ K.delayed, K.held, K.active }) do
+for _, key in ipairs({ K.delayed, K.held, K.active, ttl and K.expiring or nil }) do
   consider(tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]))
 end
 consider(tonumber(redis.call('ZRANGEBYSCORE', K.repeatDue, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2]))

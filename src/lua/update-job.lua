@@ -42,7 +42,10 @@ local waiting = not state.st and not redis.call('ZSCORE', K.active, leaseMember(
 if not waiting and state.st ~= 'delayed' then return { INVALID_STATE, state.st or 'active' } end
 if #newData > cfg.maxPayloadBytes then return { PAYLOAD_TOO_LARGE, 1, cfg.maxPayloadBytes } end
 if delayMs > maxDelayOf(cfg) then return { DELAY_TOO_LONG, 1, maxDelayOf(cfg) } end
-if newData ~= '' then data = newData end
+if newData ~= '' then
+  countBytes(M, #newData - #data) -- a waiting job's data replaced (bytes.lua)
+  data = newData
+end
 
 local B, record = newBatch(M, now), nil
 if delayMs > 0 then

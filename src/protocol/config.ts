@@ -7,6 +7,8 @@ import { isSigningSecret } from './signing-secret';
 
 export const DAY_MS = 86_400_000;
 export const YEAR_MS = 366 * DAY_MS;
+/** The longest ttlMs a job, and publishTtlMs a queue, may have (docs/flow-control.md#job-ttl). */
+export const TTL_MAX_MS = 30 * DAY_MS;
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
 
 export const backoffSchema = z
@@ -67,11 +69,17 @@ const ADDED_DEFAULTS = {
   dedupWindowMs: 300_000,
   backpressure: 'job',
   maxJobs: 1_000_000,
+  maxBytes: 1_073_741_824,
   maxDelayMs: YEAR_MS,
   maxThrottleMs: 3_600_000,
   publishMaxDelayMs: 0,
   publishCallbackOrigins: [],
   publishRateLimit: { max: 120, periodMs: 60_000 },
+  publishTokenRateLimit: { max: 1200, periodMs: 60_000 },
+  publishIpv6Prefix: 56,
+  publishMaxJobs: 10_000,
+  publishMaxDataBytes: 65_536,
+  publishTtlMs: 0,
   partitions: 1,
 } as const;
 
@@ -169,6 +177,11 @@ export function queueConfigFields(options: ConfigOptions = {}) {
       publishTokens: z.array(publishTokenSchema).max(100).default([]),
       /** Waiting + delayed jobs the queue may hold; past it enqueue answers 429 QUEUE_FULL. @default 1000000 */
       maxJobs: int(1, 100_000_000).default(ADDED_DEFAULTS.maxJobs),
+      /**
+       * The data of waiting + delayed jobs, in bytes of JSON, 1 MiB to 1 TiB; past it enqueue answers
+       * 429 QUEUE_FULL; null: no bound. @default 1073741824 (1 GiB)
+       */
+      maxBytes: int(1_048_576, 1_099_511_627_776).nullable().default(ADDED_DEFAULTS.maxBytes),
       /** The latest start any producer may ask for: delayMs, and runAt - now. @default 31622400000 (366 days) */
       maxDelayMs: int(0, YEAR_MS).default(ADDED_DEFAULTS.maxDelayMs),
       /** Total time a job may spend held by its endpoint's 429s; also bounds every hold. @default 3600000 */
@@ -179,6 +192,16 @@ export function queueConfigFields(options: ConfigOptions = {}) {
       publishCallbackOrigins: z.array(originSchema).max(100).default([]),
       /** Enqueued jobs per client address (or per token) with a publish token; null: no limit. */
       publishRateLimit: rateLimitSchema.nullable().default(ADDED_DEFAULTS.publishRateLimit),
+      /** Enqueued jobs per publish token, all its clients together; null: no limit. @default {"max":1200,"periodMs":60000} */
+      publishTokenRateLimit: rateLimitSchema.nullable().default(ADDED_DEFAULTS.publishTokenRateLimit),
+      /** The prefix length that makes one IPv6 client of publishRateLimit (docs/security.md#what-a-client-is). @default 56 */
+      publishIpv6Prefix: int(48, 64).default(ADDED_DEFAULTS.publishIpv6Prefix),
+      /** Published jobs (ids `pub:`) that have not ended; past it publish tokens get 429 QUEUE_FULL. @default 10000 */
+      publishMaxJobs: int(1, 1_000_000).default(ADDED_DEFAULTS.publishMaxJobs),
+      /** Bound on a published job's `data` as JSON bytes; maxPayloadBytes bounds it too. @default 65536 */
+      publishMaxDataBytes: int(2, 1_048_576).default(ADDED_DEFAULTS.publishMaxDataBytes),
+      /** The ttlMs of every job a publish token enqueues: not started by then, it ends expired; 0: none. @default 0 */
+      publishTtlMs: int(0, TTL_MAX_MS).default(ADDED_DEFAULTS.publishTtlMs),
       /** This queue's own `whsec_` secret for deliveries and outcome callbacks (write-only). */
       signingSecret: signingSecretSchema.optional(),
       /** The next secret while rotating: both sign until it replaces signingSecret (write-only). */
@@ -200,6 +223,7 @@ export function queueConfigSchema(options: ConfigOptions = {}) {
       ['concurrency', config.concurrency],
       ['rateLimit.max', config.rateLimit?.max],
       ['maxJobs', config.maxJobs],
+      ['publishMaxJobs', config.publishMaxJobs],
     ] as const;
     for (const [path, total] of totals) {
       if (total === undefined || total >= config.partitions) continue;
@@ -242,7 +266,12 @@ type ParsedConfig = z.output<ReturnType<typeof queueConfigSchema>>;
  * The config as stored in Redis: publish tokens only as hashes. A partition of a partitioned
  * queue stores its index and its shares of the queue-wide limits (src/core/engine/partitions.ts).
  */
-export type StoredConfig = Omit<ParsedConfig, 'publishTokens'> & { publishTokenHashes: string[]; partition?: number };
+export type StoredConfig = Omit<ParsedConfig, 'publishTokens'> & {
+  publishTokenHashes: string[];
+  partition?: number;
+  /** One more than the config it replaced (src/lua/put-queue.lua); absent in one stored before revisions. */
+  revision?: number;
+};
 
 /**
  * The config as the API shows it: publish tokens are write-only, shown as a count; signing
@@ -260,7 +289,7 @@ export async function toStoredConfig(config: ParsedConfig): Promise<StoredConfig
 }
 
 export function toPublicConfig(stored: StoredConfig): QueueConfig {
-  const { publishTokenHashes, signingSecret, signingSecretNext, partition: _partition, ...rest } = stored;
+  const { publishTokenHashes, signingSecret, signingSecretNext, partition: _partition, revision: _revision, ...rest } = stored;
   return {
     ...rest,
     publishTokens: publishTokenHashes.length,

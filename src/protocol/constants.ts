@@ -19,7 +19,7 @@ export const MAX_RESULT_BYTES = 65_536;
  * States a job does not leave by itself: a wait for the job ends there (server and client), an
  * outcome callback says which one, and `DELETE /jobs?state=` deletes jobs in them in bulk.
  */
-export const FINISHED_STATES = ['completed', 'failed', 'cancelled'] as const;
+export const FINISHED_STATES = ['completed', 'failed', 'cancelled', 'expired'] as const;
 
 /** A state a job does not leave by itself (FINISHED_STATES). */
 export function isFinished(state: string): boolean {

@@ -5,17 +5,11 @@ import * as z from 'zod';
 
 /**
  * Every delivery's `webhook-id` starts with this (an outcome callback's with `out_`): the signed
- * id names the kind of message, so that neither kind can be replayed as the other.
+ * id names the kind of message, so that neither kind can be replayed as the other. 32 hex
+ * digits follow, the same on every attempt of one job and never another job's (Standard
+ * Webhooks: the same when a message is resent), so a receiver dedupes on it.
  */
 export const DELIVERY_ID_PREFIX = 'msg_';
-
-/**
- * The `webhook-id` of one delivery: the prefix and a random id, new on every attempt, so that a
- * receiver refuses an id it has seen (a replay) without refusing the job's next attempt.
- */
-export function deliveryWebhookId(): string {
-  return `${DELIVERY_ID_PREFIX}${crypto.randomUUID().replaceAll('-', '')}`;
-}
 
 /** A lease lasts the job's timeoutMs plus this; mirrors LEASE_GRACE_MS in src/lua/includes/job.lua. */
 export const LEASE_GRACE_MS = 5_000;

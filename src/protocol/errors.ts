@@ -18,6 +18,8 @@ export const ERROR_STATUS = {
   LEASE_LOST: 409,
   /** A lease callback of a job that was cancelled under it. */
   JOB_CANCELLED: 409,
+  /** Another move of the same partition is under way (docs/scaling-out.md#one-move-at-a-time). */
+  MOVE_IN_PROGRESS: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   /** The enqueue would pass the queue's maxJobs (waiting + delayed). */

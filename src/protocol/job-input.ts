@@ -1,6 +1,6 @@
 // What producers send: zod schemas for jobs, job updates and repeatable jobs.
 import * as z from 'zod';
-import { type ConfigOptions, DAY_MS, YEAR_MS, backoffSchema, callbackUrlSchema } from './config';
+import { type ConfigOptions, DAY_MS, TTL_MAX_MS, YEAR_MS, backoffSchema, callbackUrlSchema } from './config';
 import { FINISHED_STATES, MAX_BATCH } from './constants';
 
 /** URLs resolve these as path segments (`jobs/../complete`): no route could reach such a name. */
@@ -78,6 +78,11 @@ export function jobInputSchemaFor(options: ConfigOptions) {
       callbackUrl: callbackUrlSchema(options).optional(),
       /** Across groups, higher starts first; inside a group order never changes. @default 0 */
       priority: z.number().int().min(-1000).max(1000).optional(),
+      /**
+       * Ends the job as `expired`, never delivered, if it has not started this long after its
+       * enqueue (docs/flow-control.md#job-ttl). Once started it does not expire. @default none
+       */
+      ttlMs: z.number().int().min(1).max(TTL_MAX_MS).optional(),
       /** Collapses enqueues with the same key into one waiting job (docs/flow-control.md#debounce). */
       debounce: debounceSchema.optional(),
       /**
@@ -111,7 +116,7 @@ export const jobPatchSchema = z
   .strict()
   .refine((p) => p.data !== undefined || p.delayMs !== undefined, 'give data and/or delayMs');
 
-export const JOB_STATES = ['waiting', 'delayed', 'active', 'completed', 'failed', 'cancelled'] as const;
+export const JOB_STATES = ['waiting', 'delayed', 'active', 'completed', 'failed', 'cancelled', 'expired'] as const;
 export type JobState = (typeof JOB_STATES)[number];
 
 /** `held`: waiting for a time (a retry's backoff or the ordering window). */

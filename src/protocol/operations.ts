@@ -117,7 +117,10 @@ const preflightOp = (path: string, id: string, summary: string) =>
 
 export const OPERATIONS: Operation[] = [
   operation('get', '/', 'home', 'Where to go from here', { ok: { 200: r.homeSchema } }),
-  operation('get', '/health', 'health', 'Whether the Worker reaches Redis', { ok: { 200: r.healthSchema, 503: r.healthSchema } }),
+  operation('get', '/health', 'health', 'Whether the Worker reaches Redis', {
+    description: 'Open. Without the admin token, the answer this isolate found within the last second, and no database by name; with it, checked now, each database of a pool named.',
+    ok: { 200: r.healthSchema, 503: r.healthSchema },
+  }),
   operation('get', '/metrics', 'prometheusMetrics', 'Every queue in the Prometheus text format', {
     access: 'admin',
     description:
@@ -159,9 +162,10 @@ export const OPERATIONS: Operation[] = [
   }),
   queueOp('post', `${Q}/partitions/{partition}/move`, 'movePartition', 'Move a partition to another database of the pool, while the queue runs', {
     description:
-      'Answers once the move is done. Meanwhile calls that need the partition answer 503 PARTITION_MOVING with Retry-After (docs/scaling-out.md#moving-a-partition).',
+      'Answers once the move is done. Meanwhile calls that need the partition answer 503 PARTITION_MOVING with Retry-After (docs/scaling-out.md#moving-a-partition). One move of a partition runs at a time: another answers 409 MOVE_IN_PROGRESS. A move cut off finishes when the same call is made again.',
     body: moveInputSchema,
     ok: { 200: r.partitionSchema },
+    errors: ['MOVE_IN_PROGRESS'],
   }),
   queueOp('get', `${Q}/metrics`, 'getMetrics', 'Outcomes per minute, the last 60 minutes, oldest first', { ok: { 200: r.metricsSchema } }),
 

@@ -4,16 +4,12 @@
 import * as z from 'zod';
 import { FINISHED_STATES } from './constants';
 
-/** Every outcome callback's `webhook-id` starts with this (a delivery's with `msg_`). */
-export const OUTCOME_ID_PREFIX = 'out_';
-
 /**
- * The `webhook-id` of a job's outcome callback: the prefix and the job id, the same on every
- * attempt (the key to dedupe on). The prefix says the kind: no delivery id starts with it.
+ * Every outcome callback's `webhook-id` starts with this (a delivery's with `msg_`), then 32 hex
+ * digits: the same on every attempt of one callback, and never another's (a reused job id, the
+ * same id in two partitions, the job's next end after a retry by hand), so a producer dedupes on it.
  */
-export function outcomeWebhookId(jobId: string): string {
-  return `${OUTCOME_ID_PREFIX}${jobId}`;
-}
+export const OUTCOME_ID_PREFIX = 'out_';
 
 /** Unknown fields are dropped rather than refused, so a receiver keeps working when groupq adds some. */
 export const outcomeBodySchema = z.object({

@@ -1,9 +1,10 @@
-// Whether a URL's host is an IP literal that a public service must not POST to on a stranger's
-// say-so (docs/delivery.md#outcome-callbacks): loopback, private, link-local, unique-local and the like.
-// A callbackUrl comes from producers, publish tokens included; such an address would aim groupq's
-// signed POSTs at the network it runs in. Hostnames are not resolved (a Worker cannot, and DNS
-// can change after the check): only literals are judged, on the host as WHATWG URL normalizes it
-// (`0x7f.1` and `2130706433` read as 127.0.0.1, IPv6 compressed and lower case).
+// Whether a URL's host is one that a public service must not POST to on a stranger's say-so
+// (docs/delivery.md#outcome-callbacks): an IP literal that is loopback, private, link-local,
+// unique-local and the like, or a name that means this host or a private network. A callbackUrl
+// comes from producers, publish tokens included; such a host would aim groupq's signed POSTs at
+// the network it runs in. Hostnames are not resolved (a Worker cannot, and DNS can change after
+// the check): literals are judged on the host as WHATWG URL normalizes it (`0x7f.1` and
+// `2130706433` read as 127.0.0.1, IPv6 compressed and lower case), names by their suffix.
 
 /** What a host is: loopback (allowed in local development), another internal range, or public. */
 export type AddressKind = 'loopback' | 'internal' | 'public';
@@ -57,9 +58,18 @@ export function parseV6(host: string): number[] | null {
   return [...head, ...new Array<number>(8 - known).fill(0), ...rest, ...tail];
 }
 
+/** A tunnel's IPv4 end: any but a public one makes the whole address internal. */
+function tunnelKind(...ends: number[]): AddressKind {
+  return ends.every((end) => v4Kind(end >>> 0) === 'public') ? 'public' : 'internal';
+}
+
 function v6Kind(g: number[]): AddressKind {
   const zeroUpTo = (n: number) => g.slice(0, n).every((x) => x === 0);
   const embeddedV4 = () => v4Kind(g[6]! * 65536 + g[7]!);
+  // 2002::/16 6to4 carries its IPv4 in groups 1-2; 2001:0::/32 Teredo its server's in groups 2-3
+  // and its client's, inverted, in groups 6-7 (RFC 3056, RFC 4380).
+  if (g[0] === 0x2002) return tunnelKind(g[1]! * 65536 + g[2]!);
+  if (g[0] === 0x2001 && g[1] === 0) return tunnelKind(g[2]! * 65536 + g[3]!, ~(g[6]! * 65536 + g[7]!));
   if (zeroUpTo(7) && g[7] === 1) return 'loopback'; // ::1
   if (zeroUpTo(5) && g[5] === 0xffff) return embeddedV4(); // ::ffff:a.b.c.d, IPv4-mapped
   if (zeroUpTo(4) && g[4] === 0xffff && g[5] === 0) return embeddedV4(); // ::ffff:0:a.b.c.d, IPv4-translated
@@ -73,12 +83,23 @@ function v6Kind(g: number[]): AddressKind {
 }
 
 /**
- * The kind of a URL's `hostname` (as `new URL()` gives it). Names are public, except `localhost`
- * and `*.localhost`, which always mean loopback.
+ * Names of private networks: special-use (RFC 6761, 6762 `.local`, 8375 `home.arpa`, ICANN's
+ * `.internal`) and those RFC 6762 appendix G found in private use.
+ */
+const INTERNAL_SUFFIXES = ['local', 'internal', 'home.arpa', 'localdomain', 'intranet', 'private', 'corp', 'home', 'lan'];
+
+/**
+ * The kind of a URL's `hostname` (as `new URL()` gives it). `localhost` and `*.localhost` always
+ * mean loopback; a name of one label (completed by a resolver's search domains) or under a
+ * private network's suffix is internal; other names are public.
  */
 export function addressKind(hostname: string): AddressKind {
   const host = hostname.toLowerCase().replace(/\.$/, '');
   if (host === 'localhost' || host.endsWith('.localhost')) return 'loopback';
+  if (!host.startsWith('[') && parseV4(host) === null) {
+    const internal = !host.includes('.') || INTERNAL_SUFFIXES.some((suffix) => host === suffix || host.endsWith(`.${suffix}`));
+    return internal ? 'internal' : 'public';
+  }
   if (host.startsWith('[') && host.endsWith(']')) {
     const groups = parseV6(host.slice(1, -1));
     return groups ? v6Kind(groups) : 'internal'; // a bracketed host URL accepted but we cannot read: refuse

@@ -24,6 +24,7 @@ export const queueCountsSchema = z.object({
   completed: count,
   failed: count,
   cancelled: count,
+  expired: count.describe('Kept jobs that did not start by their deadline (ttlMs).'),
   groups: count.describe('Groups holding a waiting or active job.'),
 });
 
@@ -142,6 +143,7 @@ export const jobSchema = z.object({
   priority: z.number().int().describe('Across groups, a higher priority starts first (docs/flow-control.md#priority).'),
   debounce: jobDebounceSchema.optional().describe('A debounced job: its key, and the latest it starts (first enqueue + maxDelayMs), if capped.'),
   runAt: instant.optional(),
+  expiresAt: instant.optional().describe('A job with a ttlMs that has not started: it ends expired unless it starts by then (docs/flow-control.md#job-ttl).'),
   startedAt: instant.optional(),
   finishedAt: instant.optional(),
   leaseExpiresAt: instant.optional(),
@@ -198,9 +200,9 @@ export const progressResultSchema = z.object({}).strict();
 
 const up = z.enum(['ok', 'down']);
 export const healthSchema = z.object({
-  ok: z.boolean().describe('Every database answered.'),
-  redis: up.describe('Database 0 (the control database; the only one without a pool).'),
-  databases: z.array(up).optional().describe('With a pool of databases (docs/scaling-out.md): each one, by index, database 0 first.'),
+  ok: z.boolean().describe('Every database answered (without the admin token: as this isolate found within the last second).'),
+  redis: up.describe('Database 0 (the control database; the only one without a pool). Without the admin token: whether every database answered.'),
+  databases: z.array(up).optional().describe('With a pool of databases (docs/scaling-out.md) and the admin token: each one, by index, database 0 first.'),
 });
 export const homeSchema = z.object({
   name: z.literal('groupq'),

@@ -3,6 +3,7 @@
 // document's `webhooks`; the headers listed are the ones deliver() and sendOutcome() set
 // (src/core/push). Only the build and the tests load it.
 import * as z from 'zod';
+import { FINISHED_STATES } from './constants';
 import { deliveryBodySchema } from './delivery-body';
 import { outcomeBodySchema } from './outcome-body';
 import { TRACEPARENT, TRACESTATE } from './trace-context';
@@ -29,7 +30,7 @@ const always = (schema: z.ZodType, description: string): WebhookHeader => ({ sch
 
 /** Standard Webhooks' three headers, on deliveries and outcome callbacks alike. */
 const SIGNED: Record<string, WebhookHeader> = {
-  'webhook-id': always(z.string(), '`msg_` and a random id, new on every attempt (a delivery); `out_<job id>` (an outcome callback).'),
+  'webhook-id': always(z.string(), '`msg_` (a delivery) or `out_` (an outcome callback) and 32 hex digits: the same on every attempt of one message, never the same for two, so dedupe on it.'),
   'webhook-timestamp': always(z.string().regex(/^\d+$/), 'Unix seconds when it was signed: refuse one more than 5 minutes off.'),
   'webhook-signature': always(
     z.string(),
@@ -55,8 +56,8 @@ export const WEBHOOKS: Webhook[] = [
     description: 'Every attempt of a job is one such request, signed (Standard Webhooks). The answer settles the attempt (docs/delivery.md).',
     headers: {
       ...SIGNED,
-      'groupq-queue': always(z.string(), "The job's queue."),
-      'groupq-job-id': always(z.string(), 'The job id, the same on every attempt: the idempotency key.'),
+      'groupq-queue': always(z.string(), "The job's queue, unsigned: route on the body's `queue`."),
+      'groupq-job-id': always(z.string(), "The job id, unsigned, for logs: dedupe on `webhook-id` or the body's `id`."),
       'groupq-group': always(z.string(), "The job's group, percent-encoded as encodeURIComponent does."),
       'groupq-attempt': always(z.string().regex(/^\d+$/), '1-based number of this attempt.'),
       'groupq-lease-expires-at': always(z.string().regex(/^\d+$/), 'When the lease ends unless heartbeated (epoch ms).'),
@@ -80,11 +81,11 @@ export const WEBHOOKS: Webhook[] = [
   {
     id: 'outcomeCallback',
     summary: 'How a job ended, POSTed to its callback URL',
-    description: 'Sent once a job with a callback URL completes, fails for good or is cancelled; until answered 2xx within 10 s, at most 6 attempts over 72 minutes (docs/delivery.md#outcome-callbacks).',
+    description: 'Sent once a job with a callback URL completes, fails for good, is cancelled or expires; until answered 2xx within 10 s, at most 6 attempts over 72 minutes (docs/delivery.md#outcome-callbacks).',
     headers: {
       ...SIGNED,
-      'groupq-queue': always(z.string(), "The job's queue."),
-      'groupq-outcome': always(z.enum(['completed', 'failed', 'cancelled']), 'How the job ended, as the body\'s `state`.'),
+      'groupq-queue': always(z.string(), "The job's queue, unsigned: route on the body's `queue`."),
+      'groupq-outcome': always(z.enum(FINISHED_STATES), 'How the job ended, as the body\'s `state`.'),
       ...REQUEST_ID,
       ...TRACE,
     },

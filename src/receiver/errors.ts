@@ -23,13 +23,16 @@ export class RetryAfterError extends Error {
 
 /**
  * Why a delivery was refused: `wrong_kind` is a genuine message of the other kind (an outcome
- * callback sent to a delivery endpoint, or the reverse), `replayed` a delivery whose webhook-id
- * was seen before. The handlers answer 409 for `replayed`, 401 for the others.
+ * callback sent to a delivery endpoint, or the reverse), `replayed` a copy of a delivery
+ * accepted before (same webhook-id, timestamp and signature), `body_too_large` a body past
+ * `maxBodyBytes`. The handlers answer 409 for `replayed`, 413 for `body_too_large`, 401 for the
+ * others.
  */
 export type VerificationFailure =
   | 'missing_headers'
   | 'bad_timestamp'
   | 'timestamp_out_of_tolerance'
+  | 'body_too_large'
   | 'bad_signature'
   | 'wrong_kind'
   | 'bad_body'

@@ -1,14 +1,15 @@
 // createHandler: a whole endpoint from one job function. It verifies the delivery (401 if not
-// genuine, 409 if a replay), parses the job's data (400, no retries, if it does not fit), runs the function, and
-// answers with its result (200) or error (500). A job that runs asynchronously (`async: true`, or
-// one about to outlive the dispatcher's wait) gets 202 instead and finishes in the background:
-// heartbeats keep its lease, then the complete or fail callback reports how it ended. A function
-// that has not settled after `maxDurationMs` is given up: the attempt fails and ctx.signal aborts.
+// genuine, 409 if a replayed copy, 413 past maxBodyBytes), parses the job's data (400, no
+// retries, if it does not fit), runs the function, and answers with its result (200) or error
+// (500). A job that runs asynchronously (`async: true`, or one about to outlive the
+// dispatcher's wait) gets 202 instead and finishes in the background: heartbeats keep its
+// lease, then the complete or fail callback reports how it ended. A function that has not
+// settled after `maxDurationMs` is given up: the attempt fails and ctx.signal aborts.
 import { type Delivery, LEASE_GRACE_MS } from '../protocol/delivery-body';
 import { type FetchLike, leaseCalls } from './callbacks';
 import { DeliveryVerificationError, MaxDurationError } from './errors';
 import { type JobContext, Lease } from './lease';
-import { type Settled, outcomeOf, parseErrorText, responseOf, settle, textResponse } from './outcomes';
+import { type Settled, outcomeOf, parseErrorText, refusalStatus, responseOf, settle, textResponse } from './outcomes';
 import { traceContextOf } from './trace';
 import { type DeliveryVerifyOptions, createVerifier } from './verify';
 
@@ -102,9 +103,9 @@ export function createHandler<T = unknown, R = unknown>(
       delivery = await verify(request);
     } catch (error) {
       // 401 is an ordinary failed attempt: a delivery signed with a secret not yet configured here
-      // goes through once the secret is. A replay is no attempt of groupq's (each attempt has a
-      // webhook-id of its own): 409 tells it apart in logs.
-      if (error instanceof DeliveryVerificationError) return textResponse(error.reason === 'replayed' ? 409 : 401, error.message);
+      // goes through once the secret is. A replay is no attempt of groupq's (each attempt is
+      // signed anew, under the job's one webhook-id): 409 tells it apart in logs.
+      if (error instanceof DeliveryVerificationError) return textResponse(refusalStatus(error), error.message);
       throw error;
     }
     let job: Delivery<T>;

@@ -1,10 +1,11 @@
 // createOutcomeHandler: a whole endpoint for outcome callbacks (docs/delivery.md#outcome-callbacks) from
-// one function. It verifies the callback (401 if not genuine), runs the function with the
-// outcome, and answers 204 once it returned, or 500 with its error's message, which groupq
-// retries by its schedule. Outcomes come at least once: dedupe on `webhook-id` (`out_<job id>`).
+// one function. It verifies the callback (401 if not genuine, 413 past maxBodyBytes), runs the
+// function with the outcome, and answers 204 once it returned, or 500 with its error's message,
+// which groupq retries by its schedule. Outcomes come at least once: dedupe on `webhook-id`
+// (`out_` and 32 hex digits, the same on every attempt, unique per outcome).
 import type { OutcomeCallback } from '../protocol/outcome-body';
 import { DeliveryVerificationError } from './errors';
-import { errorText, settle, textResponse } from './outcomes';
+import { errorText, refusalStatus, settle, textResponse } from './outcomes';
 import { type TraceContext, traceContextOf } from './trace';
 import { type VerifyOptions, createOutcomeVerifier } from './verify';
 
@@ -31,7 +32,7 @@ export function createOutcomeHandler(fn: OutcomeFunction, options: VerifyOptions
     try {
       outcome = await verify(request);
     } catch (error) {
-      if (error instanceof DeliveryVerificationError) return textResponse(401, error.message);
+      if (error instanceof DeliveryVerificationError) return textResponse(refusalStatus(error), error.message);
       throw error;
     }
     const { traceparent, tracestate } = traceContextOf(request);

@@ -1,7 +1,7 @@
 // What a job function's return or throw tells groupq, in the two ways it can be told: as the HTTP
 // answer to the delivery (synchronous) or as the complete/fail callback (after a 202).
 // NonRetryableError → no more attempts; RetryAfterError → the next attempt after its delay.
-import { NonRetryableError, RetryAfterError } from './errors';
+import { type DeliveryVerificationError, NonRetryableError, RetryAfterError } from './errors';
 import type { Outcome } from './lease';
 
 /** A function's run, settled: its value, or what it threw. */
@@ -40,6 +40,12 @@ export function outcomeOf(run: Settled): Outcome {
   if (run.error instanceof NonRetryableError) return { kind: 'fail', error, retry: false };
   if (run.error instanceof RetryAfterError) return { kind: 'fail', error, retryAfterMs: run.error.retryAfterMs };
   return { kind: 'fail', error };
+}
+
+/** The status a handler answers a request it refused with: 409 a replay, 413 a body too large, else 401. */
+export function refusalStatus(error: DeliveryVerificationError): number {
+  if (error.reason === 'replayed') return 409;
+  return error.reason === 'body_too_large' ? 413 : 401;
 }
 
 /** A plain-text answer. */

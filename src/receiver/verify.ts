@@ -2,16 +2,22 @@
 // signature over "<webhook-id>.<webhook-timestamp>.<raw body>" keyed by the `whsec_` secret, a
 // timestamp within the tolerance, the kind the signed webhook-id names (`msg_` a delivery,
 // `out_` an outcome callback: neither is accepted as the other), then the body parsed against
-// its shared schema; a delivery last of all must carry a webhook-id not seen before (a
-// replay). One verifier for both kinds; Web Crypto only, so it runs on Workers, Node 20, Deno
-// and Bun alike.
+// its shared schema; a delivery last of all must not be a copy of one accepted before (a
+// replay: same webhook-id, timestamp and signature; a retry of the job keeps its webhook-id but
+// is signed anew). Whatever a request holds, it costs at most `maxBodyBytes` read and one HMAC
+// per secret (message.ts, signature.ts). One verifier for both kinds; Web Crypto only, so it
+// runs on Workers, Node 20, Deno and Bun alike.
 import type * as z from 'zod';
 import { DELIVERY_ID_PREFIX, type Delivery, deliveryBodySchema } from '../protocol/delivery-body';
-import { fromBase64 } from '../protocol/encoding';
-import { OUTCOME_ID_PREFIX, type OutcomeCallback, outcomeBodySchema, outcomeWebhookId } from '../protocol/outcome-body';
+import { fromBase64, toBase64 } from '../protocol/encoding';
+import { OUTCOME_ID_PREFIX, type OutcomeCallback, outcomeBodySchema } from '../protocol/outcome-body';
 import { SECRET_PREFIX } from '../protocol/signing-secret';
 import { DeliveryVerificationError } from './errors';
+import { DEFAULT_MAX_BODY_BYTES, type RawMessage, bodyOf, headerOf } from './message';
 import { type SeenHook, rememberDelivery } from './replays';
+import { MAX_SIGNATURE_ENTRIES, anyMatches, candidateSignatures, digestsOf } from './signature';
+
+export { type RawMessage, headerOf } from './message';
 
 export interface VerifyOptions {
   /**
@@ -25,26 +31,22 @@ export interface VerifyOptions {
   toleranceSec?: number;
   /** The clock, epoch ms. @default Date.now */
   now?: () => number;
+  /**
+   * The largest body read, in bytes: a longer one is refused (`body_too_large`) before any
+   * HMAC, and a body declared longer is not read at all. @default 1048576 (1 MiB)
+   */
+  maxBodyBytes?: number;
 }
 
 /** How deliveries are checked: as any request, and against replays. */
 export interface DeliveryVerifyOptions extends VerifyOptions {
   /**
-   * Says whether a delivery's `webhook-id` was seen before, and records it: a seen one is refused
-   * as a replay (reason `replayed`). Plug in a shared store when several processes or instances
-   * take deliveries. @default in memory, for this process, each id for the tolerance window
+   * Says whether a delivery was accepted before, by its replay key (`<webhook-id>.<webhook-timestamp>.<signature>`),
+   * and records it: a seen one is refused as a replay (reason `replayed`); a retry of the job has
+   * a new key. Plug in a shared store when several processes or instances take deliveries.
+   * @default in memory, for this process, each key for the tolerance window
    */
   seen?: SeenHook;
-}
-
-/**
- * A received message as frameworks without a Web `Request` hold it: its headers (a `Headers`, or
- * a record as Node, Express, Fastify and Lambda give them, names in any case) and its body
- * exactly as received, as text or bytes. A body parsed and encoded again is not what was signed.
- */
-export interface RawMessage {
-  headers: Headers | Record<string, string | string[] | undefined>;
-  body: string | Uint8Array | ArrayBuffer;
 }
 
 /** Reads and checks a delivery (the same checks as verifyDelivery, keys imported once). */
@@ -53,49 +55,19 @@ export type Verifier = <T = unknown>(message: Request | RawMessage) => Promise<D
 /** Reads and checks an outcome callback (the same checks as verifyOutcome, keys imported once). */
 export type OutcomeVerifier = (message: Request | RawMessage) => Promise<OutcomeCallback>;
 
-// Requests and Headers are told apart by their methods, not instanceof: a framework may hand over
-// those of another fetch implementation (undici's own copy, node-fetch) than the global ones.
-const isRequest = (message: Request | RawMessage): message is Request => typeof (message as Request).arrayBuffer === 'function';
-
-/** A header of the message, by its lower-case name; the first of a repeated one. */
-export function headerOf(message: Request | RawMessage, name: string): string | null {
-  const { headers } = message;
-  if (typeof headers.get === 'function') return (headers as Headers).get(name);
-  const record = headers as Record<string, string | string[] | undefined>;
-  const key = Object.keys(record).find((key) => key.toLowerCase() === name);
-  const value = key === undefined ? undefined : record[key];
-  return (Array.isArray(value) ? value[0] : value) ?? null;
-}
-
-/** The body's bytes as received (a Request's is read, once). */
-async function bodyOf(message: Request | RawMessage): Promise<Uint8Array> {
-  if (isRequest(message)) return new Uint8Array(await message.arrayBuffer());
-  const { body } = message;
-  if (typeof body === 'string') return new TextEncoder().encode(body);
-  if (body instanceof Uint8Array) return body;
-  if (body instanceof ArrayBuffer) return new Uint8Array(body);
-  throw new TypeError('body must be the raw body as received: a string, a Uint8Array (a Buffer) or an ArrayBuffer');
-}
-
 /**
- * What a verified request must carry: its webhook-id's prefix (the kind), its body's schema,
- * named for messages, and whether its body's id fits the webhook-id.
+ * What a verified request must carry: its webhook-id's prefix (the kind) and its body's schema,
+ * named for messages. Nothing in a body repeats its webhook-id: an id is `msg_` or `out_` and
+ * 32 hex digits of groupq's, the same on every attempt and unique per job (per outcome).
  */
 interface Expected<B> {
   what: string;
   prefix: string;
   schema: z.ZodType<B>;
-  fits(body: B, webhookId: string): boolean;
 }
 
-/** A delivery's webhook-id is new on every attempt: nothing in its body repeats it. */
-const DELIVERY: Expected<Delivery> = { what: 'delivery', prefix: DELIVERY_ID_PREFIX, schema: deliveryBodySchema, fits: () => true };
-const OUTCOME: Expected<OutcomeCallback> = {
-  what: 'outcome callback',
-  prefix: OUTCOME_ID_PREFIX,
-  schema: outcomeBodySchema,
-  fits: (body, webhookId) => outcomeWebhookId(body.id) === webhookId,
-};
+const DELIVERY: Expected<Delivery> = { what: 'delivery', prefix: DELIVERY_ID_PREFIX, schema: deliveryBodySchema };
+const OUTCOME: Expected<OutcomeCallback> = { what: 'outcome callback', prefix: OUTCOME_ID_PREFIX, schema: outcomeBodySchema };
 /** The kinds by prefix, to name what a request of the wrong kind is. */
 const KINDS = [DELIVERY, OUTCOME];
 
@@ -115,27 +87,6 @@ function secretBytes(secret: string): Uint8Array<ArrayBuffer> {
   return bytes;
 }
 
-/** The bytes of a base64 signature, or null when it is not base64 (such a signature never matches). */
-function signatureBytes(value: string): Uint8Array<ArrayBuffer> | null {
-  try {
-    return fromBase64(value);
-  } catch {
-    return null;
-  }
-}
-
-/** The "v1,<base64>" entries of a webhook-signature header; other versions are skipped. */
-function v1Signatures(header: string): Uint8Array<ArrayBuffer>[] {
-  const found: Uint8Array<ArrayBuffer>[] = [];
-  for (const entry of header.split(' ')) {
-    const comma = entry.indexOf(',');
-    if (comma < 0 || entry.slice(0, comma) !== 'v1') continue;
-    const bytes = signatureBytes(entry.slice(comma + 1));
-    if (bytes) found.push(bytes);
-  }
-  return found;
-}
-
 function concat(head: Uint8Array, tail: Uint8Array): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(head.byteLength + tail.byteLength);
   out.set(head, 0);
@@ -151,24 +102,33 @@ function secretsOf(options: VerifyOptions): string[] {
   return options.nextSecret ? [options.secret, options.nextSecret] : [options.secret];
 }
 
+/** A replay check: true if this copy of a request was accepted before (it is recorded either way). */
+type ReplayCheck = (key: string, webhookId: string, timestampSec: number) => Promise<boolean>;
+
+/** The body cap of the options, checked. */
+function maxBodyBytesOf(options: VerifyOptions): number {
+  const maxBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  if (!(Number.isSafeInteger(maxBytes) && maxBytes > 0)) {
+    throw new RangeError(`maxBodyBytes must be a whole number of bytes > 0, got ${maxBytes}`);
+  }
+  return maxBytes;
+}
+
 /**
  * A check of requests carrying `expected`'s body, for the given secrets. The secrets are checked
  * here (a TypeError for a malformed one) and their HMAC keys imported once, for every request it
  * then verifies. `seen`: the replay check, last of all (deliveries only).
  */
-function createChecker<B>(
-  options: VerifyOptions,
-  expected: Expected<B>,
-  seen?: (webhookId: string, timestampSec: number) => Promise<boolean>,
-): (message: Request | RawMessage) => Promise<B> {
+function createChecker<B>(options: VerifyOptions, expected: Expected<B>, seen?: ReplayCheck): (message: Request | RawMessage) => Promise<B> {
   const secrets = secretsOf(options);
   const raw = secrets.map(secretBytes);
   const keys = Promise.all(
-    raw.map((bytes) => crypto.subtle.importKey('raw', bytes, { name: 'HMAC', hash: 'SHA-256' }, false, ['verify'])),
+    raw.map((bytes) => crypto.subtle.importKey('raw', bytes, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign'])),
   );
   const toleranceSec = options.toleranceSec ?? DEFAULT_TOLERANCE_SEC;
   if (!(toleranceSec >= 0)) throw new TypeError('toleranceSec must be a number >= 0');
   const now = options.now ?? Date.now;
+  const maxBodyBytes = maxBodyBytesOf(options);
 
   return async function verify(message: Request | RawMessage): Promise<B> {
     const id = headerOf(message, 'webhook-id');
@@ -194,23 +154,22 @@ function createChecker<B>(
         `webhook-timestamp is ${Math.abs(offsetSec)} s ${direction}, more than the ${toleranceSec} s tolerated`,
       );
     }
-
-    // The signature covers the body's exact bytes: read them as sent, never a re-encoded parse.
-    const body = await bodyOf(message);
-    const signed = concat(new TextEncoder().encode(`${id}.${timestamp}.`), body);
-    const given = v1Signatures(signature!);
-    if (given.length === 0) {
-      throw new DeliveryVerificationError('bad_signature', 'webhook-signature holds no "v1,<base64>" signature');
+    // Only the first few entries are looked at, so a header of thousands costs no more than one.
+    const given = candidateSignatures(signature!);
+    const unread = given.unread ? ` (only the first ${MAX_SIGNATURE_ENTRIES} entries of webhook-signature are looked at)` : '';
+    if (given.signatures.length === 0) {
+      throw new DeliveryVerificationError('bad_signature', `webhook-signature holds no "v1,<base64>" signature of 32 bytes${unread}`);
     }
-    // crypto.subtle.verify compares in constant time. Every pair is tried, even after a match,
-    // so the time taken says nothing about which secret or which entry matched.
-    const checks = await Promise.all(
-      (await keys).flatMap((key) => given.map((sig) => crypto.subtle.verify('HMAC', key, sig, signed))),
-    );
-    if (!checks.includes(true)) {
+
+    // The signature covers the body's exact bytes: read them as sent, never a re-encoded parse,
+    // and no more of them than the cap.
+    const body = await bodyOf(message, maxBodyBytes, expected.what);
+    const signed = concat(new TextEncoder().encode(`${id}.${timestamp}.`), body);
+    const digests = await digestsOf(await keys, signed);
+    if (!anyMatches(digests, given.signatures)) {
       throw new DeliveryVerificationError(
         'bad_signature',
-        `no signature matches the ${secrets.length > 1 ? 'signing secrets' : 'signing secret'} (wrong secret, or the body was changed)`,
+        `no signature matches the ${secrets.length > 1 ? 'signing secrets' : 'signing secret'} (wrong secret, or the body was changed)${unread}`,
       );
     }
 
@@ -236,11 +195,14 @@ function createChecker<B>(
       const where = issue.path.length > 0 ? issue.path.join('.') : 'body';
       throw new DeliveryVerificationError('bad_body', `the ${expected.what} body is not a groupq ${expected.what}: ${where}: ${issue.message}`);
     }
-    if (!expected.fits(parsed.data, id!)) {
-      throw new DeliveryVerificationError('bad_body', 'webhook-id does not match the id in the body');
-    }
-    if (seen && (await seen(id!, Number(timestamp)))) {
-      throw new DeliveryVerificationError('replayed', `webhook-id ${id} was seen before: a replayed ${expected.what}`);
+    // The replay key: what only a copy of this very request repeats. The digest under the first
+    // secret, not the entry that matched: dropping an entry of a two-secret header must not make
+    // a copy look new.
+    if (seen && (await seen(`${id}.${timestamp}.${toBase64(digests[0]!)}`, id!, Number(timestamp)))) {
+      throw new DeliveryVerificationError(
+        'replayed',
+        `this ${expected.what} (webhook-id ${id}, webhook-timestamp ${timestamp}) was accepted before: a replayed copy`,
+      );
     }
     return parsed.data;
   };
@@ -249,11 +211,11 @@ function createChecker<B>(
 /** A delivery verifier for the given secrets (checked at once; keys imported once). */
 export function createVerifier(options: DeliveryVerifyOptions): Verifier {
   const { seen } = options;
-  if (seen !== undefined && typeof seen !== 'function') throw new TypeError('seen must be a function (webhookId) => boolean');
+  if (seen !== undefined && typeof seen !== 'function') throw new TypeError('seen must be a function (key, delivery) => boolean');
   const toleranceSec = options.toleranceSec ?? DEFAULT_TOLERANCE_SEC;
   const now = options.now ?? Date.now;
-  const check = createChecker(options, DELIVERY, async (id, timestampSec) =>
-    seen ? (await seen(id)) === true : rememberDelivery(id, (timestampSec + toleranceSec) * 1000, now()),
+  const check = createChecker(options, DELIVERY, async (key, webhookId, timestampSec) =>
+    seen ? (await seen(key, { webhookId, timestampSec })) === true : rememberDelivery(key, (timestampSec + toleranceSec) * 1000, now()),
   );
   return async <T>(message: Request | RawMessage) => (await check(message)) as Delivery<T>;
 }
@@ -265,8 +227,10 @@ export function createOutcomeVerifier(options: VerifyOptions): OutcomeVerifier {
 
 /**
  * Reads a delivery request and checks it: the three webhook headers, a timestamp within
- * `toleranceSec` of now (either way), a v1 signature made with `secret` or `nextSecret`, a
- * webhook-id of a delivery (`msg_`), the body's shape, and a webhook-id not `seen` before.
+ * `toleranceSec` of now (either way), a body of at most `maxBodyBytes`, a v1 signature made with
+ * `secret` or `nextSecret`, a webhook-id of a delivery (`msg_`), the body's shape, and last that
+ * it is no copy of a request accepted before (`seen`). A retry of the job (same webhook-id, new
+ * timestamp and signature) passes: dedupe the work on the webhook-id or the body's `id`.
  * Returns the parsed delivery; throws DeliveryVerificationError saying why not. Takes a Web
  * `Request` (its body is consumed) or `{ headers, body }` with the raw body (RawMessage).
  */
@@ -276,10 +240,11 @@ export async function verifyDelivery<T = unknown>(message: Request | RawMessage,
 
 /**
  * Reads an outcome callback (docs/delivery.md#outcome-callbacks) and checks it as verifyDelivery checks a
- * delivery: headers, timestamp, signature, a webhook-id of an outcome (`out_`), then the body,
- * whose id must be the one webhook-id names (`out_<job id>`). Its webhook-id is the same on every
- * attempt, so it is no replay check: dedupe on it. Returns the parsed outcome; throws
- * DeliveryVerificationError saying why not. Takes a `Request` or a RawMessage, as verifyDelivery.
+ * delivery: headers, timestamp, body size, signature, a webhook-id of an outcome (`out_`), then
+ * the body. Its webhook-id is the same on every attempt and unique per job, and there is no
+ * replay check: dedupe on the webhook-id, which also absorbs a replayed copy. Returns the
+ * parsed outcome; throws DeliveryVerificationError saying why not. Takes a `Request` or a
+ * RawMessage, as verifyDelivery.
  */
 export async function verifyOutcome(message: Request | RawMessage, options: VerifyOptions): Promise<OutcomeCallback> {
   return createOutcomeVerifier(options)(message);

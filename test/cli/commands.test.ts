@@ -43,9 +43,9 @@ describe('queues', () => {
     const human = await cli(['queues'], env);
     expect(human).toMatchObject({ code: 0, stderr: '' });
     const rows = rowsByFirstCell(human.stdout);
-    expect(rows.get('NAME')).toEqual(['NAME', 'PAUSED', 'WAITING', 'DELAYED', 'ACTIVE', 'COMPLETED', 'FAILED', 'CANCELLED', 'GROUPS']);
-    expect(rows.get(busy)).toEqual([busy, 'yes', '2', '1', '0', '0', '0', '0', '2']);
-    expect(rows.get(idle)).toEqual([idle, 'no', '0', '0', '0', '0', '0', '0', '0']);
+    expect(rows.get('NAME')).toEqual(['NAME', 'PAUSED', 'WAITING', 'DELAYED', 'ACTIVE', 'COMPLETED', 'FAILED', 'CANCELLED', 'EXPIRED', 'GROUPS']);
+    expect(rows.get(busy)).toEqual([busy, 'yes', '2', '1', '0', '0', '0', '0', '0', '2']);
+    expect(rows.get(idle)).toEqual([idle, 'no', '0', '0', '0', '0', '0', '0', '0', '0']);
 
     const machine = await cli(['queues', '--json'], env);
     expect(machine).toMatchObject({ code: 0, stderr: '' });
@@ -53,7 +53,7 @@ describe('queues', () => {
     expect(list.find((q) => q.name === busy)).toEqual({
       name: busy,
       paused: true,
-      counts: { waiting: 2, delayed: 1, active: 0, completed: 0, failed: 0, cancelled: 0, groups: 2 },
+      counts: { waiting: 2, delayed: 1, active: 0, completed: 0, failed: 0, cancelled: 0, expired: 0, groups: 2 },
       oldestReady: { id: expect.any(String), orderMs: expect.any(Number) }, // the API's object as it is
     });
   });
@@ -129,6 +129,21 @@ describe('enqueue', () => {
     expect(await snapshotQueue(suite.redis, queue)).toEqual(before);
   });
 
+  test('--ttl gives the job a deadline to start, shown by jobs; the Worker checks its value', async () => {
+    const queue = uniqueQueue('cli-enqueue-ttl');
+    await pausedQueue(suite.worker, queue);
+    expect(await cli(['enqueue', queue, '--group', 'g', '--id', 'code', '--ttl', '3600000'], env)).toMatchObject({ code: 0, stderr: '' });
+    const job = await getJob(queue, 'code');
+    expect(job.expiresAt - job.createdAt).toBe(3_600_000);
+    expect(rowsByFirstCell((await cli(['jobs', queue], env)).stdout).get('code')?.[4]).toMatch(/^expires in .+ unless started$/);
+
+    const before = await settledSnapshot(suite.redis, queue);
+    const tooLong = await cli(['enqueue', queue, '--group', 'g', '--ttl', String(30 * 86_400_000 + 1)], env);
+    expect(tooLong).toMatchObject({ code: 1, stdout: '' });
+    expect(tooLong.stderr).toMatch(/^groupq: VALIDATION_FAILED: ttlMs: /);
+    expect(await snapshotQueue(suite.redis, queue)).toEqual(before);
+  });
+
   test('bad --data JSON is refused before any request: exit 2, nothing written', async () => {
     const queue = uniqueQueue('cli-enqueue-bad');
     await pausedQueue(suite.worker, queue);
@@ -153,10 +168,10 @@ describe('enqueue', () => {
     const big = await cli(['enqueue', queue, '--group', 'g', '--data', JSON.stringify('x'.repeat(100)), '--json'], env);
     expect(big).toMatchObject({ code: 1, stdout: '' });
     expect(JSON.parse(big.stderr)).toEqual({
-      error: { code: 'PAYLOAD_TOO_LARGE', message: 'job data is larger than the queue allows', details: { index: 0, maxPayloadBytes: 16 }, requestId: REQUEST_ID },
+      error: { code: 'PAYLOAD_TOO_LARGE', message: "job data is larger than the queue's maxPayloadBytes (16 bytes)", details: { index: 0, maxPayloadBytes: 16 }, requestId: REQUEST_ID },
     });
     const bigHuman = await cli(['enqueue', queue, '--group', 'g', '--data', JSON.stringify('x'.repeat(100))], env);
-    expect(bigHuman.stderr).toBe('groupq: PAYLOAD_TOO_LARGE: job data is larger than the queue allows\n  index=0 maxPayloadBytes=16\n');
+    expect(bigHuman.stderr).toBe("groupq: PAYLOAD_TOO_LARGE: job data is larger than the queue's maxPayloadBytes (16 bytes)\n  index=0 maxPayloadBytes=16\n");
     expect(await snapshotQueue(suite.redis, queue)).toEqual(before);
   });
 });
@@ -433,7 +448,7 @@ describe('partitions and move', () => {
     const human = await cli(['partitions', queue], env);
     expect(human).toMatchObject({ code: 0, stderr: '' });
     const rows = rowsByFirstCell(human.stdout);
-    expect(rows.get('PARTITION')).toEqual(['PARTITION', 'DATABASE', 'WAITING', 'DELAYED', 'ACTIVE', 'COMPLETED', 'FAILED', 'CANCELLED', 'GROUPS']);
+    expect(rows.get('PARTITION')).toEqual(['PARTITION', 'DATABASE', 'WAITING', 'DELAYED', 'ACTIVE', 'COMPLETED', 'FAILED', 'CANCELLED', 'EXPIRED', 'GROUPS']);
     const list = json<{ partition: number; database: number; counts: { waiting: number } }[]>(await cli(['partitions', queue, '--json'], env));
     expect(list.map((p) => [p.partition, p.database])).toEqual([[0, 0], [1, 0], [2, 0]]);
     expect(list.reduce((sum, p) => sum + p.counts.waiting, 0)).toBe(groups.length);

@@ -65,7 +65,7 @@ describe('monitor --once', () => {
     expect(snapshot).toMatchObject({
       queue,
       paused: false,
-      counts: { waiting: 1, delayed: 0, active: 1, completed: 3, failed: 1, cancelled: 0, groups: 1 },
+      counts: { waiting: 1, delayed: 0, active: 1, completed: 3, failed: 1, cancelled: 0, expired: 0, groups: 1 },
       groups: [{ group: 'slow', waiting: 1, active: 1, state: 'active', concurrency: 1 }],
       throughput: { lastFiveMinutes: { completed: 3, failed: 1, retried: 1 } },
     });
@@ -80,8 +80,8 @@ describe('monitor --once', () => {
     expect(frame.stdout).not.toContain('\x1b');
     expect(frame.stdout).toMatch(new RegExp(`^groupq monitor  ${queue}  running  \\d\\d:\\d\\d:\\d\\d\\n`));
     const rows = rowsByFirstCell(frame.stdout);
-    expect(rows.get('WAITING')).toEqual(['WAITING', 'DELAYED', 'ACTIVE', 'COMPLETED', 'FAILED', 'CANCELLED', 'GROUPS']);
-    expect(rows.get('1')).toEqual(['1', '0', '1', '3', '1', '0', '1']);
+    expect(rows.get('WAITING')).toEqual(['WAITING', 'DELAYED', 'ACTIVE', 'COMPLETED', 'FAILED', 'CANCELLED', 'EXPIRED', 'GROUPS']);
+    expect(rows.get('1')).toEqual(['1', '0', '1', '3', '1', '0', '0', '1']);
     expect(rows.get('THROUGHPUT')).toEqual(['THROUGHPUT', 'THIS MINUTE', 'LAST 5 MIN']);
     expect(rows.get('completed')?.[2]).toBe('3');
     expect(rows.get('failed')?.[2]).toBe('1');

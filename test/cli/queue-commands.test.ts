@@ -67,7 +67,7 @@ describe('queue create', () => {
     expect(text).toMatchObject({ code: 0, stderr: '' });
     const answer = json(text);
     expect(answer).toMatchObject({ name: fromText, config: { concurrency: 8, publishTokens: 1, backoff: { type: 'fixed', delayMs: 500 } } });
-    expect(answer.counts).toEqual({ waiting: 0, delayed: 0, active: 0, completed: 0, failed: 0, cancelled: 0, groups: 0 });
+    expect(answer.counts).toEqual({ waiting: 0, delayed: 0, active: 0, completed: 0, failed: 0, cancelled: 0, expired: 0, groups: 0 });
     expect((await getQueue(fromText)).config).toEqual(answer.config);
     await suite.worker.api(`/v1/queues/${fromText}/pause`, { method: 'POST' }); // nothing to deliver to
     expect((await publish(fromText)).status).toBe(201);
@@ -195,7 +195,7 @@ describe('queue delete', () => {
     await pausedQueue(suite.worker, queue);
     const deleted = await cli(['queue', 'delete', queue, '--yes', '--json'], env);
     expect(json(deleted)).toEqual({
-      name: queue, deleted: true, counts: { waiting: 0, delayed: 0, active: 0, completed: 0, failed: 0, cancelled: 0, groups: 0 }, repeats: 0,
+      name: queue, deleted: true, counts: { waiting: 0, delayed: 0, active: 0, completed: 0, failed: 0, cancelled: 0, expired: 0, groups: 0 }, repeats: 0,
     });
   });
 });

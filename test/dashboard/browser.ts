@@ -29,7 +29,7 @@ export function launchChromium(): Promise<Browser> {
 export interface Watch {
   /** Console errors and warnings, uncaught page errors, failed requests. */
   problems: string[];
-  /** Requests that left the allowed origins (data: URLs are not requests to anyone). */
+  /** Requests that left the allowed origins (data: URLs and about:blank are not requests to anyone). */
   foreign: string[];
 }
 
@@ -41,7 +41,7 @@ export function watch(context: BrowserContext, origins: string[], expectedConsol
   const result: Watch = { problems: [], foreign: [] };
   context.on('request', (request) => {
     const url = new URL(request.url());
-    if (url.protocol === 'data:') return;
+    if (url.protocol === 'data:' || url.href === 'about:blank') return;
     if (!origins.includes(url.origin)) result.foreign.push(request.url());
   });
   context.on('requestfailed', (request) => result.problems.push(`request failed: ${request.url()} ${request.failure()?.errorText ?? ''}`));
@@ -102,8 +102,36 @@ export async function signedIn(page: Page, origin: string, token: string): Promi
   await page.locator('#session-bar').waitFor();
 }
 
-/** Opens a queue's view from the list of queues, the way a user gets there. */
+/** Where the dashboard keeps the admin token: the tab's session storage (src/dashboard/session.ts). */
+export const TOKEN_KEY = 'groupq.adminToken';
+
+/**
+ * Where a browser test on a shared page starts: a fresh load of the dashboard at `hash`, signed in
+ * with `token` as after the sign-in form (the token in the tab's session storage), whatever the
+ * test before left on the page (a view, a question, a filter, a signed-out tab). The token is set
+ * from a blank page of the same origin, answered by the browser itself: no dashboard script runs
+ * there, and the Worker never sees it.
+ */
+export async function startAt(page: Page, origin: string, token: string, hash = '/'): Promise<void> {
+  const blank = `${origin}/__test-start`;
+  await page.route(blank, (route) => route.fulfill({ contentType: 'text/html', body: '<!doctype html><link rel="icon" href="data:,">' }));
+  try {
+    await page.goto(blank);
+    await page.evaluate(`sessionStorage.setItem(${JSON.stringify(TOKEN_KEY)}, ${JSON.stringify(token)})`);
+  } finally {
+    await page.unroute(blank);
+  }
+  await page.goto(`${origin}/dashboard#${hash}`);
+  await page.locator('#session-bar').waitFor();
+}
+
+/**
+ * Opens a queue's view from the list of queues, the way a user gets there, from a fresh load of
+ * the page (signed in already): nothing a test before left on it (a question, a filter, a tab)
+ * stays, as it could across a mere change of the URL's hash.
+ */
 export async function openQueueAt(page: Page, origin: string, name: string): Promise<void> {
+  await page.goto('about:blank');
   await page.goto(`${origin}/dashboard#/`);
   await page.locator(`article[data-queue="${name}"] h2 a`).click();
   await page.locator('#queue-view h1', { hasText: name }).waitFor();

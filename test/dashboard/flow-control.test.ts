@@ -58,6 +58,12 @@ async function apiJson(path: string): Promise<any> {
 }
 
 const openQueue = (name: string) => openQueueAt(page, worker.url, name);
+/** A group's view of the exports queue, freshly loaded (signed in already). */
+async function openGroup(group: string, heading = page.locator('#queue-view h1', { hasText: `Group ${group}` })): Promise<void> {
+  await page.goto('about:blank');
+  await page.goto(`${worker.url}/dashboard#/queue/${exportsQueue}/group/${encodeURIComponent(group)}`);
+  await heading.waitFor();
+}
 
 /** Clicks a form's button and waits for what it announces (an earlier, same message cleared first). */
 async function press(button: string, announced: string): Promise<void> {
@@ -111,6 +117,7 @@ describe("a queue's flow control", () => {
   });
 
   it("a value out of range is refused with the API's validation error next to the form, the field marked, and nothing changes", async () => {
+    await openQueue(settings);
     const before = (await apiJson(`/v1/queues/${settings}`)).config;
     await page.locator('#flow-group-concurrency').fill('5000');
     await page.locator('button', { hasText: 'Save flow control' }).click();
@@ -122,8 +129,9 @@ describe("a queue's flow control", () => {
     expect((await apiJson(`/v1/queues/${settings}`)).config).toEqual(before);
 
     // Half a rate limit is caught before anything is sent.
-    await page.locator('#flow-group-concurrency').fill('3');
+    await page.locator('#flow-group-concurrency').fill(String(before.groupConcurrency));
     await page.locator('#flow-rate-limit-max').fill('10');
+    await page.locator('#flow-rate-limit-period').fill('');
     await page.locator('button', { hasText: 'Save flow control' }).click();
     await error.filter({ hasText: 'give the period' }).waitFor();
     expect(await page.locator('#flow-group-concurrency').getAttribute('aria-invalid')).toBeNull();
@@ -132,15 +140,15 @@ describe("a queue's flow control", () => {
 
     // Reset goes back to the saved values and clears the error.
     await page.locator('.flow-form button[type="reset"]').click();
-    expect(await page.locator('#flow-rate-limit-max').inputValue()).toBe('');
-    expect(await page.locator('#flow-group-concurrency').inputValue()).toBe('3');
+    expect(await page.locator('#flow-rate-limit-max').inputValue()).toBe(before.rateLimit ? String(before.rateLimit.max) : '');
+    expect(await page.locator('#flow-group-concurrency').inputValue()).toBe(String(before.groupConcurrency));
     expect(await error.innerText()).toBe('');
   });
 
   it('a queue with publish tokens and its own signing secret is edited here, and keeps them (the save is a PATCH)', async () => {
     const secret = `whsec_${Buffer.alloc(24, 3).toString('base64')}`;
     await putQueue(worker, settings, { endpoint: endpoint.url, publishTokens: ['pt_0123456789abcdef'], signingSecret: secret });
-    await page.locator('#refresh').click();
+    await openQueue(settings);
     await page.locator('#flow-group-concurrency').fill('4');
     await press('Save flow control', `Flow control of queue ${settings} saved.`);
     expect((await apiJson(`/v1/queues/${settings}`)).config).toMatchObject({ groupConcurrency: 4, publishTokens: 1, signingSecret: true });
@@ -167,6 +175,7 @@ describe("a group's limits", () => {
   });
 
   it('set: a concurrency of 2 starts the next export at once, with its own rate limit; the API shows them', async () => {
+    await openGroup(tenant);
     await page.locator('#limits-concurrency').fill('2');
     await page.locator('#limits-rate-choice').selectOption('own');
     await page.locator('#limits-rate-max').fill('5');
@@ -190,16 +199,19 @@ describe("a group's limits", () => {
   });
 
   it("a concurrency out of range is refused next to the form and changes nothing", async () => {
+    await openGroup(tenant);
+    const before = (await apiJson(`/v1/queues/${exportsQueue}/groups/${encodeURIComponent(tenant)}`)).limits;
     await page.locator('#limits-concurrency').fill('0');
     await page.locator('button', { hasText: 'Save limits' }).click();
     const error = page.locator('#limits-error');
     await error.filter({ hasText: 'VALIDATION_FAILED' }).waitFor();
     expect(await error.innerText()).toContain('concurrency');
     expect(await page.locator('#limits-concurrency').getAttribute('aria-invalid')).toBe('true');
-    expect((await apiJson(`/v1/queues/${exportsQueue}/groups/${encodeURIComponent(tenant)}`)).limits).toEqual({ concurrency: 2, rateLimit: null });
+    expect((await apiJson(`/v1/queues/${exportsQueue}/groups/${encodeURIComponent(tenant)}`)).limits).toEqual(before);
   });
 
   it("clear: the limits are deleted and the queue's defaults show again", async () => {
+    await openGroup(tenant);
     await press('Clear limits', `Limits of group ${tenant} cleared.`);
     const group = await apiJson(`/v1/queues/${exportsQueue}/groups/${encodeURIComponent(tenant)}`);
     expect(group.limits).toBeNull();
@@ -211,8 +223,7 @@ describe("a group's limits", () => {
   });
 
   it('a group without jobs: limits set there are kept (the group is idle), and cleared', async () => {
-    await page.goto(`${worker.url}/dashboard#/queue/${exportsQueue}/group/tenant%3Ab`);
-    await page.locator('[data-notice="no-group"]').waitFor();
+    await openGroup('tenant:b', page.locator('[data-notice="no-group"]'));
     await page.locator('#limits-concurrency').fill('4');
     await press('Save limits', 'Limits of group tenant:b saved.');
     expect(await apiJson(`/v1/queues/${exportsQueue}/groups/tenant%3Ab`)).toMatchObject({ state: 'idle', limits: { concurrency: 4 }, active: 0, jobs: [] });

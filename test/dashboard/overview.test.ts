@@ -5,12 +5,12 @@
 // that failed, worst first or in the order chosen, each row leading to the queue's view; it
 // refreshes on its own (a job enqueued after the page loaded shows up, no reload), stops while
 // the tab is hidden or another view is open, and fits a 375 px phone.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { type Endpoint, type Reply, startEndpoint } from '../helpers/endpoint';
 import { ADMIN_TOKEN, type PrivateStack, type RunningWorker, startPrivateStack, startWorker } from '../helpers/worker';
 import { enqueue, expectJson, putQueue, waitForState } from '../http/support';
-import { type Watch, launchChromium, openPage, refreshNow, screenshot, signedIn, until } from './browser';
+import { type Watch, launchChromium, openPage, refreshNow, screenshot, signedIn, startAt, until } from './browser';
 
 let stack: PrivateStack;
 let worker: RunningWorker;
@@ -84,8 +84,14 @@ const valueOf = async (p: Page, queue: string, cell: string) => cellOf(p, queue,
 const listedOrder = (p: Page) => p.locator('[data-overview="queues"] tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-queue')));
 
 describe('the overview of every queue', () => {
-  it('lists every queue with its backlog, as the API counts it', async () => {
+  // Each test on the shared page starts from a fresh load of the list (the default order, no view
+  // a test before it opened), signed in.
+  beforeEach(async () => {
+    await startAt(page, worker.url, ADMIN_TOKEN, '/');
     await row(page, webhooks).waitFor();
+  });
+
+  it('lists every queue with its backlog, as the API counts it', async () => {
     await refreshNow(page);
     const { queues } = await apiJson('/v1/queues');
     expect(queues.map((q: { name: string }) => q.name).sort()).toEqual([billing, emails, orders, webhooks]);

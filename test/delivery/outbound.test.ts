@@ -56,6 +56,14 @@ const INTERNAL = [
   'https://[64:ff9b:1::a01:203]/outcomes', // local-use NAT64 (64:ff9b:1::/48)
   'https://0xa9.0xfe.0xa9.0xfe/outcomes', // 169.254.169.254 in hex
   'https://224.0.0.1/outcomes',
+  'https://[2002:a00:1::1]/outcomes', // 6to4 of 10.0.0.1
+  'https://[2002:7f00:1::]/outcomes', // 6to4 of 127.0.0.1
+  'https://[2001:0:4136:e378:8000:63bf:3f57:fefe]/outcomes', // Teredo, client 192.168.1.1
+  'https://metadata.google.internal/computeMetadata/v1', // names of private networks
+  'https://printer.local/outcomes',
+  'https://router.home.arpa/outcomes',
+  'https://nas.lan/outcomes',
+  'https://redis/outcomes', // one label: a resolver's search domains complete it
 ];
 const LOOPBACK = [
   'https://127.0.0.1/outcomes',
@@ -64,8 +72,17 @@ const LOOPBACK = [
   'https://[::1]/outcomes',
   'https://[::ffff:127.0.0.1]/outcomes',
   'https://localhost/outcomes',
+  'https://app.localhost/outcomes',
 ];
-const PUBLIC = ['https://203.0.113.9/outcomes', 'https://[2606:4700::1111]/outcomes', 'https://producer.example/outcomes', 'https://172.32.0.1/outcomes'];
+const PUBLIC = [
+  'https://203.0.113.9/outcomes',
+  'https://[2606:4700::1111]/outcomes',
+  'https://producer.example/outcomes',
+  'https://172.32.0.1/outcomes',
+  'https://[2002:cb00:7109::1]/outcomes', // 6to4 of 203.0.113.9
+  'https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/outcomes', // Teredo, both ends public
+  'https://local.example/outcomes', // a private suffix only counts at the end
+];
 
 describe('callbackUrl: internal addresses, local development (GROUPQ_ALLOW_HTTP_LOOPBACK=true)', () => {
   const env = useWorker();
@@ -147,7 +164,7 @@ describe('outcome sends', () => {
       what: 'every outcome to be delivered',
     });
     for (const job of delivered) {
-      const sent = callback.received.filter((r) => r.headers['webhook-id'] === `out_${job.id}`).length;
+      const sent = callback.received.filter((r) => JSON.parse(r.rawBody).id === job.id).length;
       expect(job.outcome, job.id).toMatchObject({ state: 'delivered', attempts: sent });
     }
     // (Leased and handed back unsent, some of them several times, they would have counted each

@@ -39,7 +39,7 @@ describe('outcome callbacks', () => {
     const [received] = await callback.waitFor(1);
     expect(received!.headers).toMatchObject({
       'content-type': 'application/json',
-      'webhook-id': `out_${id}`,
+      'webhook-id': expect.stringMatching(/^out_[0-9a-f]{32}$/),
       'groupq-outcome': 'completed',
       'groupq-queue': q,
     });
@@ -107,9 +107,29 @@ describe('outcome callbacks', () => {
       { pump: env.worker, intervalMs: 200, what: 'the second attempt' },
     );
     expect(delivered.outcome).toMatchObject({ state: 'delivered', attempts: 2 });
-    expect(seen).toEqual([`out_${id} completed`]);
+    // Both attempts are one message to dedupe on: one webhook-id, a fresh timestamp each.
+    const webhookId = callback.received[0]!.headers['webhook-id'];
+    expect(callback.received[1]!.headers['webhook-id']).toBe(webhookId);
+    expect(seen).toEqual([`${webhookId} completed`]);
     // The second attempt waited for its time (5 s after the first ended).
     expect(callback.received[1]!.at).toBeGreaterThanOrEqual(pending.outcome!.nextAttemptAt!);
+  });
+
+  it('each end of a job is a message of its own: a retry by hand that ends again gets another webhook-id', async () => {
+    const callback = await server();
+    let calls = 0;
+    const endpoint = await server(() => (++calls === 1 ? { status: 500, headers: { 'groupq-retry': 'false' }, body: 'first' } : { status: 200 }));
+    const q = queueName('oc-again');
+    await putQueue(env.worker, q, { endpoint: endpoint.url, callbackUrl: callback.url, keepCompleted: 10 });
+    const { id } = await enqueue(env.worker, q, { group: 'g', id: 'again' });
+    await callback.waitFor(1);
+    const retried = await env.worker.api(`/v1/queues/${q}/jobs/${id}/retry`, { method: 'POST' });
+    expect(retried.status).toBe(200);
+    const [failed, completed] = await callback.waitFor(2);
+    expect([failed!.headers['groupq-outcome'], completed!.headers['groupq-outcome']]).toEqual(['failed', 'completed']);
+    expect(failed!.headers['webhook-id']).toMatch(/^out_[0-9a-f]{32}$/);
+    expect(completed!.headers['webhook-id']).toMatch(/^out_[0-9a-f]{32}$/);
+    expect(completed!.headers['webhook-id']).not.toBe(failed!.headers['webhook-id']);
   });
 
   it("a callback URL that never answers holds up nothing of the job's group", async () => {

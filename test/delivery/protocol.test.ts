@@ -1,13 +1,15 @@
 // The delivery protocol as an endpoint sees it (docs/delivery.md): the request's
 // method and headers, the Standard Webhooks signature (one secret, and two during a rotation),
 // the percent-encoded group header, the exact body fields, data forwarded as enqueued, and the
-// idempotency key (groupq-job-id) that stays the same across retries while the attempt number
-// counts up and each attempt gets a webhook-id of its own.
+// webhook-id that Standard Webhooks makes the key to dedupe on: the same on every attempt of a
+// job while the attempt number counts up, and never the same for two jobs (a reused id, the same
+// id in two partitions), each attempt verified by the official `standardwebhooks` package.
 import { Buffer } from 'node:buffer';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Endpoint, type Received, expectedSignature, startEndpoint } from '../helpers/endpoint';
 import { SIGNING_SECRET, type RunningWorker, startWorker } from '../helpers/worker';
-import { enqueue, getJob, jobInState, putQueue, queueName, quickRetries, useWorker } from './support';
+import { enqueue, enqueueAnswer, getJob, jobInState, poll, putQueue, queueName, quickRetries, useWorker } from './support';
 
 const NEXT_SECRET = `whsec_${Buffer.from('groupq-test-next-secret-abcdefghij').toString('base64')}`;
 const BODY_FIELDS = ['id', 'queue', 'group', 'data', 'attempt', 'maxAttempts', 'orderMs', 'createdAt', 'lease', 'callbacks'];
@@ -97,7 +99,7 @@ describe('delivery protocol', () => {
     expect(r!.rawBody).toContain('"data":{"n":12345678901234567891}');
   });
 
-  it('keeps groupq-job-id across retries while groupq-attempt counts 1, 2, 3 and webhook-id is new each time', async () => {
+  it('keeps webhook-id across retries while groupq-attempt counts 1, 2, 3, each attempt verified by standardwebhooks', async () => {
     const { worker } = env;
     const queue = queueName('proto-retry');
     const ep = await startEndpoint((r) => (r.job.attempt < 3 ? { status: 500, body: 'not yet' } : { status: 200 }));
@@ -106,13 +108,51 @@ describe('delivery protocol', () => {
       const { id } = await enqueue(worker, queue, { group: 'g', data: { n: 1 } });
       await jobInState(worker, queue, id, 'completed', { pump: worker });
       expect(ep.received.map((r) => r.headers['groupq-job-id'])).toEqual([id, id, id]);
-      expect(new Set(ep.received.map((r) => r.headers['webhook-id'])).size).toBe(3);
+      const webhookId = ep.received[0]!.headers['webhook-id'];
+      expect(webhookId).toMatch(/^msg_[0-9a-f]{32}$/);
+      expect(ep.received.map((r) => r.headers['webhook-id'])).toEqual([webhookId, webhookId, webhookId]);
+      const official = new Webhook(SIGNING_SECRET);
+      for (const r of ep.received) expect(official.verify(r.rawBody, r.headers as Record<string, string>)).toEqual(r.job);
       expect(ep.received.map((r) => r.headers['groupq-attempt'])).toEqual(['1', '2', '3']);
       expect(ep.received.map((r) => r.job.attempt)).toEqual([1, 2, 3]);
       // Each attempt is signed afresh (own timestamp, own lease in the body) and verifies.
       for (const r of ep.received) expect(signedWith(SIGNING_SECRET, r)).toBe(true);
       expect(new Set(ep.received.map((r) => r.job.lease.token)).size).toBe(3);
       expect((await getJob(worker, queue, id)).attempts).toBe(3);
+    } finally {
+      await ep.close();
+    }
+  });
+
+  it('gives every job a webhook-id of its own: an id reused after its end, the same id in two partitions, in two queues', async () => {
+    const { worker } = env;
+    const ep = await startEndpoint();
+    try {
+      // Reused: nothing remembers the id once its job ended (no kept jobs, no dedup window).
+      const reused = queueName('proto-reuse');
+      await putQueue(worker, reused, { endpoint: ep.url, keepCompleted: 0, dedupWindowMs: 0 });
+      for (let round = 1; round <= 2; round++) {
+        await enqueue(worker, reused, { group: 'g', id: 'same' });
+        await ep.waitFor(round);
+        // Ended and forgotten: the next enqueue of 'same' makes a new job.
+        await poll(async () => ((await worker.api(`/v1/queues/${reused}/jobs/same`)).status === 404 ? true : undefined), { pump: worker });
+      }
+      // Partitioned: 'same' in 16 groups of a queue of 4 partitions is a job in each partition
+      // those groups land in (an id is unique within a partition's groups).
+      const partitioned = queueName('proto-parts');
+      await putQueue(worker, partitioned, { endpoint: ep.url, partitions: 4, concurrency: 8 });
+      let created = 0;
+      for (let i = 0; i < 16; i++) {
+        if ((await enqueueAnswer(worker, partitioned, { group: `g${i}`, id: 'same' })).status === 201) created++;
+      }
+      expect(created).toBeGreaterThanOrEqual(2);
+      const other = queueName('proto-other');
+      await putQueue(worker, other, { endpoint: ep.url });
+      await enqueue(worker, other, { group: 'g', id: 'same' });
+
+      const received = await ep.waitFor(2 + created + 1);
+      expect(received.map((r) => r.job.id)).toEqual(Array(2 + created + 1).fill('same'));
+      expect(new Set(received.map((r) => r.headers['webhook-id'])).size).toBe(2 + created + 1);
     } finally {
       await ep.close();
     }

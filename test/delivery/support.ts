@@ -119,6 +119,26 @@ export async function poll<T>(check: () => Promise<T | undefined>, options: Poll
   }
 }
 
+/**
+ * The queue's counts once none of its jobs is leased, after a request whose drain leased some.
+ * A drain settles its returned pushes and leases the next ready jobs in one script call, as many
+ * as its invocation's budget still allows: once nothing is leased, that budget is spent (or
+ * nothing is ready) and the drain leases nothing more. Every push it made has then arrived and
+ * been answered. A signal of the drain's end, where waiting for a quiet spell would be a guess.
+ */
+export function countsWhenNoneLeased(worker: RunningWorker, queue: string): Promise<Record<string, number>> {
+  return poll(
+    async () => {
+      const res = await worker.api(`/v1/queues/${queue}`);
+      const text = await res.text();
+      expect(res.status, text).toBe(200);
+      const { counts } = JSON.parse(text) as { counts: Record<string, number> };
+      return counts.active === 0 ? counts : undefined;
+    },
+    { what: `no job of ${queue} leased` },
+  );
+}
+
 /** Waits until the job is in `state` (pumping the cron if asked) and returns it. */
 export function jobInState(worker: RunningWorker, queue: string, id: string, state: string, options: PollOptions = {}): Promise<JobView> {
   return poll(

@@ -2,7 +2,7 @@
 // builds (bee-queue's and GroupMQ's key docs drifted from their code; this test stops that here).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { KEY_CATALOGUE, DUE_KEY, METRICS_KEY, PLACEMENT_KEY, REGISTRY_KEY, groupKey, queueKeys, rateKey } from '../../src/core/store/keys';
+import { KEY_CATALOGUE, DUE_KEY, METRICS_KEY, MOVES_KEY, PLACEMENT_KEY, REGISTRY_KEY, groupKey, queueKeys, rateKey, tokenRateKey } from '../../src/core/store/keys';
 
 function docsKeyTable(): { key: string; type: string; holds: string }[] {
   const page = readFileSync('docs/internals.md', 'utf8');
@@ -26,10 +26,12 @@ describe('the key catalogue of docs/internals.md', () => {
       REGISTRY_KEY,
       DUE_KEY,
       PLACEMENT_KEY,
+      MOVES_KEY,
       METRICS_KEY,
       ...Object.values(queueKeys('q')).filter((k) => k !== 'gq:{q}:'),
       groupKey('q', '<group>'),
       rateKey('q', '<client>'),
+      tokenRateKey('q', '<token>'),
     ];
     const catalogued = KEY_CATALOGUE.map((entry) => entry.key);
     expect(built.sort()).toEqual(catalogued.sort());

@@ -5,7 +5,7 @@ import type { Engine } from '../../src/core/engine';
 import { createQueue, rejectsWith, setupQueue, T0, testClock, testEngine } from '../helpers/engine';
 import { uniqueName } from '../helpers/stack';
 
-const NO_COUNTS = { waiting: 0, delayed: 0, active: 0, completed: 0, failed: 0, cancelled: 0, groups: 0 };
+const NO_COUNTS = { waiting: 0, delayed: 0, active: 0, completed: 0, failed: 0, cancelled: 0, expired: 0, groups: 0 };
 
 async function counts(engine: Engine, q: string) {
   return (await engine.getQueue(q)).counts;

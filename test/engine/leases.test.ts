@@ -32,7 +32,7 @@ describe('reserve', () => {
       {
         id: 'j', queue: q, tag: q, group: 'g', data: { n: 1 }, rawData: '{"n":1}', attempt: 1, maxAttempts: 3,
         orderMs: T0, createdAt: T0, timeoutMs: 30_000, lease: { token: expect.any(String), expiresAt: T0 + 35_000 },
-        seq: 1, solo: false, recordNeeded: false, named: true,
+        webhookId: expect.stringMatching(/^msg_[0-9a-f]{32}$/), seq: 1, solo: false, recordNeeded: false, named: true,
       },
     ]);
     expect(jobs[0]!.lease.token.length).toBeGreaterThanOrEqual(16);
@@ -392,6 +392,6 @@ describe('settle', () => {
     expect(settled.jobs.map((job) => job.id)).toEqual(['next']);
     expect((await engine.getJob(q, 'again')).runAt).toBe(T0 + 1000);
     expect((await engine.getJob(q, 'stale')).state).toBe('active');
-    expect((await engine.getQueue(q)).counts).toEqual({ waiting: 1, delayed: 0, active: 2, completed: 0, failed: 1, cancelled: 0, groups: 3 });
+    expect((await engine.getQueue(q)).counts).toEqual({ waiting: 1, delayed: 0, active: 2, completed: 0, failed: 1, cancelled: 0, expired: 0, groups: 3 });
   });
 });

@@ -20,14 +20,15 @@ afterAll(() => admin.close());
 /** Every field groupq keeps in meta (src/lua/includes/meta.lua), and the old and new counters. */
 const META_FIELDS = [
   'config', 'secret', 'paused', 'pausedGroups', 'deleting', 'seq', 'active', 'ready', 'timer', 'outcomes', 'prio',
-  'hold', 'flows', 'rs', 'dedup', 'dedupTrimAt', 'live', 'partitions', 'move',
+  'hold', 'flows', 'rs', 'dedup', 'dedupTrimAt', 'live', 'partitions', 'move', 'expiring',
   // totals.lua's lifetime counters and histograms (GET /metrics)
-  'n:a', 'n:c', 'n:f', 'n:r', 'n:x', 'n:t', 'n:os', 'n:of', 'n:oa', 'h:w', 'h:r',
+  'n:a', 'n:c', 'n:f', 'n:r', 'n:x', 'n:e', 'n:t', 'n:os', 'n:of', 'n:oa', 'h:w', 'h:r',
 ];
 const SLOTS = Array.from({ length: 60 }, (_, i) => String(i));
 const KEY_LIKE = [
   'gq:{q}:jobs', 'gq:{q}:meta', 'gq:queues', 'g:x', 'f:3', 'l:3', 'g:', 'f:', 'c:5', 'r:0', 'm:f:3', 'm:c:0', 'a:b:c',
   'x y', '*', '{x}', 'jobs', 'ready', 'delayed', 'held', 'gq:{q:0}:meta', 'gq:{q}:results', 'results', 'gq:metrics', 'q:0', 'at 1', 'to 1', 'PARTITIONED 2',
+  'expiring', 'expired', 'gq:{q}:expiring', 'x', 'late g',
 ];
 /** Group names (and debounce keys). */
 const NAMES = [...new Set([...SLOTS, ...META_FIELDS, ...KEY_LIKE])];
@@ -62,7 +63,7 @@ describe('adversarial names against the reference model', () => {
       const tokens = new Map<number, string>();
       const leased = (jobs: LeasedJob[], views: LeasedView[]) => {
         views.forEach((view, i) => tokens.set(view.lease, jobs[i]?.lease.token ?? 'none'));
-        return jobs.map(({ queue: _q, tag: _t, lease, seq: _s, solo: _solo, recordNeeded: _c, named: _n, ...job }) => ({ ...job, expiresAt: lease.expiresAt }));
+        return jobs.map(({ queue: _q, tag: _t, lease, webhookId: _w, seq: _s, solo: _solo, recordNeeded: _c, named: _n, ...job }) => ({ ...job, expiresAt: lease.expiresAt }));
       };
       const plain = (views: LeasedView[]) => views.map(({ lease: _l, ...job }) => job);
       const token = (handle: number) => tokens.get(handle) ?? 'none';

@@ -48,7 +48,7 @@ describe('recording an outcome', () => {
         queue: q,
         tag: q,
         id: 'j',
-        record: { u: CALLBACK, g: 'g', s: 'completed', r: '{"big":"12345678901234567890","list":[]}', a: 1, f: T0, n: 1, t: T0 + LEASE_MS },
+        record: { u: CALLBACK, g: 'g', s: 'completed', r: '{"big":"12345678901234567890","list":[]}', a: 1, f: T0, n: 1, t: T0 + LEASE_MS, w: expect.stringMatching(/^[0-9a-f]{32}$/) },
         secrets: { signingSecret: undefined, signingSecretNext: undefined }, // the deployment's
       },
     ]);

@@ -9,7 +9,7 @@ import { CONFIG_DEFAULTS } from '../helpers/config-defaults';
 
 const ENDPOINT = 'http://127.0.0.1:9/jobs';
 const DEFAULTS = { endpoint: ENDPOINT, ...CONFIG_DEFAULTS };
-const NO_COUNTS = { waiting: 0, delayed: 0, active: 0, completed: 0, failed: 0, cancelled: 0, groups: 0 };
+const NO_COUNTS = { waiting: 0, delayed: 0, active: 0, completed: 0, failed: 0, cancelled: 0, expired: 0, groups: 0 };
 
 const admin = adminClient();
 afterAll(() => admin.close());
@@ -171,14 +171,14 @@ describe('counts', () => {
       { group: 'c', data: 'c1' },
       { group: 'd', data: 'd1', delayMs: 60_000 },
     ]);
-    expect((await engine.getQueue(q)).counts).toEqual({ waiting: 4, delayed: 1, active: 0, completed: 0, failed: 0, cancelled: 0, groups: 3 });
+    expect((await engine.getQueue(q)).counts).toEqual({ waiting: 4, delayed: 1, active: 0, completed: 0, failed: 0, cancelled: 0, expired: 0, groups: 3 });
     const [a1, b1] = (await engine.reserve(q, 2)).jobs;
     expect([a1!.data, b1!.data]).toEqual(['a1', 'b1']);
     await engine.complete(q, { id: a1!.id, lease: a1!.lease.token });
     await engine.fail(q, { id: b1!.id, lease: b1!.lease.token, error: 'boom' });
     expect((await engine.reserve(q, 1)).jobs.map((job) => job.data)).toEqual(['a2']);
     // a: active (a2), b: empty, c: ready (c1), d: only delayed (not in its group yet).
-    expect((await engine.getQueue(q)).counts).toEqual({ waiting: 1, delayed: 1, active: 1, completed: 1, failed: 1, cancelled: 0, groups: 2 });
+    expect((await engine.getQueue(q)).counts).toEqual({ waiting: 1, delayed: 1, active: 1, completed: 1, failed: 1, cancelled: 0, expired: 0, groups: 2 });
   });
 
   it('counts held (retrying) and paused groups as groups with waiting jobs', async () => {

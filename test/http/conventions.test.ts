@@ -4,6 +4,9 @@
 import { describe, expect, it } from 'vitest';
 import { expectError, expectJson, putQueue, snapshotQueue, uniqueQueue, useHttpSuite } from './support';
 import { CONFIG_DEFAULTS } from '../helpers/config-defaults';
+import type { StoredConfig } from '../../src/protocol/config';
+import { queueKeys } from '../../src/core/store/keys';
+import { partitionTags } from '../../src/core/store/partitions';
 
 const suite = useHttpSuite();
 
@@ -67,6 +70,34 @@ describe('PATCH /v1/queues/{queue}', () => {
     const queue = uniqueQueue('patch-none');
     await expectError(await patch(queue, { concurrency: 2 }), 404, 'QUEUE_NOT_FOUND');
     await expectError(await suite.worker.api(`/v1/queues/${queue}`), 404, 'QUEUE_NOT_FOUND');
+  });
+});
+
+describe('concurrent PATCHes of one queue', () => {
+  it('each takes effect: a revoked token stays revoked and a new concurrency stays set, in 12 queues of 1 and 4 partitions', async () => {
+    const [revoked, kept] = ['publish-token-revoked-000001', 'publish-token-kept-00000002'];
+    const queues = Array.from({ length: 12 }, (_, i) => ({ name: uniqueQueue('patch-race'), partitions: i % 2 === 0 ? 1 : 4 }));
+    await Promise.all(
+      queues.map(({ name, partitions }) => putQueue(suite.worker, name, { endpoint: NOWHERE, concurrency: 8, partitions, publishTokens: [revoked, kept] })),
+    );
+    // Both PATCHes of a queue are in flight at once; half the queues send them in the other order.
+    await Promise.all(
+      queues.map(async ({ name }, i) => {
+        const both = [() => patch(name, { publishTokens: [kept] }), () => patch(name, { concurrency: 12 })];
+        if (i % 4 >= 2) both.reverse();
+        for (const res of await Promise.all(both.map((send) => send()))) expect(res.status).toBe(200);
+      }),
+    );
+    for (const { name, partitions } of queues) {
+      const { config } = await expectJson(await suite.worker.api(`/v1/queues/${name}`), 200);
+      expect({ name, partitions, concurrency: config.concurrency, publishTokens: config.publishTokens }).toEqual({ name, partitions, concurrency: 12, publishTokens: 1 });
+      // Every partition holds its share of the new concurrency: no late write brought back the old one.
+      const copies = await Promise.all(
+        partitionTags(name, partitions).map(async (tag) => JSON.parse((await suite.redis.hget<string>(queueKeys(tag).meta, 'config'))!) as StoredConfig),
+      );
+      expect(copies.reduce((sum, copy) => sum + copy.concurrency, 0)).toBe(12);
+      expect(copies.every((copy) => copy.publishTokenHashes.length === 1)).toBe(true);
+    }
   });
 });
 

@@ -1,11 +1,15 @@
 // Publish tokens add jobs and nothing more (docs/security.md#what-a-public-publish-token-exposes), through the Worker against real
 // Redis: `group`, `data` and `id` always; `delayMs` and `callbackUrl` only as far as the queue
 // opens them; every other field 403 FIELD_NOT_ALLOWED. Their ids live apart (`x` is the job
-// `pub:x`), a duplicate tells them no state, `repeat:` ids are the scheduler's, and
-// publishRateLimit bounds the jobs each client adds (429 RATE_LIMITED with Retry-After). Every
-// refusal leaves the queue's keys exactly as they were, a batch refused whole.
-import { describe, expect, it } from 'vitest';
-import { expectError, expectJson, expectRefused, quietQueue, useHttpSuite } from './support';
+// `pub:x`), a duplicate tells them no state, `repeat:` ids are the scheduler's;
+// publishRateLimit bounds the jobs each client adds (429 RATE_LIMITED with Retry-After) on the
+// whole queue, however many partitions, a client being its address on the edge and one client in
+// local development; publishTokenRateLimit bounds a token's clients together; publishMaxJobs and
+// publishMaxDataBytes bound what publishers store, never the admin. Every refusal leaves the
+// queue's keys exactly as they were, a batch refused whole.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningWorker, startWorker } from '../helpers/worker';
+import { expectError, expectJson, expectRefused, pausedQueue, quietQueue, uniqueQueue, useHttpSuite } from './support';
 
 const suite = useHttpSuite();
 const TOKEN = 'browser-publish-token-0001';
@@ -59,6 +63,7 @@ describe('what a publish token may send', () => {
       [{ backoff: { delayMs: 86_400_000 } }, 'backoff'],
       [{ timeoutMs: 86_400_000 }, 'timeoutMs'],
       [{ debounce: { key: 'k', delayMs: 1000 } }, 'debounce'],
+      [{ ttlMs: 1000 }, 'ttlMs'], // its jobs get the queue's publishTtlMs instead
       // Closed by default: publishMaxDelayMs 0, publishCallbackOrigins [].
       [{ delayMs: 1000 }, 'delayMs'],
       [{ callbackUrl: `${HOOKS}/done` }, 'callbackUrl'],
@@ -125,7 +130,7 @@ describe('publishRateLimit', () => {
     const retryAfter = Number(refused.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(60);
-    expect((await expectError(refused, 429, 'RATE_LIMITED')).error.details).toEqual({ max: 3, periodMs: 60_000 });
+    expect((await expectError(refused, 429, 'RATE_LIMITED')).error.details).toEqual({ limit: 'publishRateLimit', max: 3, periodMs: 60_000 });
     await expectError(await job(queue, 'pub:a'), 404, 'JOB_NOT_FOUND');
     // One more fits exactly; then even one is refused, and the refusal writes nothing.
     await expectJson(await publish(queue, { group: 'g' }), 201);
@@ -135,17 +140,14 @@ describe('publishRateLimit', () => {
     for (let i = 0; i < 5; i++) await expectJson(await suite.worker.api(`/v1/queues/${queue}/jobs`, { method: 'POST', json: { group: 'g' } }), 201);
   });
 
-  it('counts per client address (CF-Connecting-IP): each address its own window, every token of one address the same', async () => {
-    const queue = await publishQueue({ publishRateLimit: { max: 1, periodMs: 60_000 }, publishTokens: [TOKEN, `${TOKEN}-2`] });
-    const from = (address: string, token = TOKEN) => asBrowser(token, { 'cf-connecting-ip': address });
-    await expectJson(await publish(queue, { group: 'g' }, from('203.0.113.7')), 201);
-    await expectError(await publish(queue, { group: 'g' }, from('203.0.113.7')), 429, 'RATE_LIMITED');
-    await expectError(await publish(queue, { group: 'g' }, from('203.0.113.7', `${TOKEN}-2`)), 429, 'RATE_LIMITED');
-    await expectJson(await publish(queue, { group: 'g' }, from('2001:db8::1')), 201);
-    await expectJson(await publish(queue, { group: 'g' }, from('203.0.113.8')), 201);
-    // An IPv6 client holds a whole /64: its addresses share one window, another /64 has its own.
-    await expectError(await publish(queue, { group: 'g' }, from('2001:db8:0:0:ffff::2')), 429, 'RATE_LIMITED');
-    await expectJson(await publish(queue, { group: 'g' }, from('2001:db8:0:1::1')), 201);
+  it("in local development every client is one: a CF-Connecting-IP of the client's own opens no fresh window", async () => {
+    const queue = await publishQueue({ publishRateLimit: { max: 2, periodMs: 60_000 } });
+    const from = (address: string) => asBrowser(TOKEN, { 'cf-connecting-ip': address, 'mf-cf-blob': JSON.stringify({ clientIp: address }) });
+    await expectJson(await publish(queue, { group: 'g' }, from('203.0.113.1')), 201);
+    await expectJson(await publish(queue, { group: 'g' }, from('203.0.113.2')), 201);
+    for (const address of ['203.0.113.3', '2001:db8::1', '198.51.100.9']) {
+      await expectRefused(suite, queue, 429, 'RATE_LIMITED', () => publish(queue, { group: 'g' }, from(address)));
+    }
   });
 
   it('a batch larger than max could never pass: 400 at jobs, not a 429 to retry, nothing written', async () => {
@@ -166,6 +168,120 @@ describe('publishRateLimit', () => {
     const queue = await publishQueue();
     const jobs = Array.from({ length: 120 }, (_, i) => ({ group: `g${i % 7}` }));
     await expectJson(await publish(queue, { jobs }), 201);
-    expect((await expectError(await publish(queue, { group: 'g' }), 429, 'RATE_LIMITED')).error.details).toEqual({ max: 120, periodMs: 60_000 });
+    const details = (await expectError(await publish(queue, { group: 'g' }), 429, 'RATE_LIMITED')).error.details;
+    expect(details).toEqual({ limit: 'publishRateLimit', max: 120, periodMs: 60_000 });
+  });
+});
+
+describe("on Cloudflare's edge: a client is its address (docs/security.md#what-a-client-is)", () => {
+  // A Worker set up as deployed (no GROUPQ_ALLOW_HTTP_LOOPBACK): it trusts CF-Connecting-IP, as
+  // Cloudflare's edge sets it; workerd gives it `request.cf` as the edge does.
+  let edge: RunningWorker;
+  beforeAll(async () => {
+    edge = await startWorker(suite.stack, { GROUPQ_ALLOW_HTTP_LOOPBACK: 'false' });
+  });
+  afterAll(async () => {
+    await edge?.dispose();
+  });
+
+  const edgeQueue = async (config: Record<string, unknown>) => {
+    const queue = uniqueQueue('edge');
+    await pausedQueue(edge, queue, { endpoint: 'https://jobs.example.com/jobs', publishTokens: [TOKEN, `${TOKEN}-2`], ...config });
+    return queue;
+  };
+  const from = (address: string, token = TOKEN) => asBrowser(token, { 'cf-connecting-ip': address });
+  const send = (queue: string, headers: Record<string, string>, body: unknown = { group: 'g' }) =>
+    edge.api(`/v1/queues/${queue}/jobs`, { method: 'POST', json: body, headers });
+  /** Whether each address gets a job in, in order, with publishRateLimit.max 1. */
+  const admitted = async (queue: string, addresses: string[]) => {
+    const statuses: number[] = [];
+    for (const address of addresses) statuses.push((await send(queue, from(address))).status);
+    return statuses;
+  };
+
+  it('IPv4: each address its own window, every token of one address the same; an IPv4-mapped IPv6 address is its IPv4', async () => {
+    const queue = await edgeQueue({ publishRateLimit: { max: 1, periodMs: 60_000 } });
+    await expectJson(await send(queue, from('203.0.113.7')), 201);
+    await expectError(await send(queue, from('203.0.113.7')), 429, 'RATE_LIMITED');
+    await expectError(await send(queue, from('203.0.113.7', `${TOKEN}-2`)), 429, 'RATE_LIMITED');
+    await expectError(await send(queue, from('::ffff:203.0.113.7')), 429, 'RATE_LIMITED');
+    await expectJson(await send(queue, from('203.0.113.8')), 201);
+  });
+
+  it('IPv6: a client is its /56 by default, its publishIpv6Prefix when set (48 to 64)', async () => {
+    const byDefault = await edgeQueue({ publishRateLimit: { max: 1, periodMs: 60_000 } });
+    // 2001:db8:0:1:: and 2001:db8:0:ff:: share a /56; 2001:db8:0:100:: is the next /56.
+    expect(await admitted(byDefault, ['2001:db8:0:1::1', '2001:db8:0:ff:abcd::2', '2001:db8:0:100::1'])).toEqual([201, 429, 201]);
+    const by64 = await edgeQueue({ publishRateLimit: { max: 1, periodMs: 60_000 }, publishIpv6Prefix: 64 });
+    expect(await admitted(by64, ['2001:db8:0:1::1', '2001:db8:0:1:ffff::2', '2001:db8:0:2::1'])).toEqual([201, 429, 201]);
+    const by48 = await edgeQueue({ publishRateLimit: { max: 1, periodMs: 60_000 }, publishIpv6Prefix: 48 });
+    expect(await admitted(by48, ['2001:db8:0:1::1', '2001:db8:0:ffff::2', '2001:db8:1::1'])).toEqual([201, 429, 201]);
+    for (const prefix of [47, 65]) {
+      const res = await edge.api(`/v1/queues/${by48}`, { method: 'PATCH', json: { publishIpv6Prefix: prefix } });
+      await expectError(res, 400, 'VALIDATION_FAILED');
+    }
+  });
+
+  it('publishTokenRateLimit bounds all clients of one token together, under concurrency; another token has its own', async () => {
+    const queue = await edgeQueue({ publishRateLimit: { max: 5, periodMs: 60_000 }, publishTokenRateLimit: { max: 10, periodMs: 60_000 } });
+    const sent = await Promise.all(Array.from({ length: 40 }, (_, i) => send(queue, from(`198.51.100.${i + 1}`), { group: `g${i}` })));
+    const statuses = sent.map((res) => res.status);
+    expect(statuses.filter((status) => status === 201)).toHaveLength(10);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(30);
+    const refused = await expectError(await send(queue, from('198.51.100.200')), 429, 'RATE_LIMITED');
+    expect(refused.error.details).toEqual({ limit: 'publishTokenRateLimit', max: 10, periodMs: 60_000 });
+    await expectJson(await send(queue, from('198.51.100.200', `${TOKEN}-2`)), 201);
+    const waiting = (await expectJson(await edge.api(`/v1/queues/${queue}`), 200)).counts.waiting;
+    expect(waiting).toBe(11);
+  });
+});
+
+describe('a partitioned queue counts each client once, on the queue', () => {
+  it('8 partitions: many concurrent publishes from one client get exactly publishRateLimit.max jobs in', async () => {
+    const queue = await publishQueue({ partitions: 8, concurrency: 8, publishRateLimit: { max: 20, periodMs: 60_000 } });
+    // Groups g0..g59 fall in every one of the 8 partitions (fnv1a32(group) % 8).
+    const sent = await Promise.all(Array.from({ length: 60 }, (_, i) => publish(queue, { group: `g${i}` })));
+    const statuses = sent.map((res) => res.status);
+    expect(statuses.filter((status) => status === 201)).toHaveLength(20);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(40);
+    expect((await expectJson(await suite.worker.api(`/v1/queues/${queue}`), 200)).counts.waiting).toBe(20);
+    // A batch over several partitions is refused at the queue's root before any partition is written.
+    await expectRefused(suite, queue, 429, 'RATE_LIMITED', () => publish(queue, { jobs: [{ group: 'x' }, { group: 'y' }, { group: 'z' }] }));
+    const waiting = (await expectJson(await suite.worker.api(`/v1/queues/${queue}`), 200)).counts.waiting;
+    expect(waiting).toBe(20);
+  });
+});
+
+describe('publishMaxJobs', () => {
+  it('past it publishers get 429 QUEUE_FULL naming it, nothing written; the admin still enqueues; room comes back as jobs end', async () => {
+    const queue = await publishQueue({ publishMaxJobs: 3, maxJobs: 100 });
+    await expectJson(await publish(queue, { jobs: [{ id: 'a', group: 'g' }, { group: 'g', id: 'b' }] }), 201);
+    await expectJson(await publish(queue, { group: 'h' }), 201);
+    const refused = await expectRefused(suite, queue, 429, 'QUEUE_FULL', () => publish(queue, { group: 'g' }));
+    expect(refused.error.details).toEqual({ limit: 'publishMaxJobs', publishMaxJobs: 3 });
+    for (let i = 0; i < 3; i++) await expectJson(await suite.worker.api(`/v1/queues/${queue}/jobs`, { method: 'POST', json: { group: 'g' } }), 201);
+    // A published job that leaves (removed here; completed, failed, cancelled alike) makes room.
+    expect((await suite.worker.api(`/v1/queues/${queue}/jobs/pub:a`, { method: 'DELETE' })).status).toBe(204);
+    await expectJson(await publish(queue, { group: 'g' }), 201);
+    await expectRefused(suite, queue, 429, 'QUEUE_FULL', () => publish(queue, { group: 'g' }));
+  });
+});
+
+describe('publishMaxDataBytes', () => {
+  it("caps a published job's data (default 64 KiB): 413 PAYLOAD_TOO_LARGE naming it, nothing written; the admin's bound is maxPayloadBytes", async () => {
+    const queue = await publishQueue();
+    const big = 'x'.repeat(65_536); // 65,538 bytes of JSON
+    const refused = await expectRefused(suite, queue, 413, 'PAYLOAD_TOO_LARGE', () => publish(queue, { group: 'g', data: big }));
+    expect(refused.error.details).toEqual({ index: 0, publishMaxDataBytes: 65_536 });
+    await expectJson(await suite.worker.api(`/v1/queues/${queue}/jobs`, { method: 'POST', json: { group: 'g', data: big } }), 201);
+    const small = await publishQueue({ publishMaxDataBytes: 100 });
+    const batch = await expectRefused(suite, small, 413, 'PAYLOAD_TOO_LARGE', () =>
+      publish(small, { jobs: [{ group: 'g', data: 'x'.repeat(98) }, { group: 'g', data: 'x'.repeat(99) }] }),
+    );
+    expect(batch.error.details).toEqual({ index: 1, publishMaxDataBytes: 100 });
+    // maxPayloadBytes bounds published jobs too, when it is the lower.
+    const lower = await publishQueue({ maxPayloadBytes: 50 });
+    const capped = await expectRefused(suite, lower, 413, 'PAYLOAD_TOO_LARGE', () => publish(lower, { group: 'g', data: 'x'.repeat(60) }));
+    expect(capped.error.details).toEqual({ index: 0, maxPayloadBytes: 50 });
   });
 });

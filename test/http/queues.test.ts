@@ -8,7 +8,7 @@ import { CONFIG_DEFAULTS } from '../helpers/config-defaults';
 
 const suite = useHttpSuite();
 
-const ZERO_COUNTS = { waiting: 0, delayed: 0, active: 0, completed: 0, failed: 0, cancelled: 0, groups: 0 };
+const ZERO_COUNTS = { waiting: 0, delayed: 0, active: 0, completed: 0, failed: 0, cancelled: 0, expired: 0, groups: 0 };
 const NOWHERE = 'http://127.0.0.1:9/jobs';
 
 describe('PUT /v1/queues/{queue}', () => {
@@ -42,6 +42,12 @@ describe('PUT /v1/queues/{queue}', () => {
       publishMaxDelayMs: 1000,
       publishCallbackOrigins: ['https://app.example'],
       publishRateLimit: null,
+      publishTokenRateLimit: { max: 50, periodMs: 1000 },
+      publishIpv6Prefix: 64,
+      publishMaxJobs: 20,
+      publishMaxDataBytes: 512,
+      publishTtlMs: 3_600_000,
+      maxBytes: null,
     };
     const first = await putQueue(suite.worker, name, custom);
     expect(first.config).toEqual({ ...custom, publishTokens: 0, signingSecret: false, signingSecretNext: false, partitions: 1 });
@@ -84,7 +90,7 @@ describe('GET /v1/queues/{queue} and GET /v1/queues', () => {
     const body = await expectJson(await suite.worker.api(`/v1/queues/${name}`), 200);
     expect(body.paused).toBe(true);
     // The delayed job is not in its group yet, so c does not count as a group.
-    expect(body.counts).toEqual({ waiting: 3, delayed: 1, active: 0, completed: 0, failed: 0, cancelled: 0, groups: 2 });
+    expect(body.counts).toEqual({ waiting: 3, delayed: 1, active: 0, completed: 0, failed: 0, cancelled: 0, expired: 0, groups: 2 });
   });
 
   it('a config stored before the flow-control fields existed shows them at their defaults', async () => {

@@ -2,9 +2,12 @@
 // caps a queue's waiting + delayed jobs (429 QUEUE_FULL with Retry-After, a batch refused whole,
 // nothing written) and room comes back as jobs end, however they end; maxDelayMs caps delayMs
 // and runAt (400 VALIDATION_FAILED at the field). A queue stored before the count was kept gets
-// it from its keys on its first enqueue.
+// it from its keys on its first enqueue. maxBytes caps the data of waiting + delayed jobs, and
+// publishMaxJobs a publish token's jobs, with room back as jobs leave; QUEUE_FULL's details
+// name the limit.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queueKeys } from '../../src/core/store/keys';
+import { partitionOf } from '../../src/core/store/partitions';
 import { type Endpoint, startEndpoint } from '../helpers/endpoint';
 import { expectError, expectJson, expectRefused, putQueue, quietQueue, uniqueQueue, useHttpSuite, waitForState } from './support';
 
@@ -46,7 +49,7 @@ describe('maxJobs', () => {
     await expectJson(await post(queue, { id: 'a', group: 'g' }), 201);
     await expectJson(await post(queue, { id: 'b', group: 'g', delayMs: 60_000 }), 201);
     const body = await expectFull(queue, { jobs: [{ id: 'c', group: 'g' }, { id: 'd', group: 'h' }] });
-    expect(body.error.details).toEqual({ maxJobs: 3 });
+    expect(body.error.details).toEqual({ limit: 'maxJobs', maxJobs: 3 });
     await expectError(await suite.worker.api(`/v1/queues/${queue}/jobs/c`), 404, 'JOB_NOT_FOUND');
     await expectJson(await post(queue, { id: 'c', group: 'g' }), 201);
     expect(await counts(queue)).toMatchObject({ waiting: 2, delayed: 1 });
@@ -102,6 +105,73 @@ describe('maxJobs', () => {
     await expectFull(queue, { id: 'e', group: 'g' });
     await suite.redis.hdel(queueKeys(queue).meta, 'live');
     await expectFull(queue, { id: 'e', group: 'g' });
+  });
+});
+
+describe('maxBytes', () => {
+  const data = 'x'.repeat(299_998); // 300,000 bytes of JSON
+  const MIB = 1_048_576;
+
+  it('caps the data of waiting + delayed jobs, every producer: 429 QUEUE_FULL naming it, nothing written; room comes back as jobs leave', async () => {
+    const queue = await quietQueue(suite, 'bytes', { maxBytes: MIB, maxPayloadBytes: MIB, publishMaxDataBytes: MIB, publishTokens: [TOKEN] });
+    await expectJson(await post(queue, { jobs: [{ id: 'a', group: 'g', data }, { id: 'b', group: 'h', data, delayMs: 60_000 }] }), 201);
+    await expectJson(await post(queue, { id: 'c', group: 'g', data }), 201);
+    const body = await expectFull(queue, { id: 'd', group: 'g', data });
+    expect(body.error.details).toEqual({ limit: 'maxBytes', maxBytes: MIB });
+    await expectFull(queue, { group: 'g', data }, { authorization: `Bearer ${TOKEN}` });
+    await expectJson(await post(queue, { id: 'small', group: 'g', data: 'x'.repeat(100_000) }), 201); // 900,000 + 100,002
+    // Removed, cancelled: their data leaves the count.
+    expect((await suite.worker.api(`/v1/queues/${queue}/jobs/a`, { method: 'DELETE' })).status).toBe(204);
+    await expectJson(await post(queue, { id: 'd', group: 'g', data }), 201);
+    await expectFull(queue, { id: 'e', group: 'g', data });
+    await expectJson(await suite.worker.api(`/v1/queues/${queue}/jobs/b/cancel`, { method: 'POST' }), 200);
+    await expectJson(await post(queue, { id: 'e', group: 'h', data }), 201);
+    await expectFull(queue, { id: 'f', group: 'i', data });
+    // Delivered: a started job's data no longer waits.
+    await putQueue(suite.worker, queue, { endpoint: endpoint.url, maxBytes: MIB, maxPayloadBytes: MIB, keepCompleted: 10 });
+    await expectJson(await suite.worker.api(`/v1/queues/${queue}/resume`, { method: 'POST' }), 200);
+    for (const id of ['c', 'small', 'd', 'e']) await waitForState(suite.worker, queue, id, 'completed');
+    await expectJson(await post(queue, { jobs: ['f', 'g', 'h'].map((id) => ({ id, group: id, data, delayMs: 60_000 })) }), 201);
+    expect((await expectFull(queue, { id: 'i', group: 'i', data })).error.details).toEqual({ limit: 'maxBytes', maxBytes: MIB });
+  });
+
+  it('null: no bound; below 1 MiB or above 1 TiB: 400', async () => {
+    const queue = await quietQueue(suite, 'nobytes', { maxBytes: null, maxPayloadBytes: MIB });
+    await expectJson(await post(queue, { jobs: Array.from({ length: 4 }, (_, i) => ({ group: `g${i}`, data })) }), 201);
+    for (const maxBytes of [MIB - 1, 2 ** 40 + 1]) {
+      await expectError(await suite.worker.api(`/v1/queues/${queue}`, { method: 'PATCH', json: { maxBytes } }), 400, 'VALIDATION_FAILED');
+    }
+  });
+});
+
+describe('publishMaxJobs', () => {
+  const asPublisher = { authorization: `Bearer ${TOKEN}` };
+
+  it("publishers' room comes back as their jobs end (cancelled, completed); the admin's jobs take none of it", async () => {
+    const queue = await quietQueue(suite, 'pubroom', { publishMaxJobs: 2, publishTokens: [TOKEN] });
+    await expectJson(await post(queue, { jobs: [{ id: 'a', group: 'g' }, { id: 'b', group: 'h' }] }, asPublisher), 201);
+    const body = await expectFull(queue, { group: 'g' }, asPublisher);
+    expect(body.error.details).toEqual({ limit: 'publishMaxJobs', publishMaxJobs: 2 });
+    await expectJson(await post(queue, { jobs: [{ group: 'g' }, { group: 'h' }, { group: 'i' }] }), 201); // the backend's
+    await expectJson(await suite.worker.api(`/v1/queues/${queue}/jobs/pub:b/cancel`, { method: 'POST' }), 200);
+    await expectJson(await post(queue, { id: 'c', group: 'h' }, asPublisher), 201);
+    await expectFull(queue, { group: 'g' }, asPublisher);
+    // Delivered and completed: the endpoint answers 200.
+    await putQueue(suite.worker, queue, { endpoint: endpoint.url, publishMaxJobs: 2, publishTokens: [TOKEN], keepCompleted: 10 });
+    await expectJson(await suite.worker.api(`/v1/queues/${queue}/resume`, { method: 'POST' }), 200);
+    await waitForState(suite.worker, queue, 'pub:a', 'completed');
+    await waitForState(suite.worker, queue, 'pub:c', 'completed');
+    await expectJson(await post(queue, { jobs: [{ group: 'x' }, { group: 'y' }] }, asPublisher), 201);
+  });
+
+  it('a partitioned queue gives each partition its share, as maxJobs', async () => {
+    const queue = await quietQueue(suite, 'pubshare', { partitions: 2, concurrency: 2, publishMaxJobs: 4, publishTokens: [TOKEN] });
+    const groups = Array.from({ length: 20 }, (_, i) => `g${i}`);
+    const [first, second] = [0, 1].map((p) => groups.filter((group) => partitionOf(group, 2) === p));
+    await expectJson(await post(queue, { jobs: first!.slice(0, 2).map((group) => ({ group })) }, asPublisher), 201);
+    const refused = await expectError(await post(queue, { group: first![2] }, asPublisher), 429, 'QUEUE_FULL');
+    expect(refused.error.details).toEqual({ limit: 'publishMaxJobs', publishMaxJobs: 2 });
+    await expectJson(await post(queue, { jobs: second!.slice(0, 2).map((group) => ({ group })) }, asPublisher), 201);
   });
 });
 

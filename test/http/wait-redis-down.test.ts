@@ -4,14 +4,43 @@
 // this file's own, which the test stops in the middle of the wait. Every other 503 says when to
 // come back too.
 import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startRedis } from '../../scripts/redis-server.mjs';
 import { startBridge } from '../../scripts/rest-bridge.mjs';
+import { queueKeys } from '../../src/core/store/keys';
 import { type RunningWorker, startWorker } from '../helpers/worker';
 import { expectError, expectJson, pausedQueue, uniqueQueue } from './support';
+
+/**
+ * Resolves once Redis has run a plain HGET of `field` in `key` (a wait's look at its job), read
+ * from MONITOR, which shows each command as the server runs it (a script's own say `lua]`): a
+ * signal that the wait is under way, where a fixed pause would guess how fast it starts.
+ */
+async function watchForHget(port: number, key: string, field: string): Promise<{ seen: Promise<void>; close(): void }> {
+  const socket = net.connect(port, '127.0.0.1');
+  socket.on('error', () => {}); // the test stops this Redis: the watch ends with it
+  const wanted = `"hget" "${key}" "${field}"`.toLowerCase();
+  let buffered = '';
+  let started: () => void = () => {};
+  let found: () => void = () => {};
+  const monitoring = new Promise<void>((resolve) => (started = resolve));
+  const seen = new Promise<void>((resolve) => (found = resolve));
+  socket.on('data', (chunk) => {
+    const lines = (buffered + chunk.toString('utf8')).split('\r\n');
+    buffered = lines.pop()!;
+    for (const line of lines) {
+      if (line === '+OK') started();
+      else if (!line.includes('lua]') && line.toLowerCase().includes(wanted)) found();
+    }
+  });
+  socket.write('MONITOR\r\n');
+  await monitoring;
+  return { seen, close: () => socket.destroy() };
+}
 
 describe('?waitMs when Redis fails during the wait', () => {
   let dir: string;
@@ -36,9 +65,11 @@ describe('?waitMs when Redis fails during the wait', () => {
     const queue = uniqueQueue('waitdown');
     await pausedQueue(worker, queue);
     await expectJson(await worker.api(`/v1/queues/${queue}/jobs`, { method: 'POST', json: { id: 'j', group: 'g' } }), 201);
+    const watch = await watchForHget(redis.port, queueKeys(queue).jobs, 'j');
     const waiting = worker.api(`/v1/queues/${queue}/jobs/j?waitMs=20000`);
     // The wait has looked at the job at least once (it polls each second) before Redis goes.
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await watch.seen;
+    watch.close();
     await redis.stop();
     const res = await waiting;
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);

@@ -23,7 +23,7 @@ async function refusedUnchanged(queue: string, call: () => Promise<unknown>, ref
 }
 
 /** Runs a script straight, as the engine would, with the KEYS it names for `target`. */
-function direct(name: keyof typeof scripts, target: { queue: string; group?: string }, args: (string | number)[]) {
+function direct(name: keyof typeof scripts, target: { queue: string; group?: string; client?: string; token?: string }, args: (string | number)[]) {
   const { restUrl, restToken } = stack();
   const script = scripts[name];
   return runScript(createRedis({ url: restUrl, token: restToken }), script, keysFor(script, target), args);
@@ -126,8 +126,15 @@ describe('every refusal of a write script writes nothing', () => {
   it('put-queue while a deletion is under way: QUEUE_DELETING', async () => {
     const other = await createQueue(engine, {}, 'refusals-deleting');
     await admin.call(['HSET', `gq:{${other}}:meta`, 'deleting', '1']); // a deletion's first step ran
-    await refusedUnchanged(other, () => direct('putQueue', { queue: other }, [clock.now(), '{}', 'secret']), { code: 'INVALID_STATE', message: 'the queue is being deleted' });
+    await refusedUnchanged(other, () => direct('putQueue', { queue: other }, [clock.now(), '{}', 'secret', '', '']), { code: 'INVALID_STATE', message: 'the queue is being deleted' });
     await engine.deleteQueue(other);
+  });
+
+  it('put-queue over a revision its writer did not read: CONFIG_CHANGED', async () => {
+    const config = JSON.stringify({ endpoint: 'http://127.0.0.1:9/jobs', concurrency: 3, revision: 5 });
+    const refusal = { code: 'INVALID_STATE', luaStatus: 'CONFIG_CHANGED' };
+    await refusedUnchanged(q, () => direct('putQueue', { queue: q }, [clock.now(), config, 'secret', '', '7']), refusal);
+    await refusedUnchanged(q, () => direct('putQueue', { queue: q }, [clock.now(), config, 'secret', '', 'none']), refusal);
   });
 
   it('repair: a page whose groups are not declared yet names them and writes nothing', async () => {
@@ -175,5 +182,39 @@ describe('a queue that does not exist: every write is refused and creates no key
     ];
     for (const [call, code] of calls) await refusedUnchanged(q, call, code);
     expect((await snapshotQueue(admin, q)).size).toBe(0);
+  });
+});
+
+describe("a publish token's refusals write nothing (docs/security.md#every-limit-and-its-default)", () => {
+  it('enqueue: RATE_LIMITED by the client or the token window, QUEUE_FULL at publishMaxJobs, PAYLOAD_TOO_LARGE past publishMaxDataBytes', async () => {
+    const engine = testEngine(testClock());
+    const q = await createQueue(engine, {
+      publishTokens: ['refusals-publish-token-01'],
+      publishRateLimit: { max: 2, periodMs: 60_000 },
+      publishTokenRateLimit: { max: 3, periodMs: 60_000 },
+      publishMaxJobs: 4,
+      publishMaxDataBytes: 10,
+    }, 'pubrefusals');
+    await engine.pauseQueue(q);
+    const config = await engine.getStoredConfig(q);
+    const from = (client: string) => ({ config, client, tokenHash: 'token-a' });
+    const publish = (job: object, client: string) => engine.enqueueAndReserve(q, job, 0, undefined, from(client));
+    await publish({ group: 'g' }, 'ip:203.0.113.1');
+    await publish({ group: 'g' }, 'ip:203.0.113.1');
+    await refusedUnchanged(q, () => publish({ group: 'g' }, 'ip:203.0.113.1'), { code: 'RATE_LIMITED', details: { limit: 'publishRateLimit' } });
+    await publish({ group: 'g' }, 'ip:203.0.113.2');
+    await refusedUnchanged(q, () => publish({ group: 'g' }, 'ip:203.0.113.3'), { code: 'RATE_LIMITED', details: { limit: 'publishTokenRateLimit' } });
+    const other = (job: object) => engine.enqueueAndReserve(q, job, 0, undefined, { config, client: 'ip:203.0.113.4', tokenHash: 'token-b' });
+    await other({ group: 'g' });
+    await refusedUnchanged(q, () => other({ group: 'g' }), { code: 'QUEUE_FULL', details: { limit: 'publishMaxJobs', publishMaxJobs: 4 } });
+    await refusedUnchanged(q, () => other({ group: 'g', data: 'x'.repeat(20) }), { code: 'PAYLOAD_TOO_LARGE', details: { index: 0, publishMaxDataBytes: 10 } });
+  });
+
+  it("publish-rate: a partitioned queue's root refuses past either window and writes nothing", async () => {
+    const engine = testEngine(testClock());
+    const q = await createQueue(engine, { partitions: 4, concurrency: 4 }, 'pubroot');
+    const limits = JSON.stringify({ publishRateLimit: { max: 2, periodMs: 60_000 }, publishTokenRateLimit: null });
+    await direct('publishRate', { queue: q, client: 'ip:203.0.113.1', token: 't' }, [2, limits]);
+    await refusedUnchanged(q, () => direct('publishRate', { queue: q, client: 'ip:203.0.113.1', token: 't' }, [1, limits]), 'RATE_LIMITED');
   });
 });

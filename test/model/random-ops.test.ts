@@ -199,7 +199,7 @@ const engineInput = ({ backoffMs, ...job }: EnqueueInput) =>
 async function runEngine(e: Engine, q: string, op: Op, token: (handle: number) => string): Promise<Ran<string>> {
   const leases: string[] = [];
   const leased = (jobs: LeasedJob[]) =>
-    jobs.map(({ queue: _queue, tag: _tag, lease: l, seq: _seq, solo: _solo, recordNeeded: _callback, named: _named, ...job }) => (leases.push(l.token), { ...job, expiresAt: l.expiresAt }));
+    jobs.map(({ queue: _queue, tag: _tag, lease: l, webhookId: _webhookId, seq: _seq, solo: _solo, recordNeeded: _callback, named: _named, ...job }) => (leases.push(l.token), { ...job, expiresAt: l.expiresAt }));
   const run = async (): Promise<unknown> => {
     switch (op.op) {
       case 'enqueue':
@@ -379,11 +379,32 @@ async function run(label: string, count: number, nextOp: NextOp, config = CONFIG
         const { waiting, delayed, active } = state.counts;
         const live = Number(await restRedis().hget(queueKeys(queue).meta, 'live'));
         expect(live, where(i, 'meta live != waiting + delayed + active')).toBe(waiting + delayed + active);
+        // maxBytes is judged by meta's count of waiting + delayed data (bytes.lua): exact too.
+        const bytes = Number((await restRedis().hget(queueKeys(queue).meta, 'bytes')) ?? 0);
+        expect(bytes, where(i, 'meta bytes != the data of waiting + delayed jobs')).toBe(await waitingBytes(queue));
       }
     }
   } finally {
     await engine.deleteQueue(queue);
   }
+}
+
+/** The bytes of data of the queue's waiting and delayed jobs, read from their records. */
+async function waitingBytes(queue: string): Promise<number> {
+  const keys = queueKeys(queue);
+  const flat = ((await restRedis().hgetall(keys.jobs)) ?? []) as unknown as string[]; // [field, value, ...] as sent
+  const records = new Map<string, string>();
+  for (let at = 0; at < flat.length; at += 2) records.set(flat[at]!, flat[at + 1]!);
+  const leased = new Set(((await restRedis().zrange(keys.active, 0, -1)) as string[]).map((member) => member.split(' ')[0]));
+  let total = 0;
+  for (const [id, record] of records) {
+    const lines = record.split('\n');
+    const state = JSON.parse(lines[0]!) as { st?: string; h?: unknown };
+    if ((state.st === undefined && !leased.has(id)) || state.st === 'delayed') {
+      total += Buffer.byteLength(lines.slice(state.h ? 2 : 1).join('\n'));
+    }
+  }
+  return total;
 }
 
 function runSeed(seed: number) {

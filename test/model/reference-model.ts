@@ -14,7 +14,7 @@ export type EndState = 'completed' | 'waiting' | 'failed' | 'LEASE_LOST';
 /** A job as getJob/listJobs show it, without `queue`. */
 export type JobView = Omit<Job, 'queue' | 'progress' | 'resultTruncated'>;
 /** A job as reserve hands it out; `lease` is the model's handle for the engine's token. */
-export type LeasedView = Omit<LeasedJob, 'queue' | 'tag' | 'lease' | 'seq' | 'solo' | 'recordNeeded' | 'named'> & { expiresAt: number; lease: number };
+export type LeasedView = Omit<LeasedJob, 'queue' | 'tag' | 'lease' | 'webhookId' | 'seq' | 'solo' | 'recordNeeded' | 'named'> & { expiresAt: number; lease: number };
 
 const DAY_MS = 86_400_000;
 const LEASE_GRACE_MS = 5000;
@@ -296,7 +296,7 @@ export class ReferenceModel {
   counts() {
     const states = ['waiting', 'delayed', 'active', 'completed', 'failed'] as const;
     // The model does not cancel jobs (test/engine/cancel.test.ts covers that).
-    return { ...Object.fromEntries(states.map((s) => [s, this.inState(s).length])), cancelled: 0, groups: this.listGroups().length };
+    return { ...Object.fromEntries(states.map((s) => [s, this.inState(s).length])), cancelled: 0, expired: 0, groups: this.listGroups().length };
   }
 
   /** Groups holding a waiting or active job, by name. */

@@ -4,7 +4,8 @@
 // without one keeps the deployment's secret; the secrets never show in the API. An outcome
 // callback replayed to a delivery endpoint, or a delivery to an outcome endpoint, is refused
 // (wrong_kind). A delivery replayed to createHandler is refused with 409 and runs nothing, by
-// the default memory or by a `seen` hook.
+// the default memory or by a `seen` hook, while a retry of the job (its webhook-id, signed anew)
+// runs.
 import { Buffer } from 'node:buffer';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -61,8 +62,10 @@ describe('a signing secret per queue', () => {
     const b = await enqueue(env.worker, plain, { group: 'g', data: 'b' });
     await endpoint.waitFor(2);
     await callbacks.waitFor(2);
-    const delivery = (id: string) => endpoint.received.find((r) => r.headers['groupq-job-id'] === id)!;
-    const outcome = (id: string) => callbacks.received.find((r) => r.headers['webhook-id'] === `out_${id}`)!;
+    // Told apart by the body's id, which is signed (the groupq-* headers are not).
+    const byJob = (received: Received[], id: string) => received.find((r) => JSON.parse(r.rawBody).id === id)!;
+    const delivery = (id: string) => byJob(endpoint.received, id);
+    const outcome = (id: string) => byJob(callbacks.received, id);
 
     for (const received of [delivery(a.id), outcome(a.id)]) {
       expect(verifiesWith(QUEUE_SECRET, received)).toBe(true);
@@ -170,17 +173,19 @@ describe('the kind of message, and replays', () => {
 
     const again = await fetch(handler.url, { method: 'POST', headers: first!.headers, body: first!.rawBody });
     expect(again.status).toBe(409);
-    expect(await again.text()).toBe(`webhook-id ${first!.headers.get('webhook-id')} was seen before: a replayed delivery`);
+    expect(await again.text()).toBe(
+      `this delivery (webhook-id ${first!.headers.get('webhook-id')}, webhook-timestamp ${first!.headers.get('webhook-timestamp')}) was accepted before: a replayed copy`,
+    );
     expect(runs.map((job) => job.id)).toEqual([id]);
   });
 
-  it('a seen hook (async) decides instead: it gets each webhook-id once per request, a retry of the job is new', async () => {
+  it('a seen hook (async) decides instead: one key per request; a retry keeps its webhook-id, with a new timestamp and key', async () => {
     const store = new Set<string>();
-    const asked: string[] = [];
-    const seen = async (webhookId: string) => {
-      asked.push(webhookId);
-      if (store.has(webhookId)) return true;
-      store.add(webhookId);
+    const asked: { key: string; webhookId: string; timestampSec: number }[] = [];
+    const seen = async (key: string, message: { webhookId: string; timestampSec: number }) => {
+      asked.push({ key, ...message });
+      if (store.has(key)) return true;
+      store.add(key);
       return false;
     };
     let calls = 0;
@@ -196,19 +201,22 @@ describe('the kind of message, and replays', () => {
       ),
     );
     const queue = queueName('seen-hook');
+    // No backoff: the retry may well come within the same second as the first attempt.
     await putQueue(env.worker, queue, { endpoint: handler.url, keepCompleted: 10, backoff: { type: 'fixed', delayMs: 0, jitter: false } });
     const { id } = await enqueue(env.worker, queue, { group: 'g' });
     expect(await jobInState(env.worker, queue, id, 'completed', { pump: env.worker })).toMatchObject({ attempts: 2, result: 'done' });
-    // Two attempts, two webhook-ids: the retry was not taken for a replay.
+    // Two attempts of one job: one webhook-id, two keys; the retry was not taken for a replay.
     expect(handler.exchanges.map((e) => e.status)).toEqual([500, 200]);
     const ids = handler.exchanges.map((e) => e.headers.get('webhook-id')!);
-    expect(new Set(ids).size).toBe(2);
-    expect(asked).toEqual(ids);
+    expect(ids[1]).toBe(ids[0]);
+    expect(asked.map((a) => a.webhookId)).toEqual(ids);
+    expect(asked.map((a) => a.timestampSec)).toEqual(handler.exchanges.map((e) => Number(e.headers.get('webhook-timestamp'))));
+    expect(new Set(asked.map((a) => a.key)).size).toBe(2);
 
     const last = handler.exchanges[1]!;
     const replay = await fetch(handler.url, { method: 'POST', headers: last.headers, body: last.rawBody });
     expect(replay.status).toBe(409);
-    expect(asked).toEqual([...ids, ids[1]]);
+    expect(asked.map((a) => a.key)).toEqual([asked[0]!.key, asked[1]!.key, asked[1]!.key]);
     expect(calls).toBe(2);
   });
 });

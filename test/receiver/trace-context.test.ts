@@ -50,8 +50,10 @@ describe('createHandler and createOutcomeHandler', () => {
     expect(contexts.get(plain)).toEqual({ traceparent: undefined, tracestate: undefined });
 
     await poll(async () => (outcomes.size === 2 ? true : undefined), { what: 'both outcomes' });
-    expect(outcomes.get(traced)).toEqual({ webhookId: `out_${traced}`, traceparent: TRACEPARENT, tracestate: TRACESTATE });
-    expect(outcomes.get(plain)).toEqual({ webhookId: `out_${plain}`, traceparent: undefined, tracestate: undefined });
+    const webhookId = expect.stringMatching(/^out_[0-9a-f]{32}$/);
+    expect(outcomes.get(traced)).toEqual({ webhookId, traceparent: TRACEPARENT, tracestate: TRACESTATE });
+    expect(outcomes.get(plain)).toEqual({ webhookId, traceparent: undefined, tracestate: undefined });
+    expect(outcomes.get(traced)!.webhookId).not.toBe(outcomes.get(plain)!.webhookId);
   });
 });
 

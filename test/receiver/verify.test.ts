@@ -1,9 +1,10 @@
 // verifyDelivery on real deliveries: the Worker (Miniflare) signs and pushes a job to a loopback
 // server that verifies it; the captured request is then replayed with one thing changed at a
 // time (body, headers, the receiver's clock, the secret) and each change must be refused with
-// its reason; replayed unchanged it is refused as a replay, unless a `seen` hook says the id is
+// its reason; replayed unchanged it is refused as a replay, unless a `seen` hook says its key is
 // new. Rotation: a Worker signing with two secrets reaches receivers holding either one.
 import { Buffer } from 'node:buffer';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeliveryVerificationError, type DeliveryVerifyOptions, verifyDelivery } from '../../src/receiver/index';
 import { expectedSignature } from '../helpers/endpoint';
@@ -98,21 +99,32 @@ describe('verifyDelivery on a real delivery', () => {
     });
   });
 
-  it('refuses the same request replayed unchanged, by its webhook-id: a delivery id starts msg_, new on every attempt', async () => {
-    expect(delivered.headers.get('webhook-id')).toMatch(/^msg_[0-9a-f]{32}$/);
-    // The server's verifyDelivery remembered the id in this process's default memory.
+  it('is a Standard Webhooks message as the official package verifies it', () => {
+    const headers = Object.fromEntries(['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((name) => [name, delivered.headers.get(name)!]));
+    expect(new Webhook(SIGNING_SECRET).verify(delivered.rawBody, headers)).toMatchObject({ id, queue, data });
+  });
+
+  it('refuses the same request replayed unchanged: same webhook-id (msg_ and 32 hex digits), timestamp and signature', async () => {
+    const webhookId = delivered.headers.get('webhook-id');
+    expect(webhookId).toMatch(/^msg_[0-9a-f]{32}$/);
+    // The server's verifyDelivery remembered it in this process's default memory.
     const again = await refusal(replay(delivered), { secret: SIGNING_SECRET });
-    expect(again).toMatchObject({ reason: 'replayed', message: `webhook-id ${delivered.headers.get('webhook-id')} was seen before: a replayed delivery` });
+    expect(again).toMatchObject({
+      reason: 'replayed',
+      message: `this delivery (webhook-id ${webhookId}, webhook-timestamp ${delivered.headers.get('webhook-timestamp')}) was accepted before: a replayed copy`,
+    });
   });
 
   it('accepts it again with a seen hook that has not seen it (so each refusal below is due to its one change)', async () => {
-    const asked: string[] = [];
-    const seen = async (webhookId: string) => {
-      asked.push(webhookId);
+    const asked: { key: string; webhookId: string; timestampSec: number }[] = [];
+    const seen = async (key: string, message: { webhookId: string; timestampSec: number }) => {
+      asked.push({ key, ...message });
       return false;
     };
     expect(await verifyDelivery(replay(delivered), { secret: SIGNING_SECRET, seen })).toMatchObject({ id, data });
-    expect(asked).toEqual([delivered.headers.get('webhook-id')]);
+    const [webhookId, timestamp, signature] = ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((name) => delivered.headers.get(name)!);
+    // The key: webhook-id, webhook-timestamp and the signature, all three signed.
+    expect(asked).toEqual([{ key: `${webhookId}.${timestamp}.${signature!.slice('v1,'.length)}`, webhookId, timestampSec: Number(timestamp) }]);
   });
 
   it('refuses a tampered body, id or timestamp: the signature covers all three', async () => {
@@ -177,12 +189,15 @@ describe('verifyDelivery on a real delivery', () => {
     expect(notSeconds.reason).toBe('bad_timestamp');
   });
 
-  it('looks through every v1 entry of the signature header and skips other versions', async () => {
+  it('looks through the first 4 entries of the signature header and skips other versions and malformed ones', async () => {
     const real = delivered.headers.get('webhook-signature')!;
-    const mixed = `v2,${real.slice(3)} v1,AAAA v1,not-base64!! ${real}`;
+    const mixed = `v2,${real.slice(3)}  v1,AAAA v1,not-base64!! ${real}`;
     await expect(verifyDelivery(replay(delivered, { headers: { 'webhook-signature': mixed } }), { secret: SIGNING_SECRET, ...fresh })).resolves.toMatchObject({ id });
     const none = await refusal(replay(delivered, { headers: { 'webhook-signature': `v2,${real.slice(3)}` } }), { secret: SIGNING_SECRET });
-    expect(none.message).toBe('webhook-signature holds no "v1,<base64>" signature');
+    expect(none.message).toBe('webhook-signature holds no "v1,<base64>" signature of 32 bytes');
+    // Pushed to the fifth entry, the right signature is not looked at.
+    const fifth = await refusal(replay(delivered, { headers: { 'webhook-signature': `v1,AAAA ${mixed}` } }), { secret: SIGNING_SECRET });
+    expect(fifth.message).toBe('webhook-signature holds no "v1,<base64>" signature of 32 bytes (only the first 4 entries of webhook-signature are looked at)');
   });
 
   it('refuses a correctly signed body that is not a groupq delivery', async () => {

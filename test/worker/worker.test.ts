@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine } from '../../src/core/engine';
 import { createRedis } from '../../src/core/store/redis';
 import { testClock } from '../helpers/engine';
-import { type PrivateStack, type RunningWorker, startPrivateStack, startWorker } from '../helpers/worker';
+import { ADMIN_TOKEN, type PrivateStack, type RunningWorker, startPrivateStack, startWorker } from '../helpers/worker';
 
 describe('the Worker in workerd', () => {
   let stack: PrivateStack;
@@ -34,24 +34,36 @@ describe('the Worker in workerd', () => {
     }
   });
 
-  it('a binding that does not parse is a 500 INTERNAL naming it, not "redis down", and its value stays secret', async () => {
-    const misconfigured = await startWorker(stack, { GROUPQ_ADMIN_TOKEN: 'short-token' });
+  it('a binding that does not parse is a 500 INTERNAL, not "redis down": named to the admin token only, its value never', async () => {
+    const anonymous = "groupq: the Worker's bindings are invalid or missing: its log, or an answer to the admin token, names them";
+    const answer = async (worker: RunningWorker, path: string, authorization: string) => {
+      const res = await worker.api(path, { headers: { authorization } });
+      expect(res.status).toBe(500);
+      const text = await res.text();
+      expect(text).not.toContain('short-token');
+      expect(text).not.toContain('bad-url');
+      const body = JSON.parse(text) as { error: { code: string; message: string; requestId: string } };
+      expect(body.error).toMatchObject({ code: 'INTERNAL', requestId: res.headers.get('x-request-id') });
+      return body.error.message;
+    };
+    // The admin token itself broken: nobody holds a token that could open the details.
+    const badToken = await startWorker(stack, { GROUPQ_ADMIN_TOKEN: 'short-token' });
     try {
       for (const path of ['/health', '/v1/queues']) {
-        const res = await misconfigured.api(path);
-        expect(res.status).toBe(500);
-        const text = await res.text();
-        expect(JSON.parse(text)).toEqual({
-          error: {
-            code: 'INTERNAL',
-            message: 'groupq: invalid or missing bindings: GROUPQ_ADMIN_TOKEN (use at least 16 characters)',
-            requestId: res.headers.get('x-request-id'),
-          },
-        });
-        expect(text).not.toContain('short-token');
+        expect(await answer(badToken, path, '')).toBe(anonymous);
+        expect(await answer(badToken, path, 'Bearer short-token')).toBe(anonymous);
       }
     } finally {
-      await misconfigured.dispose();
+      await badToken.dispose();
+    }
+    // Another binding broken: the admin token's answer names it, a stranger's does not.
+    const badLevel = await startWorker(stack, { GROUPQ_LOG_LEVEL: 'bad-url' });
+    try {
+      expect(await answer(badLevel, '/health', '')).toBe(anonymous);
+      expect(await answer(badLevel, '/health', 'Bearer publish-token-0000000001')).toBe(anonymous);
+      expect(await answer(badLevel, '/v1/queues', `Bearer ${ADMIN_TOKEN}`)).toMatch(/^groupq: invalid or missing bindings: GROUPQ_LOG_LEVEL/);
+    } finally {
+      await badLevel.dispose();
     }
   });
 

@@ -50,7 +50,7 @@ export function createEngine({ redis, now = Date.now, keyLocking = true, partiti
     patchQueue: (name: string, patch: unknown) => queues.patchQueue(ctx, name, patch),
     getQueue: (name: string) => queues.getQueue(ctx, name),
     listPartitions: (name: string) => queues.listPartitions(ctx, name),
-    movePartition: (name: string, partition: string, input: unknown) => move.movePartition(ctx, name, partition, input),
+    movePartition: (name: string, partition: string, input: unknown, options?: move.MoveOptions) => move.movePartition(ctx, name, partition, input, options),
     listQueues: () => queues.listQueues(ctx),
     listQueueNames: () => queues.listQueueNames(ctx),
     countQueues: () => queues.countQueues(ctx),

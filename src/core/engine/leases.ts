@@ -5,6 +5,7 @@ import * as z from 'zod';
 import { scripts } from '../../lua/scripts.generated';
 import { DAY_MS, type StoredConfig } from '../../protocol/config';
 import { MAX_BATCH, MAX_ERROR_CHARS } from '../../protocol/constants';
+import { DELIVERY_ID_PREFIX } from '../../protocol/delivery-body';
 import { type EngineContext, parse, parseParam } from '../store/context';
 import { QueueError } from '../../protocol/errors';
 import { ScriptRefusal } from '../store/refusals';
@@ -44,7 +45,7 @@ function parseLeaseRef({ id, lease }: { id: string; lease: string }) {
   return { id: parseParam(jobIdSchema, id, 'id'), lease: parse(leaseSchema, { lease }).lease };
 }
 
-export function toLeasedJob(tag: string, config: StoredConfig, [id, stateJson, rawData, deadline, hint, token]: LeasedTuple): LeasedJob {
+export function toLeasedJob(tag: string, config: StoredConfig, [id, stateJson, rawData, deadline, hint, token, messageId]: LeasedTuple): LeasedJob {
   const record = JSON.parse(stateJson) as JobRecord;
   return {
     id,
@@ -59,6 +60,7 @@ export function toLeasedJob(tag: string, config: StoredConfig, [id, stateJson, r
     createdAt: record.c ?? record.o,
     timeoutMs: record.to ?? config.timeoutMs,
     lease: { token: publicLease(tag, token), expiresAt: deadline },
+    webhookId: `${DELIVERY_ID_PREFIX}${messageId}`,
     seq: record.s,
     solo: hint === 's',
     recordNeeded: record.cb !== undefined || record.w === 1,

@@ -65,15 +65,15 @@ export function tagsOf(ctx: EngineContext, queue: string): string[] {
 }
 
 /**
- * A new job id for a job of `group`: in a partitioned queue, one that hashes to the group's
- * partition (fnv1a32(id) % partitions), so that finding the job by id costs one call
- * (findJob). A few tries on average: as many as there are partitions.
+ * A new job id for a job of `group`, after `prefix` (a publish token's `pub:`): in a partitioned
+ * queue, one that hashes to the group's partition (fnv1a32(id) % partitions), so that finding
+ * the job by id costs one call (findJob). A few tries on average: as many as there are partitions.
  */
-export function newJobId(group: string, partitions: number): string {
-  if (partitions === 1) return randomId();
+export function newJobId(group: string, partitions: number, prefix = ''): string {
+  if (partitions === 1) return prefix + randomId();
   const p = partitionOf(group, partitions);
   for (;;) {
-    const id = randomId();
+    const id = prefix + randomId();
     if (fnv1a32(id) % partitions === p) return id;
   }
 }

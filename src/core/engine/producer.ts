@@ -35,8 +35,9 @@ function schemasFor(options: ConfigOptions) {
  * The per-job state fields a job record carries only when given (see job.lua). `trace`: the
  * enqueue's trace context (docs/tracing.md), the same for every job of a batch.
  */
-function recordOptions(job: ParsedJob, createdAt: number, orderMs: number, trace: TraceContext): string {
+function recordOptions(job: ParsedJob, createdAt: number, orderMs: number, trace: TraceContext, ttlMs?: number): string {
   const options: Record<string, unknown> = {};
+  if (ttlMs) options.x = createdAt + ttlMs; // its deadline to start (expiry.lua)
   if (job.id !== undefined) options.i = 1; // only ids the producer named are remembered (dedup.lua)
   if (job.debounce !== undefined) {
     options.db = job.debounce.key;
@@ -64,12 +65,14 @@ const ANSWER_FLAGS = [{}, { duplicate: true }, { debounced: true }] as const;
 
 /**
  * A publish token's enqueue: the queue's config as the route read it (what the token may send),
- * and the client whose publishRateLimit it spends (`ip:<address>`, or `token:<SHA-256>` where
- * no address is known).
+ * the client whose publishRateLimit it spends (src/handlers/publish-client.ts) and the token's
+ * SHA-256, whose publishTokenRateLimit it spends too.
  */
 export interface Publisher {
   config: StoredConfig;
   client: string;
+  /** The token's SHA-256 (the route always has it); a caller without one counts the client as its token. */
+  tokenHash?: string;
 }
 
 /** Where job i sits in the body, for error paths: '' for a lone job, 'jobs.<i>.' in a batch. */
@@ -112,15 +115,20 @@ async function enqueueInto(
   pathOf: PathOf,
   publisher?: Publisher,
   trace: TraceContext = {},
+  rateSpent = false,
 ) {
   const now = ctx.now();
-  const args: (string | number)[] = [now, Math.min(Math.max(0, reserve), 1000), jobs.length, publisher ? '1' : ''];
+  // '1': the script checks the publish windows; '2': they were spent at the queue's root.
+  const published = publisher ? (rateSpent ? '2' : '1') : '';
+  const args: (string | number)[] = [now, Math.min(Math.max(0, reserve), 1000), jobs.length, published];
   for (const [i, job] of jobs.entries()) {
     const orderMs = job.orderMs ?? now;
     const runAt = job.debounce ? debouncedStart(job.debounce, now) : (job.runAt ?? (job.delayMs !== undefined ? now + job.delayMs : 0));
-    args.push(ids[i]!, job.group, orderMs, runAt, rawData[i] ?? JSON.stringify(job.data), recordOptions(job, now, orderMs, trace));
+    // A publish token cannot send ttlMs (publish-policy.ts): its jobs get the queue's publishTtlMs.
+    const ttlMs = publisher ? publisher.config.publishTtlMs : job.ttlMs;
+    args.push(ids[i]!, job.group, orderMs, runAt, rawData[i] ?? JSON.stringify(job.data), recordOptions(job, now, orderMs, trace, ttlMs));
   }
-  const target = { queue: tag, groups: jobs.map((job) => job.group), client: publisher?.client };
+  const target = { queue: tag, groups: jobs.map((job) => job.group), client: publisher?.client, token: publisher && (publisher.tokenHash ?? publisher.client) };
   // callScript lowers the due index before anything is pushed: a lease's deadline there is what
   // retries it if this invocation dies mid-delivery (G3).
   const { results, config, leased } = await callScript(ctx, scripts.enqueue, target, args).catch((error: unknown) => {
@@ -136,8 +144,19 @@ async function enqueueInto(
 }
 
 /**
+ * A publish token's jobs, spent from its client's and its token's windows at the queue's root
+ * (publish-rate.lua): one place per queue, whatever its partitions. One call more than an
+ * unpartitioned queue's publish, whose enqueue script spends them itself.
+ */
+async function spendPublishRate(ctx: EngineContext, queue: string, n: number, { config, client, tokenHash = client }: Publisher): Promise<void> {
+  const limits = JSON.stringify({ publishRateLimit: config.publishRateLimit, publishTokenRateLimit: config.publishTokenRateLimit });
+  await callScript(ctx, scripts.publishRate, { queue, client, token: tokenHash }, [n, limits]);
+}
+
+/**
  * A partitioned queue's enqueue: one call per partition the jobs' groups fall in, at once, each
- * atomic (a batch is atomic per partition).
+ * atomic (a batch is atomic per partition). A publish token's jobs are first spent from its
+ * windows at the queue's root, so a refusal there writes no job.
  */
 async function enqueueSplit(
   ctx: EngineContext,
@@ -159,13 +178,14 @@ async function enqueueSplit(
   // The reservation goes whole to the partition with the most of the batch: one drain pushes
   // them with every slot; the others' drains take turns after it (dispatcher.ts drain).
   const most = indexes.reduce((best, at, k) => (at.length > indexes[best]!.length ? k : best), 0);
+  if (publisher) await spendPublishRate(ctx, queue, jobs.length, publisher);
   const done = await Promise.all(
     indexes.map((at, k) => {
       const share = k === most ? reserve : 0;
       const tag = partitionTag(queue, partitionOf(jobs[at[0]!]!.group, partitions), partitions);
       const mine = at.map((i) => jobs[i]!);
-      const ids = mine.map((job) => job.id ?? newJobId(job.group, partitions));
-      const call = enqueueInto(ctx, tag, mine, ids, share, at.map((i) => rawData[i]), (j) => pathOf(at[j]!), publisher, trace);
+      const ids = mine.map((job) => job.id ?? newJobId(job.group, partitions, publisher ? PUBLISH_ID_PREFIX : ''));
+      const call = enqueueInto(ctx, tag, mine, ids, share, at.map((i) => rawData[i]), (j) => pathOf(at[j]!), publisher, trace, true);
       return call.then((part) => ({ ...part, tag, more: share > 0 ? part.leased.length === share : reserve > 0 }));
     }),
   );
@@ -185,11 +205,12 @@ async function enqueueParsed(
   trace?: TraceContext,
 ): Promise<Enqueued> {
   if (publisher) checkPublished(sent, sent.map((_, i) => pathOf(i)), publisher.config);
-  // A publish token's ids live apart: its `x` is the job `pub:x`.
+  // A publish token's ids live apart: its `x` is the job `pub:x`, and the ids made for it start
+  // `pub:` too (quota.lua counts its jobs by them: publishMaxJobs).
   const jobs = publisher ? sent.map((job) => (job.id === undefined ? job : { ...job, id: PUBLISH_ID_PREFIX + job.id })) : sent;
   return routed(ctx, queue, async (partitions) => {
     if (partitions > 1) return enqueueSplit(ctx, queue, partitions, jobs, reserve, rawData, pathOf, publisher, trace);
-    const ids = jobs.map((job) => job.id ?? randomId());
+    const ids = jobs.map((job) => job.id ?? (publisher ? PUBLISH_ID_PREFIX : '') + randomId());
     const done = await enqueueInto(ctx, queue, jobs, ids, reserve, rawData, pathOf, publisher, trace);
     return { ...done, parts: [{ tag: queue, more: reserve > 0 && done.leased.length === reserve }] };
   });

@@ -37,7 +37,8 @@ function invalid(path: string, message: string): QueueError {
 /**
  * Refuses a publish token's jobs (`paths[i]`: job i's path prefix in the body, '' or
  * 'jobs.<i>.') that use a field the queue does not open to it: 403 FIELD_NOT_ALLOWED naming every
- * such field of the whole call, then 400 VALIDATION_FAILED for a batch over publishRateLimit.max,
+ * such field of the whole call, then 400 VALIDATION_FAILED for a batch over publishRateLimit.max
+ * or publishTokenRateLimit.max,
  * a delayMs past publishMaxDelayMs or an id too long for its prefix. Nothing is sent to Redis before this passes.
  */
 export function checkPublished(jobs: readonly PublishedJob[], paths: readonly string[], config: StoredConfig): void {
@@ -52,10 +53,12 @@ export function checkPublished(jobs: readonly PublishedJob[], paths: readonly st
     const fields = [...refused].sort();
     throw new QueueError('FIELD_NOT_ALLOWED', `a publish token may not send ${fields.join(', ')} to this queue`, { fields });
   }
-  // A batch the rate limit could never let through is not worth a Retry-After.
-  const limit = config.publishRateLimit;
-  if (limit && jobs.length > limit.max) {
-    throw invalid('jobs', `a publish token sends at most the queue's publishRateLimit.max (${limit.max}) jobs in one batch`);
+  // A batch a rate limit could never let through is not worth a Retry-After.
+  for (const name of ['publishRateLimit', 'publishTokenRateLimit'] as const) {
+    const limit = config[name];
+    if (limit && jobs.length > limit.max) {
+      throw invalid('jobs', `a publish token sends at most the queue's ${name}.max (${limit.max}) jobs in one batch`);
+    }
   }
   for (const [i, job] of jobs.entries()) {
     if (job.delayMs !== undefined && job.delayMs > config.publishMaxDelayMs) {

@@ -38,69 +38,94 @@ function partitionConfig(stored: StoredConfig, p: number): StoredConfig {
   const { partitions } = stored;
   const share = (total: number) => shareOf(total, p, partitions);
   const rateLimit = stored.rateLimit && { ...stored.rateLimit, max: share(stored.rateLimit.max) };
-  return { ...stored, partition: p, concurrency: share(stored.concurrency), maxJobs: share(stored.maxJobs), rateLimit };
+  const { concurrency, maxJobs, publishMaxJobs, maxBytes } = stored;
+  const shares = { concurrency: share(concurrency), maxJobs: share(maxJobs), publishMaxJobs: share(publishMaxJobs), maxBytes: maxBytes && share(maxBytes) };
+  return { ...stored, partition: p, ...shares, rateLimit };
 }
 
 export async function putQueue(ctx: EngineContext, name: string, input: unknown): Promise<QueueInfo> {
   checkQueueName(name);
-  return storeQueue(ctx, name, await toStoredConfig(parse(queueConfigSchema(ctx.options), input)));
+  const stored = await toStoredConfig(parse(queueConfigSchema(ctx.options), input));
+  return storeQueue(ctx, name, async () => ({ ...stored }));
 }
 
 /**
  * Changes the fields a JSON merge patch names (null: back to the default) and keeps the others,
  * the write-only ones included: the publish tokens' hashes stay unless the patch names
  * `publishTokens`, the signing secrets unless it names them. Checked as a whole config, as PUT is.
+ * Merged into the config as stored when it is written: of two concurrent PATCHes, each takes effect.
  */
 export async function patchQueue(ctx: EngineContext, name: string, patch: unknown): Promise<QueueInfo> {
   checkQueueName(name);
   parse(queuePatchSchema(ctx.options), patch);
-  const { publishTokenHashes, partition: _partition, ...current } = await getStoredConfig(ctx, name);
-  const stored = await toStoredConfig(parse(queueConfigSchema(ctx.options), mergePatch({ ...current, publishTokens: [] }, patch)));
-  if (!('publishTokens' in (patch as object))) stored.publishTokenHashes = publishTokenHashes;
-  return storeQueue(ctx, name, stored);
+  return storeQueue(ctx, name, async (found) => {
+    if (!found) throw luaError([LuaStatus.QUEUE_NOT_FOUND]);
+    const { publishTokenHashes, partition: _partition, revision: _revision, ...current } = found;
+    const stored = await toStoredConfig(parse(queueConfigSchema(ctx.options), mergePatch({ ...current, publishTokens: [] }, patch)));
+    if (!('publishTokens' in (patch as object))) stored.publishTokenHashes = publishTokenHashes;
+    return stored;
+  });
 }
 
-/** Places (in a pool), registers and writes a queue's config: its root and partitions, if any. */
-async function storeQueue(ctx: EngineContext, name: string, stored: StoredConfig): Promise<QueueInfo> {
+/** Writes a config over one that changed meanwhile this many times at most, then gives up (409). */
+const MAX_CONFIG_WRITES = 10;
+
+/**
+ * Places (in a pool), registers and writes a queue's config: its root and partitions, if any.
+ * `build` makes the new config from the stored one (null: no queue yet); it is written only over
+ * the revision it was built from (put-queue.lua), else built again from the newer one.
+ */
+async function storeQueue(ctx: EngineContext, name: string, build: (found: StoredConfig | null) => Promise<StoredConfig>): Promise<QueueInfo> {
+  for (let write = 1; ; write++) {
+    const found = await findStoredConfig(ctx, name);
+    const stored = await build(found);
+    stored.revision = (found?.revision ?? 0) + 1;
+    try {
+      await writeQueue(ctx, name, stored, found);
+      return getQueue(ctx, name);
+    } catch (error) {
+      if (isRefusal(error, 'CONFIG_CHANGED') && write < MAX_CONFIG_WRITES) continue;
+      // A deletion that was cut off still holds the name: finish it, then create.
+      if (isRefusal(error, 'QUEUE_DELETING') && write < MAX_CONFIG_WRITES) {
+        await deleteQueue(ctx, name);
+        continue;
+      }
+      throw error;
+    }
+  }
+}
+
+async function writeQueue(ctx: EngineContext, name: string, stored: StoredConfig, found: StoredConfig | null): Promise<void> {
   const { partitions } = stored;
+  // Refused before anything is placed or written: a count the queue does not have.
+  if (found && found.partitions !== partitions) throw luaError([LuaStatus.PARTITIONS_FIXED, found.partitions]);
   if ('place' in ctx.redis) {
     // In a pool, placed before anything is written, and before it is registered (a registered
-    // queue without a placement is one from before the pool: database 0), partitions included:
-    // so a count the queue does not have is refused first, unplaced.
-    if (partitions > 1) await checkPartitionsKept(ctx, name, partitions);
+    // queue without a placement is one from before the pool: database 0).
     await (ctx.redis as PoolRunner).place(name, partitions);
   }
   // Registered first: a registered name without a queue is skipped by GET /v1/queues, while a
   // queue missing from the list would be invisible.
   await callScript(ctx, scripts.registry, {}, ['add', name]);
-  // A partitioned queue's root first: it refuses a count other than the queue's before any write.
-  const putOne = (tag: string, config: StoredConfig, role: '' | 'root') =>
-    callScript(ctx, scripts.putQueue, { queue: tag }, [ctx.now(), JSON.stringify(config), randomSeed(), role]);
-  const put = async () => {
-    if (partitions === 1) return void (await putOne(name, stored, ''));
-    await putOne(name, stored, 'root');
-    await Promise.all(partitionTags(name, partitions).map((tag, p) => putOne(tag, partitionConfig(stored, p), '')));
-  };
-  try {
-    await put();
-  } catch (error) {
-    // A deletion that was cut off still holds the name: finish it, then create.
-    if (!isRefusal(error, 'QUEUE_DELETING')) throw error;
-    await deleteQueue(ctx, name);
-    await callScript(ctx, scripts.registry, {}, ['add', name]);
-    await put();
+  const read = found ? String(found.revision ?? 0) : 'none';
+  const putOne = (tag: string, config: StoredConfig, role: '' | 'root', revision: string) =>
+    callScript(ctx, scripts.putQueue, { queue: tag }, [ctx.now(), JSON.stringify(config), randomSeed(), role, revision]);
+  if (partitions === 1) {
+    await putOne(name, stored, '', read);
+  } else {
+    // The root first: it takes the new revision or refuses; its partitions' copies follow.
+    await putOne(name, stored, 'root', read);
+    await Promise.all(partitionTags(name, partitions).map((tag, p) => putOne(tag, partitionConfig(stored, p), '', '')));
   }
   learnPartitions(ctx, name, partitions);
-  return getQueue(ctx, name);
 }
 
-/** Refuses (PARTITIONS_FIXED) a count other than the one queue `name` has, if it exists. */
-async function checkPartitionsKept(ctx: EngineContext, name: string, partitions: number): Promise<void> {
-  const existing = await getStoredConfig(ctx, name).catch((error: unknown) => {
+/** Queue `name`'s stored config, or null when there is no such queue. */
+async function findStoredConfig(ctx: EngineContext, name: string): Promise<StoredConfig | null> {
+  return getStoredConfig(ctx, name).catch((error: unknown) => {
     if (isRefusal(error, 'QUEUE_NOT_FOUND')) return null;
     throw error;
   });
-  if (existing && existing.partitions !== partitions) throw luaError([LuaStatus.PARTITIONS_FIXED, existing.partitions]);
 }
 
 /**

@@ -20,7 +20,7 @@ export interface Histogram {
   sumMs: number;
 }
 
-export const TOTAL_NAMES = ['added', 'completed', 'failed', 'retried', 'cancelled', 'throttled', 'callbacksDelivered', 'callbackAttemptsFailed', 'callbacksAbandoned'] as const;
+export const TOTAL_NAMES = ['added', 'completed', 'failed', 'retried', 'cancelled', 'throttled', 'callbacksDelivered', 'callbackAttemptsFailed', 'callbacksAbandoned', 'expired'] as const;
 export type Totals = Record<(typeof TOTAL_NAMES)[number], number>;
 
 /** One queue or partition as a scrape last read it (stored as JSON in the control database's copy). */
@@ -71,7 +71,7 @@ const num = (text: string | undefined) => (text === undefined || text === '' ? 0
 async function readPart(ctx: EngineContext, tag: string, now: number): Promise<PartSnapshot | null> {
   const { exists, values, held, delayed } = await callScript(ctx, scripts.queueTotals, { queue: tag }, []);
   if (!exists) return null;
-  // queue-totals.lua's order: partitions, paused, live, active, ready, pausedGroups, then n:a..n:oa, h:w, h:r.
+  // queue-totals.lua's order: partitions, paused, live, active, ready, pausedGroups, then n:a..n:oa, n:e, h:w, h:r.
   const [partitions, paused, live, active, ready, pausedGroups, ...rest] = values;
   const counters = rest.slice(0, TOTAL_NAMES.length).map(num);
   const totals = Object.fromEntries(TOTAL_NAMES.map((name, i) => [name, counters[i]!])) as Totals;

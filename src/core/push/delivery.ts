@@ -3,7 +3,7 @@
 // endpoint's callbacks, anything else (or no answer within timeoutMs) is a failed attempt.
 import { DAY_MS } from '../../protocol/config';
 import { MAX_RESULT_BYTES } from '../../protocol/constants';
-import { type Delivery, deliveryWebhookId } from '../../protocol/delivery-body';
+import type { Delivery } from '../../protocol/delivery-body';
 import type { LeasedJob, PushTarget, Settlement } from '../store/leased';
 import { textHead, wholeUtf8 } from '../../protocol/encoding';
 import { parseRetryAfter } from '../../protocol/retry-after';
@@ -146,9 +146,10 @@ export async function deliver(job: LeasedJob, target: PushTarget, options: Deliv
   try {
     const body = deliveryBody(job, options.publicUrl);
     const headers = {
-      ...(await signedHeaders(options.signers.of(target), deliveryWebhookId(), body, options.now())),
+      ...(await signedHeaders(options.signers.of(target), job.webhookId, body, options.now())),
+      // Unsigned hints for logs and routing proxies; a receiver dedupes and routes on signed
+      // fields only (webhook-id, the body's id and queue): docs/delivery.md#deduplicating.
       'groupq-queue': job.queue,
-      // webhook-id is new on every attempt; the job id (visible ASCII) stays the idempotency key.
       'groupq-job-id': job.id,
       'groupq-group': encodeURIComponent(job.group),
       'groupq-attempt': String(job.attempt),

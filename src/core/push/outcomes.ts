@@ -2,7 +2,7 @@
 // callback URL and signed like a delivery (the queue's secrets come with each leased outcome).
 // Settling attempts is src/core/engine/outcomes.ts.
 import { wholeUtf8 } from '../../protocol/encoding';
-import { type OutcomeCallback, outcomeWebhookId } from '../../protocol/outcome-body';
+import { OUTCOME_ID_PREFIX, type OutcomeCallback } from '../../protocol/outcome-body';
 import { addressKind } from '../../protocol/private-address';
 import { traceHeaders } from '../../protocol/trace-context';
 import type { OutcomeToSend } from '../store/leased';
@@ -33,6 +33,11 @@ export function outcomeBody({ queue, id, record }: OutcomeToSend): string {
   if (record.e !== undefined) tail.error = record.e;
   const result = record.r === undefined ? '' : `,"result":${record.r}`;
   return `${JSON.stringify(head).slice(0, -1)}${result},${JSON.stringify(tail).slice(1)}`;
+}
+
+/** Its webhook-id; a record written before records kept one goes out under the id it had then. */
+function outcomeWebhookId({ id, record }: OutcomeToSend): string {
+  return `${OUTCOME_ID_PREFIX}${record.w ?? id}`;
 }
 
 /**
@@ -66,7 +71,7 @@ export async function sendOutcome(
   const signal = AbortSignal.timeout(OUTCOME_TIMEOUT_MS);
   try {
     const headers = {
-      ...(await signedHeaders(options.signers.of(outcome.secrets), outcomeWebhookId(outcome.id), body, options.now())),
+      ...(await signedHeaders(options.signers.of(outcome.secrets), outcomeWebhookId(outcome), body, options.now())),
       'groupq-queue': outcome.queue,
       'groupq-outcome': outcome.record.s,
       ...requestIdHeader(options),

@@ -7,7 +7,7 @@ import { fromBase64Url, toBase64Url } from '../../protocol/encoding';
 import { QueueError } from '../../protocol/errors';
 
 /** What is listed: waiting jobs (of a group: `group`), jobs in another state, or groups. */
-export type Listing = 'waiting' | 'group' | 'delayed' | 'active' | 'completed' | 'failed' | 'cancelled' | 'groups';
+export type Listing = 'waiting' | 'group' | 'delayed' | 'active' | 'completed' | 'failed' | 'cancelled' | 'expired' | 'groups';
 
 /** Listings that walk a hash with HSCAN; the others page through a sorted set. */
 const HASH_LISTINGS: ReadonlySet<Listing> = new Set(['waiting', 'groups']);

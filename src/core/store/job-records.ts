@@ -15,7 +15,7 @@ export interface JobRecord {
   ma?: number;
   bo?: unknown;
   to?: number;
-  st?: 'delayed' | 'completed' | 'failed' | 'cancelled';
+  st?: 'delayed' | 'completed' | 'failed' | 'cancelled' | 'expired';
   ra?: number;
   sa?: number;
   f?: number;
@@ -41,6 +41,8 @@ export interface JobRecord {
   /** The W3C traceparent and tracestate its producer enqueued it with (docs/tracing.md). */
   tp?: string;
   ts?: string;
+  /** Its deadline to start (enqueue + ttlMs; expiry.lua): dropped once an attempt ended. */
+  x?: number;
 }
 
 /** history.lua's entries: [attempt, startedAt, finishedAt, how it ended (a letter), status (0: none), error?]. */
@@ -81,6 +83,8 @@ export function toJob(tag: string, [id, stateJson, data, state, startedAt, expir
   if (record.db !== undefined) job.debounce = record.dx === undefined ? { key: record.db } : { key: record.db, deadline: record.dx };
   // runAt matters while a job waits for it (delayed, or a retry's backoff).
   if (record.ra !== undefined && (state === 'delayed' || state === 'waiting')) job.runAt = record.ra;
+  // The deadline matters while the job has not started, and tells when an expired one did.
+  if (record.x !== undefined && (state === 'delayed' || state === 'waiting' || state === 'expired')) job.expiresAt = record.x;
   if (startedAt >= 0) job.startedAt = startedAt;
   if (record.f !== undefined) job.finishedAt = record.f;
   if (expiresAt >= 0) job.leaseExpiresAt = expiresAt;

@@ -20,6 +20,12 @@ export const DUE_KEY = 'gq:due' as const;
 export const PLACEMENT_KEY = 'gq:placement' as const;
 
 /**
+ * The moves under way (src/core/engine/move.ts): one lease per partition being moved, so that
+ * one move of it runs at a time (move-lock.lua). On the control database; a move ends its own.
+ */
+export const MOVES_KEY = 'gq:moves' as const;
+
+/**
  * The control database's copy of every queue's totals (GET /metrics reads it, and only a few
  * queues per scrape: src/core/engine/scrape.ts). Written by totals-cache.lua alone.
  */
@@ -36,8 +42,9 @@ export const KEY_CATALOGUE = [
   { key: REGISTRY_KEY, type: 'set', holds: 'names of all queues (GET /v1/queues)' },
   { key: DUE_KEY, type: 'zset', holds: "queues with a timer, by when each next needs a tick (the cron reads only this); in a pool, each database's holds its own queues" },
   { key: PLACEMENT_KEY, type: 'hash', holds: 'queue name, or partition tag `<queue>:<p>`, -> the database of the pool it lives on (control database; only with more than one database)' },
+  { key: MOVES_KEY, type: 'hash', holds: "partition tag (a queue's name for a queue of one partition) -> the move of it under way: `<owner> <lease end> <database>` (control database; only while a move runs, or one was cut off)" },
   { key: METRICS_KEY, type: 'hash', holds: 'queue name, or partition tag `<queue>:<p>`, -> JSON snapshot of its totals and gauges as a scrape of GET /metrics last read them (control database)' },
-  { key: 'gq:{q}:meta', type: 'hash', holds: "config JSON and counters: paused, pausedGroups, seq, active, ready, timer, outcomes ('1' while outcome callbacks may be pending), each group's jobs (`g:<group>`), limits (`l:<group>`) and flow state (`f:<group>`), flows, prio, hold, rs, dedup (ids in `dedup`) and dedupTrimAt, live (jobs not ended: waiting, delayed, active), per-minute outcomes (`m:<c, f or r>:<minute % 60>` -> epoch minute * 1e8 + count), lifetime totals (`n:<kind>`) and histograms (`h:w`, `h:r`) for GET /metrics; partitions (a partitioned queue's root only: its count), move (a move to another database: `to <d>` under way, `at <d>` done)" },
+  { key: 'gq:{q}:meta', type: 'hash', holds: "config JSON and counters: paused, pausedGroups, seq, active, ready, timer, outcomes ('1' while outcome callbacks may be pending), each group's jobs (`g:<group>`), limits (`l:<group>`) and flow state (`f:<group>`), flows, prio, hold, rs, dedup (ids in `dedup`) and dedupTrimAt, live (jobs not ended: waiting, delayed, active), pub (those of them with `pub:` ids: publishMaxJobs), expiring ('1' once a job had a ttlMs: the tick reads `expiring`), per-minute outcomes (`m:<c, f or r>:<minute % 60>` -> epoch minute * 1e8 + count), lifetime totals (`n:<kind>`) and histograms (`h:w`, `h:r`) for GET /metrics; partitions (a partitioned queue's root only: its count), move (a move to another database: `to <d>` under way, `at <d>` done)" },
   { key: 'gq:{q}:jobs', type: 'hash', holds: 'job id -> record: state JSON, newline, data JSON' },
   { key: 'gq:{q}:g:<group>', type: 'zset', holds: "a group's waiting and leased jobs by orderMs (not a solo lease); member = 15-digit sequence + id" },
   { key: 'gq:{q}:ready', type: 'zset', holds: 'head member of each idle group by orderMs' },
@@ -47,6 +54,8 @@ export const KEY_CATALOGUE = [
   { key: 'gq:{q}:completed', type: 'zset', holds: 'kept completed job ids by finishedAt' },
   { key: 'gq:{q}:failed', type: 'zset', holds: 'kept failed job ids by finishedAt' },
   { key: 'gq:{q}:cancelled', type: 'zset', holds: 'kept cancelled job ids by finishedAt' },
+  { key: 'gq:{q}:expired', type: 'zset', holds: 'kept expired job ids (not started by their deadline) by finishedAt' },
+  { key: 'gq:{q}:expiring', type: 'zset', holds: "jobs with a ttlMs that have not started: '<id> <group>' by their deadline to start (enqueue + ttlMs)" },
   { key: 'gq:{q}:revoked', type: 'zset', holds: "leases a cancel ended (`<id> <token>`), by when they are forgotten (an hour past the lease's end, at most 1,000)" },
   { key: 'gq:{q}:paused-groups', type: 'set', holds: 'paused group names' },
   { key: 'gq:{q}:repeats', type: 'hash', holds: 'repeat key -> repeat spec JSON' },
@@ -58,7 +67,8 @@ export const KEY_CATALOGUE = [
   { key: 'gq:{q}:dedup', type: 'zset', holds: 'ids of ended jobs (given by their producer) remembered for dedupWindowMs, by expiry * 4 + how the job ended' },
   { key: 'gq:{q}:results', type: 'zset', holds: 'ids of completed jobs a waiter asked for, kept 5 minutes on a queue that keeps no completed jobs (their records stay in `jobs`), by expiry' },
   { key: 'gq:{q}:debounce', type: 'hash', holds: 'debounce key -> id of the waiting or delayed job it collapses into' },
-  { key: 'gq:{q}:rate:<client>', type: 'string', holds: "jobs a publish token's client (its address, else the token's SHA-256) enqueued in the current publishRateLimit window; expires with the window" },
+  { key: 'gq:{q}:rate:<client>', type: 'string', holds: "jobs a publish token's client (`ip:<IPv4>`, `ip6:<prefix>`, `local` in local development, else `token:<SHA-256>`) enqueued in the current publishRateLimit window, on the queue's root whatever its partitions; expires with the window" },
+  { key: 'gq:{q}:token-rate:<token>', type: 'string', holds: "jobs all clients of one publish token (its SHA-256) enqueued in the current publishTokenRateLimit window, on the queue's root; expires with the window" },
   { key: 'gq:{q}:outcome-records', type: 'hash', holds: 'job id -> its pending outcome callback: URL, body fields, attempts, last error' },
 ] as const satisfies readonly KeyDescription[];
 
@@ -109,10 +119,15 @@ export function queueKeys(queue: string): QueueKeys {
 
 /**
  * The publish rate limit's count of one client (an address, or a token's hash where none is
- * known): a string that expires with its window (src/lua/includes/quota.lua).
+ * known): a string that expires with its window (src/lua/includes/publish-rate.lua).
  */
 export function rateKey(queue: string, client: string): string {
   return `${queuePrefix(queue)}rate:${client}`;
+}
+
+/** The publish token ceiling's count of one token (its SHA-256), all its clients together. */
+export function tokenRateKey(queue: string, tokenHash: string): string {
+  return `${queuePrefix(queue)}token-rate:${tokenHash}`;
 }
 
 /** A group's zset. Scripts never build it: callers pass it in KEYS (Upstash key locking). */

@@ -25,6 +25,8 @@ export interface LeasedJob<T = unknown> extends TraceContext {
   /** How long this delivery may take. */
   timeoutMs: number;
   lease: { token: string; expiresAt: number };
+  /** The `webhook-id` of its deliveries: the same on every attempt, never another job's (meta.lua messageIdFor). */
+  webhookId: string;
   /** Enqueue sequence: with the id, the job's member in its group zset. */
   seq: number;
   /** Leased "solo" (straight from its enqueue, never in its group zset: src/lua/includes/group.lua). */
@@ -87,6 +89,8 @@ export interface OutcomeRecord {
   /** The job's W3C trace context, when its producer sent one (docs/tracing.md). */
   tp?: string;
   ts?: string;
+  /** Its webhook-id's hex digits (meta.lua messageIdFor); none in a record written before they were. */
+  w?: string;
 }
 
 /** One attempt at an outcome callback, leased to whoever holds this. */

@@ -63,27 +63,46 @@ export function queueOfKey(key: string | undefined): string | null {
   return end < 0 ? null : key.slice(4, end);
 }
 
+/** How long an isolate trusts that a name has no placement record: another isolate may create the queue. */
+export const UNPLACED_MS = 2_000;
+/** Names without a record remembered at once: names a stranger makes up cannot grow the isolate's memory. */
+const MAX_UNPLACED = 1_000;
+
 /**
- * What an isolate has learned of placements: a recorded placement never changes by itself, so
- * it is kept for the isolate's life. A queue without a record is not cached: it may be created
- * (and placed) by another isolate at any moment.
+ * What an isolate has learned of placements: a recorded placement changes only by a move
+ * (which the old database tells of: PARTITION_MOVED), so it is kept for the isolate's life. A
+ * name without a record is remembered as such for UNPLACED_MS only, so that calls to made-up
+ * queue names cost one read per name per isolate in that time, and a queue another isolate
+ * creates is found within it (this isolate's own creations at once: `place`).
  */
 export class Placements {
   private readonly known = new Map<string, number>();
+  /** Names without a record, by when that stops being trusted; in insertion order, oldest first. */
+  private readonly unplaced = new Map<string, number>();
 
-  constructor(readonly size: number) {}
+  constructor(
+    readonly size: number,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** The database of `queue`: its record, else database 0 (no such queue yet, or one from before the pool). */
   async of(control: ScriptRunner, queue: string): Promise<number> {
     const known = this.known.get(queue);
     if (known !== undefined) return known;
+    const until = this.unplaced.get(queue);
+    if (until !== undefined && until > this.now()) return 0;
     let recorded: string | null;
     try {
       recorded = await control.hget<string>(PLACEMENT_KEY, queue);
     } catch (error) {
       throw asQueueError(error);
     }
-    if (recorded === null) return 0;
+    if (recorded === null) {
+      this.unplaced.delete(queue);
+      this.unplaced.set(queue, this.now() + UNPLACED_MS);
+      if (this.unplaced.size > MAX_UNPLACED) this.unplaced.delete(this.unplaced.keys().next().value!);
+      return 0;
+    }
     return this.remember(queue, Number(recorded));
   }
 
@@ -100,6 +119,7 @@ export class Placements {
   /** Drops what is known of `name`'s placement: it moved (src/core/engine/move.ts). */
   forget(name: string): void {
     this.known.delete(name);
+    this.unplaced.delete(name);
   }
 
   private remember(queue: string, database: number): number {
@@ -107,6 +127,7 @@ export class Placements {
       throw new QueueError('INTERNAL', `queue ${queue} is placed on database ${database}, outside the pool of ${this.size} (GROUPQ_REDIS_POOL lost a database)`);
     }
     this.known.set(queue, database);
+    this.unplaced.delete(queue);
     return database;
   }
 }
@@ -136,19 +157,27 @@ export interface PoolRunner extends ScriptRunner {
 /** A runner over `databases` (database 0 the control database) that sends each command where its queue lives. */
 export function poolRunner(databases: readonly ScriptRunner[], placements: Placements, keyLocking: boolean): PoolRunner {
   const control = databases[0]!;
-  const on = async (queue: string | null): Promise<ScriptRunner> => (queue === null ? control : databases[await placements.of(control, queue)]!);
+  const indexOf = (queue: string | null): Promise<number> => (queue === null ? Promise.resolve(0) : placements.of(control, queue));
+  const on = async (queue: string | null): Promise<ScriptRunner> => databases[await indexOf(queue)]!;
   // The due index's member is a queue name; every other key carries its queue's tag.
   const dueMember = (key: string, member: unknown) => (key === DUE_KEY ? String(member) : queueOfKey(key));
   // A script run where its partition was, before it moved, is refused with PARTITION_MOVED
   // (errors.lua refuseMoving): the placement is read again and the script sent where it is now.
+  // So is one refused with PARTITION_MOVING: a move cut off after the switch leaves the old copy
+  // fenced until the move is made again, and the record already names the new database; while
+  // the move runs, the record names the same one, and the refusal stands (one HGET more).
   const script = async (keys: string[], run: (database: ScriptRunner) => Promise<unknown>) => {
     const tag = queueOfKey(keys[0]);
+    const tried = await indexOf(tag);
     try {
-      return await run(await on(tag));
+      return await run(databases[tried]!);
     } catch (error) {
-      if (tag === null || !redisMessageOf(error).includes('PARTITION_MOVED')) throw error;
+      const message = redisMessageOf(error);
+      if (tag === null || !(message.includes('PARTITION_MOVED') || message.includes('PARTITION_MOVING'))) throw error;
       placements.forget(tag);
-      return run(await on(tag));
+      const now = await indexOf(tag);
+      if (now === tried && !message.includes('PARTITION_MOVED')) throw error;
+      return run(databases[now]!);
     }
   };
   const runner: ScriptRunner = {

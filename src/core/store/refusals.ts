@@ -12,7 +12,7 @@ export const LuaStatus = {
   LEASE_LOST: -3,
   /** {status, the job's state} */
   INVALID_STATE: -4,
-  /** {status, item (1-based), limit in bytes} */
+  /** {status, item (1-based), limit in bytes, its name: maxPayloadBytes or publishMaxDataBytes} */
   PAYLOAD_TOO_LARGE: -5,
   GROUP_NOT_FOUND: -6,
   REPEAT_NOT_FOUND: -7,
@@ -23,14 +23,16 @@ export const LuaStatus = {
   /** {status, group}: the job named by id is in another group than the caller read (job-ops.ts retries). */
   JOB_CHANGED_GROUP: -10,
   JOB_CANCELLED: -11,
-  /** {status, maxJobs} */
+  /** {status, the limit, its name: maxJobs, maxBytes or publishMaxJobs} */
   QUEUE_FULL: -12,
-  /** {status, ms until the client's window ends, max, periodMs} */
+  /** {status, ms until the window ends, max, periodMs, the limit's name: publishRateLimit or publishTokenRateLimit} */
   RATE_LIMITED: -13,
   /** {status, item (1-based), maxDelayMs}: producer.ts names the field (delayMs, runAt, debounce) */
   DELAY_TOO_LONG: -14,
   /** {status, the queue's partitions}: a config asked for another count (they never change) */
   PARTITIONS_FIXED: -15,
+  /** The config changed since its writer read it (put-queue.lua): the writer reads it again. */
+  CONFIG_CHANGED: -20,
 } as const;
 
 export type LuaStatusName = keyof typeof LuaStatus;
@@ -48,10 +50,11 @@ const LUA_ERRORS: Record<LuaStatusName, [ErrorCode, string]> = {
   TOO_MANY_REPEATS: ['VALIDATION_FAILED', 'the queue holds the most repeatable jobs it may'],
   JOB_CHANGED_GROUP: ['INTERNAL', 'job changed group'],
   JOB_CANCELLED: ['JOB_CANCELLED', 'the job was cancelled: this lease is no longer held'],
-  QUEUE_FULL: ['QUEUE_FULL', "the queue holds its maxJobs waiting and delayed jobs: try again later"],
-  RATE_LIMITED: ['RATE_LIMITED', "too many jobs from this client: past the queue's publishRateLimit"],
+  QUEUE_FULL: ['QUEUE_FULL', 'the queue holds as many jobs as its limit allows: try again later'],
+  RATE_LIMITED: ['RATE_LIMITED', "too many jobs from this client or token: past the queue's publish rate limit"],
   DELAY_TOO_LONG: ['VALIDATION_FAILED', "the job would start later than the queue's maxDelayMs allows"],
   PARTITIONS_FIXED: ['VALIDATION_FAILED', "partitions: a queue's partitions are fixed when it is created"],
+  CONFIG_CHANGED: ['INVALID_STATE', "the queue's config kept changing while this change was written: try again"],
 };
 
 const NAME_OF = new Map(Object.entries(LuaStatus).map(([name, status]) => [status as number, name as LuaStatusName]));
@@ -83,11 +86,25 @@ export function luaError(reply: readonly unknown[]): QueueError {
   const status = Number(reply[0]);
   const name = NAME_OF.get(status);
   if (name === undefined) return new QueueError('INTERNAL', `unexpected script status ${status}`);
-  if (name === 'PAYLOAD_TOO_LARGE') return new ScriptRefusal(name, { index: Number(reply[1]) - 1, maxPayloadBytes: Number(reply[2]) });
+  if (name === 'PAYLOAD_TOO_LARGE') {
+    // A publish token's bound (publishMaxDataBytes) is named as such; the admin's keeps its old shape.
+    const limit = reply[3] === 'publishMaxDataBytes' ? 'publishMaxDataBytes' : 'maxPayloadBytes';
+    return new ScriptRefusal(name, { index: Number(reply[1]) - 1, [limit]: Number(reply[2]) }, `job data is larger than the queue's ${limit} (${Number(reply[2])} bytes)`);
+  }
   if (name === 'TOO_MANY_REPEATS') return new ScriptRefusal(name, { maxRepeats: Number(reply[1]) });
-  if (name === 'QUEUE_FULL') return withRetryAfter(new ScriptRefusal(name, { maxJobs: Number(reply[1]) }), QUEUE_FULL_RETRY_MS);
+  if (name === 'QUEUE_FULL') {
+    // details.limit names the limit reached, and its value rides under its own name.
+    const limit = typeof reply[2] === 'string' ? reply[2] : 'maxJobs';
+    const what = limit === 'maxBytes' ? 'waiting and delayed data' : limit === 'publishMaxJobs' ? 'published jobs' : 'waiting and delayed jobs';
+    const message = `the queue holds as many ${what} as its ${limit} (${Number(reply[1])}) allows: try again later`;
+    return withRetryAfter(new ScriptRefusal(name, { limit, [limit]: Number(reply[1]) }, message), QUEUE_FULL_RETRY_MS);
+  }
   if (name === 'RATE_LIMITED') {
-    return withRetryAfter(new ScriptRefusal(name, { max: Number(reply[2]), periodMs: Number(reply[3]) }), Math.max(1000, Number(reply[1])));
+    const limit = typeof reply[4] === 'string' ? reply[4] : 'publishRateLimit';
+    const message = limit === 'publishTokenRateLimit'
+      ? "too many jobs from this publish token: past the queue's publishTokenRateLimit"
+      : "too many jobs from this client: past the queue's publishRateLimit";
+    return withRetryAfter(new ScriptRefusal(name, { limit, max: Number(reply[2]), periodMs: Number(reply[3]) }, message), Math.max(1000, Number(reply[1])));
   }
   if (name === 'PARTITIONS_FIXED') {
     const message = `partitions: fixed when the queue was created (it has ${Number(reply[1])}); to change it, create another queue`;

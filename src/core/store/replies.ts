@@ -44,8 +44,8 @@ const position = z.array(z.union([text, int]));
 const jobTuple = z.tuple([text, text, text, jobState, int, int, int, text.optional()]);
 export type JobTuple = z.output<typeof jobTuple>;
 
-/** reserve.lua's leased job: {id, state JSON, data, lease deadline, hint 's' | 'm', lease token}. */
-const leasedTuple = z.tuple([text, text, text, int, z.enum(['s', 'm']), text]);
+/** reserve.lua's leased job: {id, state JSON, data, lease deadline, hint 's' | 'm', lease token, message id}. */
+const leasedTuple = z.tuple([text, text, text, int, z.enum(['s', 'm']), text, text]);
 export type LeasedTuple = z.output<typeof leasedTuple>;
 
 /**
@@ -150,14 +150,17 @@ export const replies = {
   'move-fence': done,
   /** Where the key's next page starts (null: none), and each key's entries as a flat list. */
   'move-read': reply(z.tuple([ok, text]).rest(z.array(text)), ([, next, ...pages]) => ({ next: next === '' ? null : next, pages })),
-  /** The database the record names now. */
-  'move-place': reply(z.tuple([ok, int]), ([, database]) => database),
+  /** Whether the lease is this move's, else the database the move holding it goes to. */
+  'move-lock': reply(z.union([z.tuple([ok, z.literal(1)]), z.tuple([ok, z.literal(0), int])]), ([, mine, database]) => (mine === 1 ? null : database!)),
+  /** The database the record names now, and whether the move still held its lease. */
+  'move-place': reply(z.tuple([ok, int, bit]), ([, database, held]) => ({ database, held: held === 1 })),
   'move-write': done,
   'pause-group': reply(z.tuple([ok, z.union([groupState, z.literal('')]), int]), ([, state]) => (state === '' ? null : state), { dueAt: 2 }),
   /** Whether the queue is paused now. */
   'pause-queue': reply(z.tuple([ok, bit, int]), ([, paused]) => paused === 1, { dueAt: 2 }),
   progress: done,
   'promote-job': jobChange,
+  'publish-rate': done,
   /** previous: the config replaced, null when the queue was created. */
   'put-queue': reply(
     z.tuple([ok, bit, text, int]),
@@ -169,11 +172,11 @@ export const replies = {
   'queue-config': reply(z.tuple([ok, text]), ([, config]) => storedConfig(config)),
   /** oldestReady: the job that could start now with the lowest orderMs, null for none. */
   'queue-info': reply(
-    z.tuple([ok, text, bit, int, int, int, int, int, int, int, text, int]),
-    ([, config, paused, waiting, delayed, active, completed, failed, groups, cancelled, oldestId, oldestOrderMs]) => ({
+    z.tuple([ok, text, bit, int, int, int, int, int, int, int, text, int, int]),
+    ([, config, paused, waiting, delayed, active, completed, failed, groups, cancelled, oldestId, oldestOrderMs, expired]) => ({
       config: storedConfig(config),
       paused: paused === 1,
-      counts: { waiting, delayed, active, completed, failed, cancelled, groups },
+      counts: { waiting, delayed, active, completed, failed, cancelled, expired, groups },
       oldestReady: oldestId === '' ? null : { id: oldestId, orderMs: oldestOrderMs },
     }),
   ),

@@ -11,7 +11,7 @@ import { type LuaScript, type ScriptName, luaIncludes } from '../../lua/scripts.
 import { QueueError } from '../../protocol/errors';
 import { noteDue } from './due-index';
 import { luaError, partitionMoving, partitionedOf } from './refusals';
-import { METRICS_KEY, PLACEMENT_KEY, REGISTRY_KEY, groupKey, isQueueKeyName, queueKey, rateKey } from './keys';
+import { METRICS_KEY, MOVES_KEY, PLACEMENT_KEY, REGISTRY_KEY, groupKey, isQueueKeyName, queueKey, rateKey, tokenRateKey } from './keys';
 import { asQueueError, redisMessageOf } from './redis';
 import { type ArgsOf, type ReplyOf, decodeReply } from './replies';
 
@@ -125,12 +125,14 @@ export interface ScriptTarget {
   groups?: readonly string[];
   /** Whose publish rate limit a script's `rate` key counts (enqueue; unused for the admin). */
   client?: string;
+  /** Whose publish token ceiling a script's `token-rate` key counts: the token's SHA-256. */
+  token?: string;
   /** The KEYS as they are, for a script that takes any key of a partition (the move's). */
   keys?: string[];
 }
 
 /** The KEYS array of `script` for `target`, in the order the script's header lists them. */
-export function keysFor(script: LuaScript, { queue, group, groups = [], client = '', keys: given }: ScriptTarget): string[] {
+export function keysFor(script: LuaScript, { queue, group, groups = [], client = '', token = '', keys: given }: ScriptTarget): string[] {
   if (given) return given;
   const keys: string[] = [];
   for (const name of script.keys) {
@@ -138,7 +140,9 @@ export function keysFor(script: LuaScript, { queue, group, groups = [], client =
       if (group !== undefined) keys.push(groupKey(queue!, group));
     } else if (name === 'rate') {
       keys.push(rateKey(queue!, client));
-    } else if (name === REGISTRY_KEY || name === PLACEMENT_KEY || name === METRICS_KEY) {
+    } else if (name === 'token-rate') {
+      keys.push(tokenRateKey(queue!, token));
+    } else if (name === REGISTRY_KEY || name === PLACEMENT_KEY || name === METRICS_KEY || name === MOVES_KEY) {
       keys.push(name);
     } else if (queue !== undefined && isQueueKeyName(name)) {
       keys.push(queueKey(queue, name));

@@ -3,7 +3,8 @@
 -- kept of the job itself. K needs dedup. The ids a call ends are
 -- gathered in its batch (group.lua) and remembered by flushBatch with one ZADD.
 --
--- `dedup` zset: member the id, score expiry * 4 + how the job ended (0..3, ENDED), so that one
+-- `dedup` zset: member the id, score expiry * 4 + how the job ended (ENDED_CODE: 0..3, and 3.5
+-- for `expired`, which came after the format; scores stay exact, being below 2^45), so that one
 -- ZSCORE tells whether the id is still known and what to answer. meta `dedup` counts its
 -- members (a queue that never remembered an id looks nothing up); meta `dedupTrimAt` is when
 -- the next end of a job trims expired members.
@@ -16,15 +17,18 @@ local DEFAULT_DEDUP_WINDOW_MS = 300000
 -- Expired members go at most this long after their expiry, while jobs keep ending: one trim
 -- per minute costs nothing per job, and the set never holds more than a window's ends.
 local DEDUP_TRIM_MS = 60000
-local ENDED = { 'completed', 'failed', 'removed', 'cancelled' }
-local ENDED_CODE = { completed = 0, failed = 1, removed = 2, cancelled = 3 }
+local ENDED_CODE = { completed = 0, failed = 1, removed = 2, cancelled = 3, expired = 3.5 }
+local ENDED = {}
+for name, code in pairs(ENDED_CODE) do ENDED[code] = name end
 
 -- Notes in batch B that job `id`, which its producer named, ended as `ended` (a name of ENDED).
 local function noteEnded(B, id, ended, now)
   local window = B.M.cfg.dedupWindowMs or DEFAULT_DEDUP_WINDOW_MS
   if window == 0 then return end
   B.ended = B.ended or {}
-  B.ended[#B.ended + 1] = int((now + window) * 4 + ENDED_CODE[ended])
+  local code = ENDED_CODE[ended]
+  local score = (now + window) * 4 + code
+  B.ended[#B.ended + 1] = code == 3.5 and string.format('%.1f', score) or int(score)
   B.ended[#B.ended + 1] = id
 end
 
@@ -42,7 +46,7 @@ local function endedStateOf(score, now)
   score = tonumber(score)
   local code = score % 4
   if (score - code) / 4 <= now then return nil end -- expired, not trimmed yet
-  return ENDED[code + 1]
+  return ENDED[code]
 end
 
 -- The ended state of each job of an enqueue whose id is remembered: {i -> state}. Only ids the

@@ -6,17 +6,18 @@ local QUEUE_NOT_FOUND = -1
 local JOB_NOT_FOUND = -2
 local LEASE_LOST = -3
 local INVALID_STATE = -4 -- {INVALID_STATE, the job's state}
-local PAYLOAD_TOO_LARGE = -5 -- {PAYLOAD_TOO_LARGE, item (1-based), limit in bytes}
+local PAYLOAD_TOO_LARGE = -5 -- {PAYLOAD_TOO_LARGE, item (1-based), limit in bytes, its name?}
 local GROUP_NOT_FOUND = -6
 local REPEAT_NOT_FOUND = -7
 local QUEUE_DELETING = -8 -- a deletion is under way (put-queue: the caller finishes it first)
 local TOO_MANY_REPEATS = -9 -- {TOO_MANY_REPEATS, the most a queue may hold}
 local JOB_CHANGED_GROUP = -10 -- {JOB_CHANGED_GROUP, group}: the caller declared another group's key
 local JOB_CANCELLED = -11 -- a lease callback of a job that was cancelled under it (lease.lua)
-local QUEUE_FULL = -12 -- {QUEUE_FULL, maxJobs}: the enqueue would pass the queue's maxJobs (quota.lua)
-local RATE_LIMITED = -13 -- {RATE_LIMITED, ms until the window ends, max, periodMs}: a publish token's client is past publishRateLimit
+local QUEUE_FULL = -12 -- {QUEUE_FULL, limit, its name}: the enqueue would pass maxJobs, maxBytes or publishMaxJobs (quota.lua)
+local RATE_LIMITED = -13 -- {RATE_LIMITED, ms until the window ends, max, periodMs, limit name}: past publishRateLimit or publishTokenRateLimit (publish-rate.lua)
 local DELAY_TOO_LONG = -14 -- {DELAY_TOO_LONG, item (1-based), maxDelayMs}: a start later than the queue's maxDelayMs
 local PARTITIONS_FIXED = -15 -- {PARTITIONS_FIXED, the queue's partitions}: a queue's partitions never change (put-queue)
+local CONFIG_CHANGED = -20 -- the config is not the revision its writer read (put-queue: the writer reads it again)
 
 -- A partitioned queue's own meta (its root, tag `{<queue>}`) holds its config and `partitions`;
 -- everything else lives in its partitions (tags `{<queue>:<p>}`). A call that must run on a

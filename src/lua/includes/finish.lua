@@ -22,6 +22,7 @@
 -- @include outcome
 -- @include quota
 -- @include totals
+-- @include bytes
 
 -- Keeps at most `keep` jobs in a retention zset (oldest go first), removing at most `step` per
 -- call: one per finished job keeps up as jobs finish; the tick trims a lowered limit in steps.
@@ -73,7 +74,7 @@ local function retire(K, B, L, zkey, keep, now)
   local F = inGroup and isFlow(B.M, L.group) and flowOf(K, B, L.groupKey, L.group)
   if inGroup and L.hint ~= 's' then redis.call('ZREM', L.groupKey, L.member) end
   if inGroup then addGroupJobs(B.M, L.group, -1) end
-  countJobs(B.M, -1)
+  countJobs(B.M, -1, L.id)
   if F then releaseTaken(K, B, L.group, F, L.member) end
   local url = L.state and (L.state.cb or B.M.cfg.callbackUrl)
   if url then recordOutcome(B, L, url, now) end
@@ -140,6 +141,7 @@ end
 -- The job of lease L waits again in its group, at its own place, until `at`: its group is held
 -- till then, so that later jobs cannot overtake it (a flow group's offered jobs step back).
 local function waitAgain(K, B, L, at, now)
+  countBytes(B.M, #L.data) -- it waits again (bytes.lua)
   local F = isFlow(B.M, L.group) and flowOf(K, B, L.groupKey, L.group)
   -- A solo lease's job joins its group now, at its own place (adding it again is harmless).
   if L.hint ~= 'm' then redis.call('ZADD', L.groupKey, L.state.o, L.member) end
@@ -190,6 +192,7 @@ local MAX_THROTTLE_MS = 3600000
 -- later jobs cannot overtake it.
 local function failJob(K, B, cfg, L, err, retry, retryAfterMs, seed, now)
   local state = L.state
+  state.x = nil -- it started: its deadline to start no longer applies (expiry.lua)
   observeRun(B, cfg, L, now)
   if retry and L.status == 429 then
     local budget = (cfg.maxThrottleMs or MAX_THROTTLE_MS) - (state.tt or 0)

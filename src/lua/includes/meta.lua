@@ -13,9 +13,12 @@
 --   backpressure "queue"), rs (starts since the queue rate limit's log was trimmed, reserve.lua),
 --   dedup and dedupTrimAt (the ids the dedup window remembers, and their next trim: dedup.lua),
 --   'm:<c|f|r>:<minute % 60>' (per-minute counters, see writeTally),
---   live (jobs that have not ended: waiting, delayed, active; quota.lua),
+--   live (jobs that have not ended: waiting, delayed, active; quota.lua), pub (those of them a
+--   publish token sent, told by their `pub:` ids: publishMaxJobs, quota.lua), bytes (the data
+--   of waiting and delayed jobs: maxBytes, bytes.lua),
 --   partitions (a partitioned queue's root only: its count; errors.lua refuseRoot),
 --   move (a move to another database: 'to <d>' under way, 'at <d>' done; errors.lua refuseMoving),
+--   expiring ('1' once a job with a ttlMs was enqueued: the tick reads `expiring`, expiry.lua),
 --   'n:<kind>' and 'h:<w|r>' (lifetime counters and histograms for /metrics, totals.lua).
 -- Namespaces: a field built from a user's string (a group name) is '<g|l|f>:<string>'; every
 -- other field is groupq's own and never starts with 'g:', 'l:' or 'f:', so no name can collide
@@ -30,9 +33,9 @@
 
 local BASE_FIELDS = {
   'config', 'secret', 'paused', 'pausedGroups', 'seq', 'active', 'ready', 'timer', 'outcomes', 'prio', 'hold', 'flows', 'rs',
-  'dedup', 'dedupTrimAt', 'live', 'partitions', 'move',
+  'dedup', 'dedupTrimAt', 'live', 'pub', 'bytes', 'partitions', 'move', 'expiring',
   -- totals.lua: read by every call, so that any call may count at no command of its own.
-  'n:a', 'n:c', 'n:f', 'n:r', 'n:x', 'n:t', 'n:os', 'n:of', 'n:oa', 'h:w', 'h:r',
+  'n:a', 'n:c', 'n:f', 'n:r', 'n:x', 'n:e', 'n:t', 'n:os', 'n:of', 'n:oa', 'h:w', 'h:r',
 }
 
 -- A timer overdue by this much was told to the due index and still not run: its index entry
@@ -121,6 +124,14 @@ end
 -- The current lease token of job `id` (job.lua).
 local function leaseToken(M, id, state)
   return tokenFor(M.v.secret, id, state)
+end
+
+-- The 32 hex digits behind a job's `webhook-id` (docs/delivery.md#deduplicating): the same on
+-- every attempt of the job, and never the same for two jobs: the queue's secret is new with
+-- each queue, meta's key names the partition, and the enqueue sequence is new for a reused id.
+-- `extra` tells apart the messages of one job that are not resends (an outcome per end).
+local function messageIdFor(M, id, state, extra)
+  return string.sub(redis.sha1hex(M.v.secret .. '\0' .. M.key .. '\0' .. id .. '\0' .. state.s .. '\0' .. (extra or '')), 1, 32)
 end
 
 local function saveMeta(M)

@@ -10,7 +10,9 @@
 --   rt result truncated, e error, a the job's attempts, f finishedAt,
 --   n outcome attempts made (the current one included; one its sender gives back as not sent
 --   is uncounted), t its lease end or next attempt,
---   le the last attempt's error, tp/ts the job's trace context (job.lua), sent on as headers.
+--   le the last attempt's error, tp/ts the job's trace context (job.lua), sent on as headers,
+--   w its webhook-id's 32 hex digits (meta.lua messageIdFor): the same on each attempt of this
+--   callback, another for the job's next end after a retry by hand (whose nonce is new).
 -- meta's `outcomes` is '1' while records may be pending: set when one is recorded, cleared by
 -- the tick once `outcomes` is found empty. A queue that never had one never reads `outcomes`,
 -- and settling an attempt needs no write of meta.
@@ -33,6 +35,7 @@ local function recordOutcome(B, L, url, now)
     u = url, g = L.group, s = state.st, r = state.r, rt = state.rt,
     e = state.st == 'failed' and state.e or nil, -- an earlier attempt's error is no cancel's reason
     a = state.a or 0, f = now, n = 1, t = now + OUTCOME_LEASE_MS, tp = state.tp, ts = state.ts,
+    w = messageIdFor(B.M, L.id, state, 'out' .. (state.n or '')),
   }
   state.oc = nil -- an earlier end's summary no longer describes the job
   B.outcomes = B.outcomes or {}

@@ -1,6 +1,7 @@
--- What bounds a queue's size and its strangers (docs/security.md#every-limit-and-its-default): the maxJobs quota, the
--- maxDelayMs bound on starts, and the publish rate limit. Each check only reads, so an enqueue
--- makes them all before its first write and a refusal writes nothing.
+-- What bounds a queue's size and its strangers (docs/security.md#every-limit-and-its-default): the maxJobs and
+-- maxBytes quotas, the maxDelayMs bound on starts, and what a publish token may add (publishMaxJobs,
+-- publishMaxDataBytes; its rate limits are publish-rate.lua's). Each check only reads, so an
+-- enqueue makes them all before its first write and a refusal writes nothing.
 --
 -- meta `live` counts the queue's jobs that have not ended (waiting, delayed, active): waiting +
 -- delayed is `live` - `active`. Every script that adds or ends a job keeps it with countJobs, at
@@ -12,17 +13,35 @@
 -- @include job
 -- @include meta
 -- @include totals
+-- @include bytes
 
 -- What a stored config without the fields means (src/protocol/config.ts, ADDED_DEFAULTS).
 local DEFAULT_MAX_JOBS = 1000000
 local DEFAULT_MAX_DELAY_MS = 31622400000
-local DEFAULT_PUBLISH_RATE = { max = 120, periodMs = 60000 }
+local DEFAULT_MAX_BYTES = 1073741824
+local DEFAULT_PUBLISH_MAX_JOBS = 10000
+local DEFAULT_PUBLISH_MAX_DATA_BYTES = 65536
+-- A publish token's jobs are told by their ids (src/core/engine/publish-policy.ts): no field per job.
+local PUBLISH_ID_PREFIX = 'pub:'
 
--- A job added (delta 1) or ended (delta -1): the live count, once known; the added total.
-local function countJobs(M, delta)
+local function isPublished(id)
+  return string.sub(id, 1, #PUBLISH_ID_PREFIX) == PUBLISH_ID_PREFIX
+end
+
+-- meta `pub` counts the published jobs that have not ended, as `live` counts all of them; a
+-- queue created before the field starts at 0 (its older published jobs are not counted).
+local function countPublished(M, delta)
+  if delta ~= 0 then metaSet(M, 'pub', int(math.max(0, metaNum(M, 'pub') + delta))) end
+end
+
+-- A job added (delta 1) or ended (delta -1): the live count, once known; the added total; and
+-- `pub` when `id` (optional: a caller that counts published jobs itself leaves it out) is a
+-- publish token's.
+local function countJobs(M, delta, id)
   if delta > 0 then countTotal(M, 'n:a', delta) end
   local live = metaGet(M, 'live')
   if live and delta ~= 0 then metaSet(M, 'live', int(tonumber(live) + delta)) end
+  if id and isPublished(id) then countPublished(M, delta) end
 end
 
 -- The queue's jobs that have not ended. A queue without the count gets it from its keys: every
@@ -37,42 +56,31 @@ local function liveJobs(K, M)
   return n
 end
 
--- {QUEUE_FULL, maxJobs} when `adding` more jobs would pass the queue's maxJobs (waiting +
--- delayed), else nil.
-local function queueFull(K, M, cfg, adding)
+-- {QUEUE_FULL, limit, its name} when `adding` more jobs of `bytes` data in all would pass the
+-- queue's maxJobs (waiting + delayed), its maxBytes (their data, bytes.lua), or, for `published`
+-- ones, its publishMaxJobs (published jobs that have not ended), else nil. publishMaxJobs never
+-- refuses the backend's (admin) enqueues.
+local function queueFull(K, M, cfg, adding, published, bytes)
   if adding <= 0 then return nil end
   local max = cfg.maxJobs or DEFAULT_MAX_JOBS
-  if liveJobs(K, M) - metaNum(M, 'active') + adding > max then return { QUEUE_FULL, max } end
+  if liveJobs(K, M) - metaNum(M, 'active') + adding > max then return { QUEUE_FULL, max, 'maxJobs' } end
+  local maxBytes = cfg.maxBytes
+  if maxBytes == nil then maxBytes = DEFAULT_MAX_BYTES end
+  if maxBytes ~= cjson.null and metaNum(M, 'bytes') + bytes > maxBytes then return { QUEUE_FULL, maxBytes, 'maxBytes' } end
+  local pubMax = cfg.publishMaxJobs or DEFAULT_PUBLISH_MAX_JOBS
+  if published and metaNum(M, 'pub') + adding > pubMax then return { QUEUE_FULL, pubMax, 'publishMaxJobs' } end
   return nil
+end
+
+-- The largest `data` a job may have: maxPayloadBytes, and for a publish token's no more than
+-- publishMaxDataBytes. Returns the bound and its name.
+local function maxDataOf(cfg, published)
+  local pubMax = cfg.publishMaxDataBytes or DEFAULT_PUBLISH_MAX_DATA_BYTES
+  if published and pubMax < cfg.maxPayloadBytes then return pubMax, 'publishMaxDataBytes' end
+  return cfg.maxPayloadBytes, 'maxPayloadBytes'
 end
 
 -- The latest start a producer may ask for, from now.
 local function maxDelayOf(cfg)
   return cfg.maxDelayMs or DEFAULT_MAX_DELAY_MS
-end
-
--- The publish rate limit: a fixed window per client, the string key `rate` counting the jobs
--- the client enqueued since its window opened, and expiring when it closes. Returns a refusal
--- {RATE_LIMITED, ms until the window closes, max, periodMs}, or nil and what takeRate needs.
--- Reading costs one GET (and a PTTL when refused).
-local function checkRate(key, cfg, n)
-  local limit = cfg.publishRateLimit
-  if limit == nil then limit = DEFAULT_PUBLISH_RATE end
-  if limit == cjson.null then return nil, nil end
-  local used = tonumber(redis.call('GET', key)) or 0
-  if used + n > limit.max then
-    local left = used > 0 and redis.call('PTTL', key) or -1
-    return { RATE_LIMITED, left > 0 and left or limit.periodMs, limit.max, limit.periodMs }, nil
-  end
-  return nil, { key = key, used = used, n = n, periodMs = limit.periodMs }
-end
-
--- Spends what checkRate allowed (one command): the first jobs of a window open it.
-local function takeRate(R)
-  if not R then return end
-  if R.used == 0 then
-    redis.call('SET', R.key, R.n, 'PX', R.periodMs)
-  else
-    redis.call('INCRBY', R.key, R.n) -- keeps the key's expiry: the window does not move
-  end
 end

@@ -1,5 +1,5 @@
 -- Reserving ready jobs. Needs a table K of keys: jobs,
--- ready, prioritized, active, held, pausedGroups, starts, debounce. Touches no group key:
+-- ready, prioritized, active, held, pausedGroups, starts, debounce, expiring. Touches no group key:
 -- `ready` and `prioritized` hold the heads (offered jobs) of groups, and a leased job stays in
 -- its group zset.
 
@@ -8,6 +8,8 @@
 -- @include totals
 -- @include flow
 -- @include debounce
+-- @include bytes
+-- @include expiry
 
 local PAUSED_FOREVER = '+inf'
 local MAX_EXAMINED = 1000 -- due heads one call looks at, at most: paused ones are skipped
@@ -97,6 +99,7 @@ local function reserveJobs(K, M, n, now)
   end
   local examined, out, leases, starts, earliest = 0, {}, {}, {}, nil
   local removed = 0
+  local started = {} -- entries of TTL jobs that start now leave `expiring` (expiry.lua)
   for _, source in ipairs(sources) do
     local offset, taken = 0, {}
     repeat
@@ -140,7 +143,17 @@ local function reserveJobs(K, M, n, now)
               table.remove(F.t, indexOf(F.t, m) or #F.t + 1)
               F.h = 'paused'
             end
+          elseif state and pastDeadline(state, now) then
+            -- Never delivered: its group waits in `held` until the tick has expired it (the tick
+            -- declares the group's key, this call does not), then offers the next job.
+            if F then table.remove(F.t, indexOf(F.t, m) or #F.t + 1) end
+            if not (F and F.h) then -- a flow group held already keeps its hold
+              redis.call('ZADD', K.held, now, group)
+              if F then F.h = now end
+            end
+            noteTimer(M, now)
           elseif state then
+            if state.x then started[#started + 1] = delayedMember(ids[i], group) end
             local raw = raws[i]
             local nl = string.find(raw, '\n', 1, true)
             local dataAt = nl + 1 -- past the history line, if any (job.lua)
@@ -157,7 +170,8 @@ local function reserveJobs(K, M, n, now)
               if rate then F.r[#F.r + 1] = now end
             end
             releaseDebounce(K, ids[i], state) -- started: its debounce key makes a new job
-            out[#out + 1] = { ids[i], string.sub(raw, 1, nl - 1), string.sub(raw, dataAt), deadline, 'm', token }
+            countBytes(M, dataAt - 1 - #raw) -- its data waits no more (bytes.lua)
+            out[#out + 1] = { ids[i], string.sub(raw, 1, nl - 1), string.sub(raw, dataAt), deadline, 'm', token, messageIdFor(M, ids[i], state) }
             if not earliest or deadline < earliest then earliest = deadline end
           end
         end
@@ -168,6 +182,7 @@ local function reserveJobs(K, M, n, now)
   end
 
   metaAdd(M, 'ready', -removed)
+  dropExpiries(K, started)
   if earliest then
     redis.call('ZADD', K.active, unpack(leases))
     metaAdd(M, 'active', #out)

@@ -3,7 +3,7 @@
 -- every call's HMGET and written by its HSET (meta.lua, TOTAL_FIELDS), so they cost no command.
 --   'n:a' jobs added (enqueued, a repeat's run, a finished job retried by hand),
 --   'n:c' jobs completed, 'n:f' jobs failed for good, 'n:r' attempts retried, 'n:x' jobs
---   cancelled, 'n:t' answers 429 that held a job back (throttled), outcome callbacks:
+--   cancelled, 'n:e' jobs expired (not started by their deadline, expiry.lua), 'n:t' answers 429 that held a job back (throttled), outcome callbacks:
 --   'n:os' delivered, 'n:of' attempts that failed, 'n:oa' abandoned after the last attempt;
 --   'h:w' wait: from when a job was due (enqueued, or its runAt) to each attempt's start;
 --   'h:r' run: from an attempt's start to its end (an answer, or the lease running out).
