@@ -43,7 +43,7 @@ async function loneJobs(stack: E2eStack, jobs: number, payloadBytes: number, log
       if (res.status !== 201) throw new Error(`e2e lone: POST /jobs answered ${res.status}: ${await res.text()}`);
       const { id } = (await res.json()) as { id: string };
       await arrived(stack, id);
-      if (callback) await arrived(stack, `out_${id}`); // the outcome's webhook-id
+      if (callback) await arrived(stack, `outcome:${id}`);
       await waitQuiet(stack, 100); // the completion (and the outcome) acknowledged before the next job comes
     }
   });

@@ -27,7 +27,7 @@ export interface Arrival {
 
 export interface LoopbackEndpoint {
   url: string;
-  /** First arrival per job id (groupq-job-id; an outcome callback's webhook-id, out_<job id>). */
+  /** First arrival per job id (groupq-job-id; an outcome callback's as `outcome:<job id>`, the id in its body). */
   arrivals: Map<string, Arrival>;
   /** Pushes of an id that had already arrived. */
   duplicates: number;
@@ -54,10 +54,22 @@ export async function startEndpoint(): Promise<LoopbackEndpoint> {
   };
   const server = http.createServer((req, res) => {
     const at = performance.now();
-    const id = String(req.headers['groupq-job-id'] ?? req.headers['webhook-id'] ?? '');
-    if (endpoint.arrivals.has(id)) endpoint.duplicates++;
-    else endpoint.arrivals.set(id, { at, attempt: Number(req.headers['groupq-attempt'] ?? 0) });
-    endpoint.order.push(id);
+    const arrive = (id: string) => {
+      if (endpoint.arrivals.has(id)) endpoint.duplicates++;
+      else endpoint.arrivals.set(id, { at, attempt: Number(req.headers['groupq-attempt'] ?? 0) });
+      endpoint.order.push(id);
+    };
+    if (req.headers['groupq-outcome'] !== undefined) {
+      // An outcome callback names its job only in its (small) body.
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        arrive(`outcome:${(JSON.parse(Buffer.concat(chunks).toString()) as { id: string }).id}`);
+        res.writeHead(200, { 'content-length': '0' }).end();
+      });
+      return;
+    }
+    arrive(String(req.headers['groupq-job-id'] ?? ''));
     // The body must be read for the connection to be reused; its content does not matter here.
     req.resume();
     req.on('end', () => res.writeHead(200, { 'content-length': '0' }).end());

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createRespClient } from '../../scripts/resp.mjs';
 import { HEALTH_CACHE_MS } from '../../src/handlers/health';
+import { UNPLACED_MS } from '../../src/core/store/pool';
 import { type Endpoint, startEndpoint } from '../helpers/endpoint';
 import { type Database, nameOn, startDatabase } from '../helpers/pool';
 import { type RunningWorker, startWorker } from '../helpers/worker';
@@ -58,26 +59,37 @@ async function commandStats(): Promise<Map<string, number>[]> {
 
 const total = (stats: Map<string, number>[]) => stats.reduce((sum, each) => sum + [...each.values()].reduce((a, b) => a + b, 0), 0);
 
-/** The counts once they have stopped moving (follow-ups of earlier requests run after their answers). */
-async function quietStats(): Promise<Map<string, number>[]> {
-  let last = await commandStats();
-  for (;;) {
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const now = await commandStats();
-    if (total(now) === total(last)) return now;
-    last = now;
-  }
-}
-
-/** What `send` cost: commands by name on each database. */
+/**
+ * What `send` cost: commands by name on each database. Complete once its answers are in: the
+ * calls measured here (refusals, /health) leave no work running after their answer, and Redis
+ * counts a command before it replies.
+ */
 async function costOf(send: () => Promise<void>): Promise<Map<string, number>[]> {
-  const before = await quietStats();
+  const before = await commandStats();
   await send();
-  const after = await quietStats();
+  const after = await commandStats();
   return after.map((stats, i) => new Map([...stats].map(([name, calls]) => [name, calls - (before[i]!.get(name) ?? 0)] as const).filter(([, calls]) => calls > 0)));
 }
 
 const post = (route: string, json: unknown, headers: Record<string, string> = {}) => worker.api(route, { method: 'POST', json, headers });
+
+// First in the file: its count of commands holds only while nothing else runs on the databases
+// (the next test's queue goes on delivering after it ends).
+describe('GET /health, anonymous', () => {
+  it('anonymous: ok or not, no database named, from a check a second old at most; a burst costs one check a second', async () => {
+    const anonymous = () => fetch(`${worker.url}/health`);
+    expect(await (await anonymous()).json()).toEqual({ ok: true, redis: 'ok' });
+    const started = Date.now();
+    const cost = await costOf(async () => {
+      const answers = await Promise.all(Array.from({ length: 40 }, anonymous));
+      for (const res of answers) expect(await res.json()).toEqual({ ok: true, redis: 'ok' });
+    });
+    // One command on each database per check; a check at most every HEALTH_CACHE_MS (the burst
+    // may straddle a few windows on a slow machine: their number is bounded by how long it took).
+    const windows = Math.ceil((Date.now() - started) / HEALTH_CACHE_MS) + 1;
+    for (const stats of cost) expect([...stats.values()].reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(windows);
+  });
+});
 
 describe('queue names without a placement', () => {
   it('lease callbacks and enqueues to made-up names: repeated, they read no placement; a queue created meanwhile is found at once', async () => {
@@ -97,15 +109,19 @@ describe('queue names without a placement', () => {
     // Each name is looked up on the control database (HGET gq:placement): the scripts that
     // refuse the calls read with HMGET.
     expect(once[0]!.get('hget')).toBe(names.length);
-    // Made again right away (within the moment an absence is trusted), the calls read no
+    // Made again right away (within the UNPLACED_MS an absence is trusted), the calls read no
     // placement: the second round costs what the same calls cost with one database (the
-    // scripts that refuse them).
+    // scripts that refuse them). A machine so slow that the rounds outlive UNPLACED_MS may
+    // read each name once more per UNPLACED_MS that passed, and no more.
+    const started = Date.now();
     const twice = await costOf(async () => {
       await calls(others);
       await calls(others);
     });
-    expect(twice[0]!.get('hget')).toBe(others.length);
-    expect(total(twice)).toBe(2 * total(once) - others.length);
+    const rereads = Math.floor((Date.now() - started) / UNPLACED_MS) * others.length;
+    expect(twice[0]!.get('hget')).toBeGreaterThanOrEqual(others.length);
+    expect(twice[0]!.get('hget')).toBeLessThanOrEqual(others.length + rereads);
+    expect(total(twice)).toBe(2 * total(once) - 2 * others.length + twice[0]!.get('hget')!);
 
     // A name remembered as unplaced, then created by this isolate: found at once, where it lives.
     const name = nameOn('made-up-later-', 2);
@@ -118,21 +134,6 @@ describe('queue names without a placement', () => {
 });
 
 describe('GET /health', () => {
-  it('anonymous: ok or not, no database named, from a check a second old at most; a burst costs one check a second', async () => {
-    const anonymous = () => fetch(`${worker.url}/health`);
-    expect(await (await anonymous()).json()).toEqual({ ok: true, redis: 'ok' });
-    const started = Date.now();
-    const cost = await costOf(async () => {
-      const answers = await Promise.all(Array.from({ length: 40 }, anonymous));
-      for (const res of answers) expect(await res.json()).toEqual({ ok: true, redis: 'ok' });
-    });
-    // One command on each database per check; a check at most every HEALTH_CACHE_MS (the burst
-    // may straddle a few windows on a slow machine: their number is bounded by how long it took).
-    const windows = Math.ceil((Date.now() - started) / HEALTH_CACHE_MS) + 1;
-    for (const stats of cost) expect([...stats.values()].reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(windows);
-    expect(windows).toBeLessThan(40);
-  });
-
   it('with the admin token it checks now and names every database; one down is 503 both ways, named only to the admin', async () => {
     expect(await (await worker.api('/health')).json()).toEqual({ ok: true, redis: 'ok', databases: ['ok', 'ok', 'ok'] });
     await databases[2]!.kill();
