@@ -1,10 +1,14 @@
 // Pool tests' parts: databases that can be killed and restarted, and queue names that land where
 // a test wants them (rendezvous hashing, src/core/store/pool.ts, decides where a new queue lives).
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { freePort, startRedis } from '../../scripts/redis-server.mjs';
 import { createRespClient } from '../../scripts/resp.mjs';
 import { startBridge } from '../../scripts/rest-bridge.mjs';
 import { rendezvous } from '../../src/core/store/pool';
+import { type RunningWorker, startWorker } from './worker';
 
 /** The first `<prefix><n>` that rendezvous hashing puts on `database` of a pool of `size`. */
 export function nameOn(prefix: string, database: number, size = 3): string {
@@ -63,3 +67,23 @@ export async function startDatabase(dir: string) {
   };
 }
 export type Database = Awaited<ReturnType<typeof startDatabase>>;
+
+/** A pool of `count` durable databases in folders of a temporary directory, and a Worker over it (database 0 its UPSTASH_REDIS_REST_* one). */
+export async function startPoolWorker(count = 3): Promise<{ databases: Database[]; worker: RunningWorker; close(): Promise<void> }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'groupq-pool-'));
+  const databases: Database[] = [];
+  for (let i = 0; i < count; i++) databases.push(await startDatabase(path.join(dir, `db${i}`)));
+  const [first] = databases as [Database];
+  const worker = await startWorker({ restUrl: first.url, restToken: first.token, redisPort: first.port, close: async () => {} }, {
+    GROUPQ_REDIS_POOL: JSON.stringify(databases.slice(1).map(({ url, token }) => ({ url, token }))),
+  });
+  return {
+    databases,
+    worker,
+    async close() {
+      await worker.dispose();
+      for (const database of databases) await database.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -5,39 +5,30 @@
 //   and a queue created meanwhile is found (at once by the isolate that created it);
 // - anonymous GET /health: answered from the isolate's last check (a second), never naming a
 //   database; the admin token checks now and names each one.
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createRespClient } from '../../scripts/resp.mjs';
 import { HEALTH_CACHE_MS } from '../../src/handlers/health';
 import { UNPLACED_MS } from '../../src/core/store/pool';
 import { type Endpoint, startEndpoint } from '../helpers/endpoint';
-import { type Database, nameOn, startDatabase } from '../helpers/pool';
-import { type RunningWorker, startWorker } from '../helpers/worker';
+import { type Database, nameOn, startPoolWorker } from '../helpers/pool';
+import type { RunningWorker } from '../helpers/worker';
 
 vi.setConfig({ testTimeout: 120_000 });
 
-let dir: string;
+let pool: Awaited<ReturnType<typeof startPoolWorker>>;
 let databases: Database[];
 let endpoint: Endpoint;
 let worker: RunningWorker;
 
 beforeAll(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'groupq-isolate-caches-'));
-  databases = [];
-  for (let i = 0; i < 3; i++) databases.push(await startDatabase(path.join(dir, `db${i}`)));
+  pool = await startPoolWorker();
+  ({ databases, worker } = pool);
   endpoint = await startEndpoint(() => ({ status: 200 }));
-  worker = await startWorker({ restUrl: databases[0]!.url, restToken: databases[0]!.token, redisPort: databases[0]!.port, close: async () => {} }, {
-    GROUPQ_REDIS_POOL: JSON.stringify(databases.slice(1).map(({ url, token }) => ({ url, token }))),
-  });
 });
 
 afterAll(async () => {
-  await worker?.dispose();
+  await pool?.close();
   await endpoint?.close();
-  for (const database of databases ?? []) await database.close();
-  await rm(dir, { recursive: true, force: true });
 });
 
 /** Commands each database has run, by name (INFO's own calls left out: they are the measuring). */

@@ -8,9 +8,6 @@
 // follow at once, holds the partition until its lease runs out, and is then taken over and
 // finished. A partition of large jobs moves in pages bounded by bytes: in one page, its 12 MiB
 // would pass the 10 MiB a request to the database may carry (scripts/rest-bridge.mjs).
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createRespClient } from '../../scripts/resp.mjs';
 import { createEngine } from '../../src/core/engine';
@@ -19,13 +16,13 @@ import { partitionOf } from '../../src/core/store/partitions';
 import { Placements, poolRunner } from '../../src/core/store/pool';
 import { createRedis } from '../../src/core/store/redis';
 import { type Endpoint, startEndpoint } from '../helpers/endpoint';
-import { type Database, startDatabase } from '../helpers/pool';
-import { ADMIN_TOKEN, type RunningWorker, startWorker } from '../helpers/worker';
+import { type Database, startPoolWorker } from '../helpers/pool';
+import { ADMIN_TOKEN, type RunningWorker } from '../helpers/worker';
 import { GroupqClient } from '../../src/client';
 
 vi.setConfig({ testTimeout: 120_000 });
 
-let dir: string;
+let pool: Awaited<ReturnType<typeof startPoolWorker>>;
 let databases: Database[];
 let endpoint: Endpoint;
 let worker: RunningWorker;
@@ -35,24 +32,18 @@ const done = new Set<string>();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 beforeAll(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'groupq-move-safety-'));
-  databases = [];
-  for (let i = 0; i < 3; i++) databases.push(await startDatabase(path.join(dir, `db${i}`)));
+  pool = await startPoolWorker();
+  ({ databases, worker } = pool);
   endpoint = await startEndpoint(async ({ job }) => {
     await sleep(1 + Math.floor(Math.random() * 4));
     done.add(`${job.queue}/${job.id}`);
     return { status: 200 };
   });
-  worker = await startWorker({ restUrl: databases[0]!.url, restToken: databases[0]!.token, redisPort: databases[0]!.port, close: async () => {} }, {
-    GROUPQ_REDIS_POOL: JSON.stringify(databases.slice(1).map(({ url, token }) => ({ url, token }))),
-  });
 });
 
 afterAll(async () => {
-  await worker?.dispose();
+  await pool?.close();
   await endpoint?.close();
-  for (const database of databases ?? []) await database.close();
-  await rm(dir, { recursive: true, force: true });
 });
 
 /** Another isolate: an engine in this process over the same databases, with its own placements. */
