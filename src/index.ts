@@ -19,8 +19,8 @@ const DRAIN_MAX_BYTES = MAX_BODY_BYTES;
  * request body is left unread past a few KiB when the answer ends is closed, without a
  * `Connection: close`: the client's write of the rest, or its next request on that keep-alive
  * connection, fails with a reset (issue 28: a storm of malformed requests). So the answer waits
- * for the body, as Node's and nginx's lingering close do. A larger body is cancelled and its
- * connection closes.
+ * for the body, as Node's and nginx's lingering close do. A body declared larger is left
+ * unread, one found larger as it streams is cancelled: either way its connection closes.
  */
 async function drainBody(request: Request): Promise<void> {
   if (request.body === null || request.bodyUsed) return;

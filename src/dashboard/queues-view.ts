@@ -35,7 +35,7 @@ const KEPT: Partial<Record<keyof QueueCounts, string>> = {
   expired: 'Jobs that did not start by their deadline (ttlMs), kept like failed ones; the chart does not count them',
 };
 
-/** The seven counts as a description list (label, number), shared with the queue's own view. */
+/** The counts (COUNT_LABELS) as a description list (label, number), shared with the queue's own view. */
 export function countsList(counts: QueueCounts): HTMLElement {
   return h(
     'dl',

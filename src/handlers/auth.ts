@@ -18,7 +18,7 @@ export function bearerOf(c: Context): string | null {
 }
 
 /** The token of an Authorization header's `Bearer <token>`, or null. */
-export function bearerIn(authorization: string | null | undefined): string | null {
+function bearerIn(authorization: string | null | undefined): string | null {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
   return match ? match[1]! : null;
 }

@@ -56,6 +56,9 @@ export const healthRoutes = new Hono<AppEnv>().get('/health', async (c) => {
     if (!cached || cached.until <= now) {
       cached = { health: check(), until: now + HEALTH_CACHE_MS };
       cache.set(c.var.settings, cached);
+      // The check runs on in this request's context while others await it: a client that hangs
+      // up must not cancel it under them.
+      c.executionCtx.waitUntil(cached.health);
     }
     const { ok } = await cached.health;
     // `redis` anonymously: whether every database answered, not which.

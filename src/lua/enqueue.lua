@@ -51,7 +51,8 @@ Errors  (all before the first write: a refusal writes nothing)
   or publishMaxDataBytes for a publish token); {-14, i, maxDelayMs} DELAY_TOO_LONG for job i;
   {-13, ms left, max, periodMs, limit} RATE_LIMITED (publishRateLimit, publishTokenRateLimit);
   {-12, max, limit} QUEUE_FULL (maxJobs, or publishMaxJobs for a publish token: the new jobs
-  would pass it; duplicates and collapses add none)
+  would pass it, duplicates and collapses adding none; maxBytes: the new jobs' data, and what
+  collapses add to the data they replace, would pass it)
 Costs of the quotas: nothing for the admin (the counts live in meta); a publish token's call 3
   commands more with both rate limits (MGET of `rate` and `token-rate`, then SET or INCRBY of
   each), none with '2'; once per queue created before `live`, 4.
@@ -243,9 +244,10 @@ else
       out[i] = { job, 0 }
     end
   end
-  local bytes = 0
+  local bytes, grown = 0, 0
   for _, job in ipairs(made) do bytes = bytes + #job.data end
-  local full = queueFull(K, M, cfg, #made, published, bytes)
+  for _, target in ipairs(collapsed) do grown = grown + #target.data - target.size end -- data replaced
+  local full = queueFull(K, M, cfg, #made, published, bytes + grown)
   if full then return full end
   takeRates(rate)
   countJobs(M, #made)

@@ -13,8 +13,9 @@ ARGV[4] now, epoch ms
 ARGV[5] the lease's end, epoch ms (take, renew)
 ARGV[6] the database the move goes to (take)
 
-Returns {1, 1} taken, renewed or ended; {1, 0, the other move's database} another move holds it
-  (take: its lease has not run out; renew: it took the lease over after this one's ran out)
+Returns {1, 1} taken, renewed or ended (end: also when this move no longer held it); {1, 0, the
+  other move's database} another move holds it (take: its lease has not run out; renew: it took
+  the lease over after this one's ran out); {1, 0, -1} renew: no move holds it (it was ended)
 ]]
 local action, tag, owner, now = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 local held = redis.call('HGET', KEYS[1], tag)

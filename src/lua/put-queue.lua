@@ -17,11 +17,10 @@ ARGV[4] 'root': the meta is a partitioned queue's root (errors.lua refuseRoot): 
 ARGV[5] the revision its writer read: a number, 'none' (no queue yet), or '' for a partition's
         copy (written unless the partition holds a higher revision)
 
-Returns {1, created 0|1, previous config JSON or '', dueAt} (the caller unindexes the previous
-  config's publish tokens)
+Returns {1, created 0|1, previous config JSON or '' (what this call replaced), dueAt}
 Errors  {-8} QUEUE_DELETING: the queue is still being deleted (the caller finishes that first);
   {-15, partitions} PARTITIONS_FIXED: the config asks for another count than the queue's;
-  {-20} CONFIG_CHANGED: the config is no longer the revision ARGV[5] names (the caller reads again)
+  {-16} CONFIG_CHANGED: the config is no longer the revision ARGV[5] names (the caller reads again)
 ]]
 -- @include errors
 -- @include job

@@ -98,11 +98,12 @@ end
 
 local B, T = newBatch(M, now), newTally()
 B.reserving = true -- the caller drains when this tick reports readyDue
--- Every record the tick reads (the promoted jobs' and the expired leases') is read and decoded
--- before its first write, so a record that cannot be read stops the script before it changed
--- anything (Redis does not roll back a script that errors half way); a member whose record is
--- gone is dropped. Promotion and release write records only through the batch, and touch
--- neither `active` nor the leased jobs, so reading the expired leases first reads what it did.
+-- Every record the tick reads (the promoted jobs', the expired leases', the lapsed TTL jobs') is
+-- read and decoded before its first write, so a record that cannot be read stops the script
+-- before it changed anything (Redis does not roll back a script that errors half way); a
+-- member whose record is gone is dropped. Promotion and release write records only through the
+-- batch, and touch neither `active` nor the leased jobs, so reading the expired leases first
+-- reads what it did.
 local function readJobs(ids)
   local jobs = {}
   if #ids == 0 then return jobs end

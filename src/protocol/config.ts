@@ -190,7 +190,7 @@ export function queueConfigFields(options: ConfigOptions = {}) {
       publishMaxDelayMs: int(0, YEAR_MS).default(ADDED_DEFAULTS.publishMaxDelayMs),
       /** Origins a publish token's callbackUrl may point at. @default [] */
       publishCallbackOrigins: z.array(originSchema).max(100).default([]),
-      /** Enqueued jobs per client address (or per token) with a publish token; null: no limit. */
+      /** Jobs a publish token's client enqueues per window, on the whole queue (docs/security.md#what-a-client-is); null: no limit. @default {"max":120,"periodMs":60000} */
       publishRateLimit: rateLimitSchema.nullable().default(ADDED_DEFAULTS.publishRateLimit),
       /** Enqueued jobs per publish token, all its clients together; null: no limit. @default {"max":1200,"periodMs":60000} */
       publishTokenRateLimit: rateLimitSchema.nullable().default(ADDED_DEFAULTS.publishTokenRateLimit),

@@ -143,7 +143,7 @@ export const jobSchema = z.object({
   priority: z.number().int().describe('Across groups, a higher priority starts first (docs/flow-control.md#priority).'),
   debounce: jobDebounceSchema.optional().describe('A debounced job: its key, and the latest it starts (first enqueue + maxDelayMs), if capped.'),
   runAt: instant.optional(),
-  expiresAt: instant.optional().describe('A job with a ttlMs that has not started: it ends expired unless it starts by then (docs/flow-control.md#job-ttl).'),
+  expiresAt: instant.optional().describe('A job with a ttlMs: its deadline to start, shown while it has not started (it ends expired unless it starts by then) and on an expired job (docs/flow-control.md#job-ttl).'),
   startedAt: instant.optional(),
   finishedAt: instant.optional(),
   leaseExpiresAt: instant.optional(),

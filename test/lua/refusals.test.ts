@@ -210,6 +210,17 @@ describe("a publish token's refusals write nothing (docs/security.md#every-limit
     await refusedUnchanged(q, () => other({ group: 'g', data: 'x'.repeat(20) }), { code: 'PAYLOAD_TOO_LARGE', details: { index: 0, publishMaxDataBytes: 10 } });
   });
 
+  it('enqueue: QUEUE_FULL at maxBytes, for new jobs and for a debounce collapse that grows the data it replaces', async () => {
+    const MIB = 1_048_576;
+    const engine = testEngine(testClock());
+    const q = await createQueue(engine, { maxBytes: MIB, maxPayloadBytes: MIB }, 'bytesrefusals');
+    await engine.enqueue(q, { id: 'd', group: 'g', data: 'x'.repeat(998), debounce: { key: 'k', delayMs: 60_000 } });
+    await engine.enqueue(q, { id: 'big', group: 'h', data: 'x'.repeat(MIB - 2002) }); // MIB - 1000 bytes stored
+    const full = { code: 'QUEUE_FULL', details: { limit: 'maxBytes', maxBytes: MIB } };
+    await refusedUnchanged(q, () => engine.enqueue(q, { group: 'i', data: 'x'.repeat(1000) }), full);
+    await refusedUnchanged(q, () => engine.enqueueBatch(q, [{ group: 'g', data: 'x'.repeat(2998), debounce: { key: 'k', delayMs: 60_000 } }]), full);
+  });
+
   it("publish-rate: a partitioned queue's root refuses past either window and writes nothing", async () => {
     const engine = testEngine(testClock());
     const q = await createQueue(engine, { partitions: 4, concurrency: 4 }, 'pubroot');

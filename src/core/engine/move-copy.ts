@@ -11,7 +11,7 @@ import { callScript, type ScriptContext } from '../store/scripts';
 export const PAGE = 1000;
 const KEYS_PER_CALL = 100;
 /** Bytes of fields, members and values per page of a copied key (job records are its large entries). */
-export const PAGE_BYTES = 2 * 1024 * 1024;
+const PAGE_BYTES = 2 * 1024 * 1024;
 /** Entries a hash's or set's first page asks its scan for, before the key's sizes are known. */
 const FIRST_SCAN = 16;
 

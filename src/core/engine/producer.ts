@@ -1,6 +1,6 @@
 // Enqueue: validation in TypeScript (a bad batch writes nothing), then one script per batch. A
 // publish token's jobs also pass its policy first (publish-policy.ts); the script checks the
-// quotas and its rate limit before it writes (src/lua/includes/quota.lua).
+// quotas (src/lua/includes/quota.lua) and the publish rate limits (publish-rate.lua) before it writes.
 import type * as z from 'zod';
 import { scripts } from '../../lua/scripts.generated';
 import type { EnqueueResult } from '../../protocol/api-types';

@@ -63,8 +63,8 @@ export function recordOf(raw: string): JobRecord {
   return JSON.parse(raw.slice(0, raw.indexOf('\n'))) as JobRecord;
 }
 
-/** {id, state JSON, data, state, startedAt, expiresAt, maxAttempts, history JSON?} from view.lua. */
-export function toJob(tag: string, [id, stateJson, data, state, startedAt, expiresAt, maxAttempts, history]: JobTuple): Job {
+/** {id, state JSON, data, state, startedAt, lease deadline, maxAttempts, history JSON?} from view.lua. */
+export function toJob(tag: string, [id, stateJson, data, state, startedAt, leaseExpiresAt, maxAttempts, history]: JobTuple): Job {
   const record = JSON.parse(stateJson) as JobRecord;
   const made = record.a ?? 0;
   const job: Job = {
@@ -87,7 +87,7 @@ export function toJob(tag: string, [id, stateJson, data, state, startedAt, expir
   if (record.x !== undefined && (state === 'delayed' || state === 'waiting' || state === 'expired')) job.expiresAt = record.x;
   if (startedAt >= 0) job.startedAt = startedAt;
   if (record.f !== undefined) job.finishedAt = record.f;
-  if (expiresAt >= 0) job.leaseExpiresAt = expiresAt;
+  if (leaseExpiresAt >= 0) job.leaseExpiresAt = leaseExpiresAt;
   if (record.r !== undefined) job.result = JSON.parse(record.r);
   if (record.rt) job.resultTruncated = true;
   if (record.e !== undefined) job.error = record.e;

@@ -32,7 +32,7 @@ export const LuaStatus = {
   /** {status, the queue's partitions}: a config asked for another count (they never change) */
   PARTITIONS_FIXED: -15,
   /** The config changed since its writer read it (put-queue.lua): the writer reads it again. */
-  CONFIG_CHANGED: -20,
+  CONFIG_CHANGED: -16,
 } as const;
 
 export type LuaStatusName = keyof typeof LuaStatus;
@@ -95,7 +95,7 @@ export function luaError(reply: readonly unknown[]): QueueError {
   if (name === 'QUEUE_FULL') {
     // details.limit names the limit reached, and its value rides under its own name.
     const limit = typeof reply[2] === 'string' ? reply[2] : 'maxJobs';
-    const what = limit === 'maxBytes' ? 'waiting and delayed data' : limit === 'publishMaxJobs' ? 'published jobs' : 'waiting and delayed jobs';
+    const what = limit === 'maxBytes' ? 'bytes of waiting and delayed data' : limit === 'publishMaxJobs' ? 'published jobs' : 'waiting and delayed jobs';
     const message = `the queue holds as many ${what} as its ${limit} (${Number(reply[1])}) allows: try again later`;
     return withRetryAfter(new ScriptRefusal(name, { limit, [limit]: Number(reply[1]) }, message), QUEUE_FULL_RETRY_MS);
   }

@@ -21,7 +21,7 @@ local ENDED_CODE = { completed = 0, failed = 1, removed = 2, cancelled = 3, expi
 local ENDED = {}
 for name, code in pairs(ENDED_CODE) do ENDED[code] = name end
 
--- Notes in batch B that job `id`, which its producer named, ended as `ended` (a name of ENDED).
+-- Notes in batch B that job `id`, which its producer named, ended as `ended` (a key of ENDED_CODE).
 local function noteEnded(B, id, ended, now)
   local window = B.M.cfg.dedupWindowMs or DEFAULT_DEDUP_WINDOW_MS
   if window == 0 then return end

@@ -17,7 +17,7 @@ local QUEUE_FULL = -12 -- {QUEUE_FULL, limit, its name}: the enqueue would pass 
 local RATE_LIMITED = -13 -- {RATE_LIMITED, ms until the window ends, max, periodMs, limit name}: past publishRateLimit or publishTokenRateLimit (publish-rate.lua)
 local DELAY_TOO_LONG = -14 -- {DELAY_TOO_LONG, item (1-based), maxDelayMs}: a start later than the queue's maxDelayMs
 local PARTITIONS_FIXED = -15 -- {PARTITIONS_FIXED, the queue's partitions}: a queue's partitions never change (put-queue)
-local CONFIG_CHANGED = -20 -- the config is not the revision its writer read (put-queue: the writer reads it again)
+local CONFIG_CHANGED = -16 -- the config is not the revision its writer read (put-queue: the writer reads it again)
 
 -- A partitioned queue's own meta (its root, tag `{<queue>}`) holds its config and `partitions`;
 -- everything else lives in its partitions (tags `{<queue>:<p>}`). A call that must run on a

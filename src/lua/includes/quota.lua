@@ -59,16 +59,17 @@ end
 -- {QUEUE_FULL, limit, its name} when `adding` more jobs of `bytes` data in all would pass the
 -- queue's maxJobs (waiting + delayed), its maxBytes (their data, bytes.lua), or, for `published`
 -- ones, its publishMaxJobs (published jobs that have not ended), else nil. publishMaxJobs never
--- refuses the backend's (admin) enqueues.
+-- refuses the backend's (admin) enqueues. `bytes` is what the stored data grows by: a debounce
+-- collapse adds no job but may grow (or shrink) the data it replaces.
 local function queueFull(K, M, cfg, adding, published, bytes)
-  if adding <= 0 then return nil end
+  if adding <= 0 and bytes <= 0 then return nil end
   local max = cfg.maxJobs or DEFAULT_MAX_JOBS
-  if liveJobs(K, M) - metaNum(M, 'active') + adding > max then return { QUEUE_FULL, max, 'maxJobs' } end
+  if adding > 0 and liveJobs(K, M) - metaNum(M, 'active') + adding > max then return { QUEUE_FULL, max, 'maxJobs' } end
   local maxBytes = cfg.maxBytes
   if maxBytes == nil then maxBytes = DEFAULT_MAX_BYTES end
-  if maxBytes ~= cjson.null and metaNum(M, 'bytes') + bytes > maxBytes then return { QUEUE_FULL, maxBytes, 'maxBytes' } end
+  if bytes > 0 and maxBytes ~= cjson.null and metaNum(M, 'bytes') + bytes > maxBytes then return { QUEUE_FULL, maxBytes, 'maxBytes' } end
   local pubMax = cfg.publishMaxJobs or DEFAULT_PUBLISH_MAX_JOBS
-  if published and metaNum(M, 'pub') + adding > pubMax then return { QUEUE_FULL, pubMax, 'publishMaxJobs' } end
+  if adding > 0 and published and metaNum(M, 'pub') + adding > pubMax then return { QUEUE_FULL, pubMax, 'publishMaxJobs' } end
   return nil
 end
 

@@ -70,8 +70,8 @@ end
 -- rate limit and a 429's hold allow. A one-job group is in `ready` only while it has no lease
 -- (G1); a flow group has at most its concurrency offered or leased (flow.lua). Groups met here
 -- that are paused are parked in `held` and take no slot.
--- Returns a list of {id, state JSON, data, lease deadline, 'm', lease token} ('m': the job is in
--- its group zset, see finish.lua).
+-- Returns a list of {id, state JSON, data, lease deadline, 'm', lease token, message id} ('m': the
+-- job is in its group zset, see finish.lua; the message id: meta.lua messageIdFor).
 local function reserveJobs(K, M, n, now)
   local cfg = M.cfg
   local room = math.min(n, cfg.concurrency - metaNum(M, 'active'))
