@@ -21,7 +21,8 @@ ARGV[5] the job's group
 Returns {1, job view (view.lua), dueAt}
 Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND, {-4, state} INVALID_STATE (not waiting/delayed),
         {-5, 1, limit} PAYLOAD_TOO_LARGE, {-10, group} JOB_CHANGED_GROUP (the job's group is another one),
-        {-14, 1, maxDelayMs} DELAY_TOO_LONG (delayMs past the queue's maxDelayMs)
+        {-14, 1, maxDelayMs} DELAY_TOO_LONG (delayMs past the queue's maxDelayMs),
+        {-12, maxBytes, 'maxBytes'} QUEUE_FULL (larger data would pass the queue's maxBytes)
 ]]
 -- @include errors
 -- @include job
@@ -42,6 +43,10 @@ local waiting = not state.st and not redis.call('ZSCORE', K.active, leaseMember(
 if not waiting and state.st ~= 'delayed' then return { INVALID_STATE, state.st or 'active' } end
 if #newData > cfg.maxPayloadBytes then return { PAYLOAD_TOO_LARGE, 1, cfg.maxPayloadBytes } end
 if delayMs > maxDelayOf(cfg) then return { DELAY_TOO_LONG, 1, maxDelayOf(cfg) } end
+if newData ~= '' then
+  local full = queueFull(K, M, cfg, 0, false, #newData - #data) -- a larger data counts against maxBytes
+  if full then return full end
+end
 if newData ~= '' then
   countBytes(M, #newData - #data) -- a waiting job's data replaced (bytes.lua)
   data = newData

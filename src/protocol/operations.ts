@@ -207,7 +207,7 @@ export const OPERATIONS: Operation[] = [
   jobOp('patch', `${Q}/jobs/{id}`, 'updateJob', "Change a waiting or delayed job's data or delay", {
     body: jobPatchSchema,
     ok: { 200: r.jobSchema },
-    errors: ['INVALID_STATE'],
+    errors: ['INVALID_STATE', 'PAYLOAD_TOO_LARGE', 'QUEUE_FULL'],
   }),
   jobOp('delete', `${Q}/jobs/{id}`, 'removeJob', 'Remove a job that is not active', { ok: { 204: null }, errors: ['INVALID_STATE'] }),
   jobOp('post', `${Q}/jobs/{id}/retry`, 'retryJob', 'Send a failed job back to waiting', { ok: { 200: r.jobSchema }, errors: ['INVALID_STATE'] }),

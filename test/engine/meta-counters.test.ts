@@ -154,4 +154,16 @@ describe('maxBytes', () => {
     expect((await env.engine.getJob(q, 'small')).data).toBe(text(500));
     await expectExact(q, 'collapsed, smaller');
   });
+
+  it('counts what a change of data adds: one that would pass maxBytes is refused, writing nothing; one that shrinks it is not', async () => {
+    const q = await newQueue({ maxBytes: MIB, maxPayloadBytes: MIB });
+    await env.engine.enqueue(q, { id: 'small', group: 'g', data: text(1000), delayMs: 60_000 });
+    await env.engine.enqueue(q, { id: 'big', group: 'h', data: text(MIB - 2000), delayMs: 60_000 });
+    const before = await counters(q);
+    await expect(env.engine.updateJob(q, 'small', { data: text(3000) })).rejects.toMatchObject({ code: 'QUEUE_FULL', details: { limit: 'maxBytes' } });
+    expect(await counters(q)).toEqual(before);
+    expect((await env.engine.getJob(q, 'small')).data).toBe(text(1000));
+    await env.engine.updateJob(q, 'big', { data: text(10) });
+    await expectExact(q, 'data shrunk');
+  });
 });
