@@ -80,7 +80,7 @@ else
 end
 releaseDebounce(K, id, state)
 if state.x and L.hint == '-' then dropExpiries(K, { delayedMember(id, state.g) }) end -- it never started
-if L.hint == '-' then countBytes(M, -#data) end -- it waited (bytes.lua)
+if L.hint == '-' then countWaiting(M, id, -1, #data) end -- it waited (bytes.lua)
 state.st, state.ra = 'cancelled', nil
 countTotal(M, 'n:x')
 retire(K, B, L, KEYS[7], M.cfg.keepFailed, now)

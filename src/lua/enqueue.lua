@@ -192,7 +192,7 @@ if n == 1 and not states[1].db then
     return { 1, { { id, stateOfExisting(K, M, id, redis.call('HGET', K.jobs, id)), 1 } }, M.v.config, {}, -1 }
   end
   metaSet(M, 'seq', int(firstSeq))
-  countJobs(M, 1, id)
+  countJobs(M, 1)
   -- Solo: nothing else could be reserved before it (nothing ready, no paused group to skip),
   -- there is room, and its group has no job: it is leased at once.
   local solo = reserving and not state.st and groupJobs(M, state.g) == 0 and metaNum(M, 'ready') == 0
@@ -211,7 +211,7 @@ if n == 1 and not states[1].db then
     local stateJson = string.sub(record, 1, #record - #data - 1)
     return { 1, { { id, 'waiting', 0 } }, M.v.config, { { id, stateJson, data, deadline, 's', token, messageIdFor(M, id, state) } }, dueReport(M, now) }
   end
-  countBytes(M, #data) -- not leased solo: it waits
+  countWaiting(M, id, 1, #data) -- not leased solo: it waits
   out[1] = { id, placeJob(K, B, KEYS[G + 1], id, state), 0 }
   noteExpiry(B, id, state)
 else
@@ -252,7 +252,7 @@ else
   takeRates(rate)
   countJobs(M, #made)
   for _, job in ipairs(made) do
-    if isPublished(job.id) then countPublished(M, 1) end
+    if isPublished(job.id) then countPublished(M, 1) end -- its bytes are counted below, with the others'
   end
   local keys = {}
   for _, job in ipairs(made) do

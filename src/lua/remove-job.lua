@@ -62,8 +62,8 @@ if not state.st or state.st == 'delayed' then -- it had not finished: it ends he
   releaseDebounce(K, id, state)
   if state.x then dropExpiries(K, { delayedMember(id, state.g) }) end
   if state.i then noteEnded(B, id, 'removed', now) end
-  countJobs(M, -1, id)
-  countBytes(M, -#data) -- it waited (bytes.lua)
+  countJobs(M, -1)
+  countWaiting(M, id, -1, #data) -- it waited (bytes.lua)
 end
 flushBatch(K, B)
 redis.call('HDEL', K.jobs, id)

@@ -40,8 +40,8 @@ state.a, state.e, state.f, state.sa, state.n = 0, nil, nil, nil, string.sub(ARGV
 state.oc = nil -- the outcome of the run that ended no longer describes the job
 local B = newBatch(M, now)
 local record = attachWaiting(K, B, KEYS[8], id, state, data)
-countJobs(M, 1, id) -- ended, it lives again
-countBytes(M, #data) -- and waits (bytes.lua)
+countJobs(M, 1) -- ended, it lives again
+countWaiting(M, id, 1, #data) -- and waits (bytes.lua)
 flushBatch(K, B)
 saveMeta(M)
 return { 1, jobView(K, M, id, record, true), dueReport(M, now) }

@@ -55,8 +55,7 @@ for i = 1, n do
     state.n = string.sub(redis.sha1hex(seed .. '\1' .. id), 1, 8)
     attachWaiting(K, B, KEYS[7 + i], id, state, data)
     retried = retried + 1
-    if isPublished(id) then countPublished(M, 1) end
-    countBytes(M, #data) -- it waits again (bytes.lua)
+    countWaiting(M, id, 1, #data) -- it waits again (bytes.lua)
   end
 end
 if #leaving > 0 then redis.call('ZREM', KEYS[4], unpack(leaving)) end

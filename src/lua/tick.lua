@@ -149,7 +149,7 @@ local function expireJob(groupKey, id, state, data)
     detachWaiting(K, B, groupKey, id, state) -- out of its group: its next job becomes the head
   end
   releaseDebounce(K, id, state)
-  countBytes(M, -#data) -- it waited (bytes.lua: maxBytes)
+  countWaiting(M, id, -1, #data) -- it waited (bytes.lua)
   state.st, state.ra = 'expired', nil
   countTotal(M, 'n:e')
   retire(K, B, L, K.expired, cfg.keepFailed, now)

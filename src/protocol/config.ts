@@ -196,7 +196,7 @@ export function queueConfigFields(options: ConfigOptions = {}) {
       publishTokenRateLimit: rateLimitSchema.nullable().default(ADDED_DEFAULTS.publishTokenRateLimit),
       /** The prefix length that makes one IPv6 client of publishRateLimit (docs/security.md#what-a-client-is). @default 56 */
       publishIpv6Prefix: int(48, 64).default(ADDED_DEFAULTS.publishIpv6Prefix),
-      /** Published jobs (ids `pub:`) that have not ended; past it publish tokens get 429 QUEUE_FULL. @default 10000 */
+      /** Waiting + delayed published jobs (ids `pub:`); past it publish tokens get 429 QUEUE_FULL. @default 10000 */
       publishMaxJobs: int(1, 1_000_000).default(ADDED_DEFAULTS.publishMaxJobs),
       /** Bound on a published job's `data` as JSON bytes; maxPayloadBytes bounds it too. @default 65536 */
       publishMaxDataBytes: int(2, 1_048_576).default(ADDED_DEFAULTS.publishMaxDataBytes),

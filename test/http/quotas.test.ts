@@ -3,7 +3,7 @@
 // nothing written) and room comes back as jobs end, however they end; maxDelayMs caps delayMs
 // and runAt (400 VALIDATION_FAILED at the field). A queue stored before the count was kept gets
 // it from its keys on its first enqueue. maxBytes caps the data of waiting + delayed jobs, and
-// publishMaxJobs a publish token's jobs, with room back as jobs leave; QUEUE_FULL's details
+// publishMaxJobs a publish token's waiting and delayed jobs, with room back as jobs leave; QUEUE_FULL's details
 // name the limit.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queueKeys } from '../../src/core/store/keys';
@@ -147,7 +147,7 @@ describe('maxBytes', () => {
 describe('publishMaxJobs', () => {
   const asPublisher = { authorization: `Bearer ${TOKEN}` };
 
-  it("publishers' room comes back as their jobs end (cancelled, completed); the admin's jobs take none of it", async () => {
+  it("publishers' room comes back as their jobs leave waiting (cancelled, delivered); the admin's jobs take none of it", async () => {
     const queue = await quietQueue(suite, 'pubroom', { publishMaxJobs: 2, publishTokens: [TOKEN] });
     await expectJson(await post(queue, { jobs: [{ id: 'a', group: 'g' }, { id: 'b', group: 'h' }] }, asPublisher), 201);
     const body = await expectFull(queue, { group: 'g' }, asPublisher);
@@ -162,6 +162,21 @@ describe('publishMaxJobs', () => {
     await waitForState(suite.worker, queue, 'pub:a', 'completed');
     await waitForState(suite.worker, queue, 'pub:c', 'completed');
     await expectJson(await post(queue, { jobs: [{ group: 'x' }, { group: 'y' }] }, asPublisher), 201);
+  });
+
+  it('counts waiting and delayed jobs only: published jobs that have started take no room', async () => {
+    // The endpoint takes each job asynchronously (202): delivered, they stay active.
+    const held = await startEndpoint(() => ({ status: 202 }));
+    try {
+      const queue = uniqueQueue('pubstarted');
+      await putQueue(suite.worker, queue, { endpoint: held.url, publishMaxJobs: 2, publishTokens: [TOKEN], concurrency: 10 });
+      await expectJson(await post(queue, { jobs: [{ group: 'a' }, { group: 'b' }] }, asPublisher), 201);
+      await held.waitFor(2);
+      expect(await counts(queue)).toMatchObject({ waiting: 0, delayed: 0, active: 2 });
+      await expectJson(await post(queue, { jobs: [{ group: 'c' }, { group: 'd' }] }, asPublisher), 201);
+    } finally {
+      await held.close();
+    }
   });
 
   it('a partitioned queue gives each partition its share, as maxJobs', async () => {

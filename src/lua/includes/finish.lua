@@ -74,7 +74,7 @@ local function retire(K, B, L, zkey, keep, now)
   local F = inGroup and isFlow(B.M, L.group) and flowOf(K, B, L.groupKey, L.group)
   if inGroup and L.hint ~= 's' then redis.call('ZREM', L.groupKey, L.member) end
   if inGroup then addGroupJobs(B.M, L.group, -1) end
-  countJobs(B.M, -1, L.id)
+  countJobs(B.M, -1)
   if F then releaseTaken(K, B, L.group, F, L.member) end
   local url = L.state and (L.state.cb or B.M.cfg.callbackUrl)
   if url then recordOutcome(B, L, url, now) end
@@ -141,7 +141,7 @@ end
 -- The job of lease L waits again in its group, at its own place, until `at`: its group is held
 -- till then, so that later jobs cannot overtake it (a flow group's offered jobs step back).
 local function waitAgain(K, B, L, at, now)
-  countBytes(B.M, #L.data) -- it waits again (bytes.lua)
+  countWaiting(B.M, L.id, 1, #L.data) -- it waits again (bytes.lua)
   local F = isFlow(B.M, L.group) and flowOf(K, B, L.groupKey, L.group)
   -- A solo lease's job joins its group now, at its own place (adding it again is harmless).
   if L.hint ~= 'm' then redis.call('ZADD', L.groupKey, L.state.o, L.member) end

@@ -13,9 +13,9 @@
 --   backpressure "queue"), rs (starts since the queue rate limit's log was trimmed, reserve.lua),
 --   dedup and dedupTrimAt (the ids the dedup window remembers, and their next trim: dedup.lua),
 --   'm:<c|f|r>:<minute % 60>' (per-minute counters, see writeTally),
---   live (jobs that have not ended: waiting, delayed, active; quota.lua), pub (those of them a
---   publish token sent, told by their `pub:` ids: publishMaxJobs, quota.lua), bytes (the data
---   of waiting and delayed jobs: maxBytes, bytes.lua),
+--   live (jobs that have not ended: waiting, delayed, active; quota.lua), bytes and pub (the
+--   data of the waiting and delayed jobs, and how many of them a publish token sent, told by
+--   their `pub:` ids: maxBytes and publishMaxJobs, bytes.lua),
 --   partitions (a partitioned queue's root only: its count; errors.lua refuseRoot),
 --   move (a move to another database: 'to <d>' under way, 'at <d>' done; errors.lua refuseMoving),
 --   expiring ('1' once a job with a ttlMs was enqueued: the tick reads `expiring`, expiry.lua),

@@ -21,27 +21,11 @@ local DEFAULT_MAX_DELAY_MS = 31622400000
 local DEFAULT_MAX_BYTES = 1073741824
 local DEFAULT_PUBLISH_MAX_JOBS = 10000
 local DEFAULT_PUBLISH_MAX_DATA_BYTES = 65536
--- A publish token's jobs are told by their ids (src/core/engine/publish-policy.ts): no field per job.
-local PUBLISH_ID_PREFIX = 'pub:'
-
-local function isPublished(id)
-  return string.sub(id, 1, #PUBLISH_ID_PREFIX) == PUBLISH_ID_PREFIX
-end
-
--- meta `pub` counts the published jobs that have not ended, as `live` counts all of them; a
--- queue created before the field starts at 0 (its older published jobs are not counted).
-local function countPublished(M, delta)
-  if delta ~= 0 then metaSet(M, 'pub', int(math.max(0, metaNum(M, 'pub') + delta))) end
-end
-
--- A job added (delta 1) or ended (delta -1): the live count, once known; the added total; and
--- `pub` when `id` (optional: a caller that counts published jobs itself leaves it out) is a
--- publish token's.
-local function countJobs(M, delta, id)
+-- A job added (delta 1) or ended (delta -1): the live count, once known, and the added total.
+local function countJobs(M, delta)
   if delta > 0 then countTotal(M, 'n:a', delta) end
   local live = metaGet(M, 'live')
   if live and delta ~= 0 then metaSet(M, 'live', int(tonumber(live) + delta)) end
-  if id and isPublished(id) then countPublished(M, delta) end
 end
 
 -- The queue's jobs that have not ended. A queue without the count gets it from its keys: every
@@ -57,9 +41,9 @@ local function liveJobs(K, M)
 end
 
 -- {QUEUE_FULL, limit, its name} when `adding` more jobs of `bytes` data in all would pass the
--- queue's maxJobs (waiting + delayed), its maxBytes (their data, bytes.lua), or, for `published`
--- ones, its publishMaxJobs (published jobs that have not ended), else nil. publishMaxJobs never
--- refuses the backend's (admin) enqueues. `bytes` is what the stored data grows by: a debounce
+-- queue's maxJobs (waiting + delayed), its maxBytes (their data), or, for `published` ones, its
+-- publishMaxJobs (those of them a publish token sent; both counts are bytes.lua's), else nil.
+-- publishMaxJobs never refuses the backend's (admin) enqueues. `bytes` is what the stored data grows by: a debounce
 -- collapse adds no job but may grow (or shrink) the data it replaces.
 local function queueFull(K, M, cfg, adding, published, bytes)
   if adding <= 0 and bytes <= 0 then return nil end

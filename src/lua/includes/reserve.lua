@@ -170,7 +170,7 @@ local function reserveJobs(K, M, n, now)
               if rate then F.r[#F.r + 1] = now end
             end
             releaseDebounce(K, ids[i], state) -- started: its debounce key makes a new job
-            countBytes(M, dataAt - 1 - #raw) -- its data waits no more (bytes.lua)
+            countWaiting(M, ids[i], -1, #raw - dataAt + 1) -- it waits no more (bytes.lua)
             out[#out + 1] = { ids[i], string.sub(raw, 1, nl - 1), string.sub(raw, dataAt), deadline, 'm', token, messageIdFor(M, ids[i], state) }
             if not earliest or deadline < earliest then earliest = deadline end
           end
