@@ -45,6 +45,13 @@ export function diffCounts(before: CommandCounts, after: CommandCounts): Command
   return out;
 }
 
+/** The commands `run` caused (script-internal ones included), on a Redis that serves nothing else meanwhile. */
+export async function countsOf(admin: RespClient, run: () => Promise<unknown>): Promise<CommandCounts> {
+  const before = await commandStats(admin);
+  await run();
+  return diffCounts(before, await commandStats(admin));
+}
+
 export function addCounts(into: CommandCounts, more: CommandCounts): CommandCounts {
   for (const [name, calls] of Object.entries(more)) into[name] = (into[name] ?? 0) + calls;
   return into;

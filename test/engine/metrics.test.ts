@@ -4,7 +4,7 @@
 // outcomes settled in one call writes the counters once, measured with INFO commandstats on a
 // Redis of this file's own (the shared one counts other files' commands too).
 import { describe, expect, it } from 'vitest';
-import { commandStats, diffCounts, type CommandCounts } from '../../bench/lib/redis-stats';
+import { countsOf } from '../../bench/lib/redis-stats';
 import type { RespClient } from '../../scripts/resp.mjs';
 import type { Engine } from '../../src/core/engine';
 import { queueKeys } from '../../src/core/store/keys';
@@ -199,11 +199,7 @@ describe('cost: the counters ride on the one write of meta each script call make
   const env = usePrivateEngine();
 
   /** Redis commands `run` causes, by name (this Redis serves this file alone). */
-  async function commandsOf(run: () => Promise<unknown>): Promise<CommandCounts> {
-    const before = await commandStats(env.admin);
-    await run();
-    return diffCounts(before, await commandStats(env.admin));
-  }
+  const commandsOf = (run: () => Promise<unknown>) => countsOf(env.admin, run);
 
   /** A queue whose finished jobs are not kept: ending an attempt writes no job record. */
   async function queueWithLeases(n: number, config: Record<string, unknown> = {}) {

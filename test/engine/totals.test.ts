@@ -3,7 +3,7 @@
 // registry): what each way a job moves counts, the wait and run buckets an injected clock puts
 // them in, partitions, the bounded scrape and its copy, and the cost: counting takes no command.
 import { describe, expect, it } from 'vitest';
-import { commandStats, diffCounts, totalCalls } from '../../bench/lib/redis-stats';
+import { countsOf, totalCalls } from '../../bench/lib/redis-stats';
 import { type LeasedJob, placeOf } from '../../src/core/engine/leases';
 import { HISTOGRAM_BOUNDS_MS, type PartFigures } from '../../src/core/engine/scrape';
 import { createRedis } from '../../src/core/store/redis';
@@ -145,11 +145,7 @@ describe('what counts', () => {
 
 describe('the scrape', () => {
   /** Redis commands `run` causes (this Redis serves this file alone). */
-  async function commandsOf(run: () => Promise<unknown>): Promise<number> {
-    const before = await commandStats(env.admin);
-    await run();
-    return totalCalls(diffCounts(before, await commandStats(env.admin)));
-  }
+  const commandsOf = async (run: () => Promise<unknown>) => totalCalls(await countsOf(env.admin, run));
 
   it('reads at most maxReads queues, those read longest ago first; the rest come from its copy', async () => {
     env.clock.set(T0 + 86_400_000);
@@ -203,9 +199,7 @@ describe('cost: counting rides on the one read and write of meta each call makes
     const q = await newQueue({ keepCompleted: 0 });
     await env.engine.enqueue(q, { group: 'g' }); // an id of groupq's: its end is not remembered
     const { jobs } = await env.engine.reserve(q, 1);
-    const before = await commandStats(env.admin);
-    await env.engine.settle(q, [{ kind: 'complete', ...ref(jobs[0]!), place: placeOf(jobs[0]!) }], 0);
-    const counts = diffCounts(before, await commandStats(env.admin));
+    const counts = await countsOf(env.admin, () => env.engine.settle(q, [{ kind: 'complete', ...ref(jobs[0]!), place: placeOf(jobs[0]!) }], 0));
     // EVALSHA; meta's HMGET, HSET and HDEL (the group's count); ZREMs of the lease and of the job
     // in its group; HDEL of the record. No read of the lease's deadline: the dispatcher told its start.
     expect(counts).toEqual({ evalsha: 1, hmget: 1, hset: 1, hdel: 2, zrem: 2 });

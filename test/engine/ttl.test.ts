@@ -7,7 +7,7 @@
 // job is counted, listed, kept, waited for, reported by its outcome callback and remembered by
 // the dedup window; and a job without a TTL costs what it did.
 import { describe, expect, it } from 'vitest';
-import { commandStats, diffCounts, totalCalls } from '../../bench/lib/redis-stats';
+import { countsOf, totalCalls } from '../../bench/lib/redis-stats';
 import { type LeasedJob, placeOf } from '../../src/core/engine/leases';
 import type { PartFigures } from '../../src/core/engine/scrape';
 import { outcomeBody } from '../../src/core/push/outcomes';
@@ -263,11 +263,7 @@ describe('telling the producer', () => {
 
 describe('what a TTL costs', () => {
   /** Redis commands of `run` (scripts' own included). */
-  async function commandsOf(run: () => Promise<unknown>): Promise<number> {
-    const before = await commandStats(env.admin);
-    await run();
-    return totalCalls(diffCounts(before, await commandStats(env.admin)));
-  }
+  const commandsOf = async (run: () => Promise<unknown>) => totalCalls(await countsOf(env.admin, run));
 
   it('a job without a TTL: the same commands on a queue that has TTL jobs as on one that never had', async () => {
     const plain = await newQueue();
