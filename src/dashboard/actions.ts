@@ -1,10 +1,12 @@
 // What a queue's panels share: the queue's client, a way to redraw the view, and `act`, which
 // runs a button's action (retry, remove, pause...) the same way everywhere: the button is busy
 // while it runs, the outcome is announced in the live region, errors go to the page's handler,
-// and the view is re-read so it shows what the action changed. Also the Cancel of a job, which
-// the jobs table and the job's own view both offer.
+// and the view is re-read so it shows what the action changed. Also the actions two views both
+// offer: a job's Cancel (the jobs table and the job's view) and a group's Pause/Resume (the groups
+// list and the group's view).
 import type { GroupqClient, Job, JobState, QueueClient } from '../client';
 import type { Confirmer } from './confirm';
+import { h } from './dom';
 import { announce } from './status';
 
 export interface QueueContext {
@@ -52,4 +54,26 @@ export function cancelJobControl(ctx: QueueContext, confirmer: Confirmer, job: J
     dismiss: { label: 'Keep job', said: `Job ${job.id} kept.` },
     run: (button) => act(ctx, button, async () => (await ctx.queue.cancel(job.id), `Job ${job.id} cancelled.`)),
   });
+}
+
+/** Pause or Resume for one group, in the groups list (`small`) and in the group's own view. */
+export function pauseGroupButton(ctx: QueueContext, group: string, paused: boolean, { small = false, focusKey }: { small?: boolean; focusKey: string }): HTMLButtonElement {
+  const label = paused ? 'Resume' : 'Pause';
+  return h(
+    'button',
+    {
+      type: 'button',
+      class: small ? 'small' : '',
+      'data-action': paused ? 'resume-group' : 'pause-group',
+      'data-focus-key': focusKey,
+      'aria-label': `${label} group ${group}`,
+      onclick: (e: Event) =>
+        void act(ctx, e.currentTarget as HTMLButtonElement, async () => {
+          if (paused) await ctx.queue.resumeGroup(group);
+          else await ctx.queue.pauseGroup(group);
+          return `Group ${group} ${paused ? 'resumed' : 'paused'}.`;
+        }),
+    },
+    label,
+  );
 }

@@ -6,12 +6,13 @@
 import type { GroupqClient } from '../client';
 import { byId, showOnly } from './dom';
 import { formatInstant } from './format';
-import { GroupView } from './group-view';
-import { JobView } from './job-detail';
-import { QueueView } from './queue-view';
-import { refreshQueues } from './queues-view';
+import { GroupView } from './group/group-view';
+import { JobView } from './job/job-view';
+import { QueueView } from './queue/queue-view';
+import { refreshQueues } from './queues/queues-view';
 import { clientFor, describeError, forgetToken, isAuthFailure, keepToken, storedToken } from './session';
 import { announce, announceError, clearStatus, leftPage } from './status';
+import type { View } from './view';
 
 const REFRESH_MS = 5000;
 
@@ -25,17 +26,11 @@ const form = byId<HTMLFormElement>('sign-in-form');
 const tokenInput = byId<HTMLInputElement>('token');
 const signInError = byId('sign-in-error');
 
-/** A queue's, a job's or a group's view; `gone` once what it shows no longer exists. */
-interface View {
-  readonly element: HTMLElement;
-  readonly gone: boolean;
-  refresh(): Promise<boolean>;
-}
-
 let client: GroupqClient | null = null;
-let openView: View | null = null;
+/** A queue's, a job's or a group's view; null: the queue list. */
+let openView: View<unknown> | null = null;
 /** The refresh in flight and the view it reads (null: the queue list). */
-let refreshing: { view: View | null; done: Promise<void> } | null = null;
+let refreshing: { view: View<unknown> | null; done: Promise<void> } | null = null;
 
 function fail(error: unknown): void {
   if (isAuthFailure(error)) signOut('The API refused the token (it may have been rotated). Sign in again.');

@@ -2,7 +2,8 @@
 // and error messages are user input: nothing here ever parses a string as HTML), and a re-render
 // that keeps keyboard focus where it was, so the refresh every few seconds never yanks it away.
 
-type Child = Node | string | number | null | undefined | false;
+/** What `h()` and `render()` take as children: nodes, and text; null, undefined and false are left out. */
+export type Child = Node | string | number | null | undefined | false;
 
 /** Properties of `h()`: attributes (strings, numbers, booleans), `on<event>` listeners, dataset. */
 export type Props = Record<string, string | number | boolean | null | undefined | EventListener>;

@@ -1,5 +1,7 @@
-// Text for the dashboard: instants (local time plus "in 5 s" / "3 min ago"), numbers, and short
-// previews of job data. Every instant from the API is epoch milliseconds.
+// Text for the dashboard: instants (local time plus "in 5 s" / "3 min ago"), durations, numbers,
+// and short previews of job data. Every instant from the API is epoch milliseconds, and every
+// duration milliseconds: the three ways of saying one (how far an instant is, a configured
+// interval, how long a job has waited) take their unit from the one function, durationIn.
 
 const clock = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
 const dateAndClock = new Intl.DateTimeFormat(undefined, {
@@ -17,13 +19,33 @@ export function formatInstant(at: number, now = Date.now()): string {
   return (sameDay ? clock : dateAndClock).format(at);
 }
 
+/** The units of a duration, largest first, each with its length. */
+const UNITS = [
+  { unit: 'd', ms: 86_400_000 },
+  { unit: 'h', ms: 3_600_000 },
+  { unit: 'min', ms: 60_000 },
+  { unit: 's', ms: 1000 },
+] as const;
+
+/**
+ * `ms` (0 or more) in the largest unit it holds once, seconds at least: how many of that unit,
+ * not rounded (each caller rounds its own way), and the whole units of the next smaller one in
+ * what is left over (`rest`; none below seconds).
+ */
+function durationIn(ms: number): { amount: number; unit: string; rest: { amount: number; unit: string } | null } {
+  const found = UNITS.findIndex((u) => ms >= u.ms);
+  const index = found === -1 ? UNITS.length - 1 : found;
+  const { unit, ms: length } = UNITS[index]!;
+  const smaller = UNITS[index + 1];
+  return { amount: ms / length, unit, rest: smaller ? { amount: Math.floor((ms % length) / smaller.ms), unit: smaller.unit } : null };
+}
+
 /** "in 12 s", "3 min ago", "2 h ago", "in 4 d"; "now" within a second. */
 export function formatRelative(at: number, now = Date.now()): string {
   const diff = at - now;
   const abs = Math.abs(diff);
   if (abs < 1000) return 'now';
-  const [amount, unit] =
-    abs < 60_000 ? [abs / 1000, 's'] : abs < 3_600_000 ? [abs / 60_000, 'min'] : abs < 86_400_000 ? [abs / 3_600_000, 'h'] : [abs / 86_400_000, 'd'];
+  const { amount, unit } = durationIn(abs);
   const text = `${Math.floor(amount)} ${unit}`;
   return diff > 0 ? `in ${text}` : `${text} ago`;
 }
@@ -37,21 +59,20 @@ export function formatCount(n: number): string {
   return count.format(n);
 }
 
-/** "5 s", "2 min", "1.5 h", "1 d" for an interval in ms. */
+/**
+ * "0.5 s", "5 s", "2 min", "1.5 h", "1 d" for a configured interval (a timeout, a backoff, a rate
+ * limit's period, a repeat's): exact in seconds, one decimal in the larger units.
+ */
 export function formatDuration(ms: number): string {
-  if (ms < 60_000) return `${ms / 1000} s`;
-  if (ms < 3_600_000) return `${+(ms / 60_000).toFixed(1)} min`;
-  if (ms < 86_400_000) return `${+(ms / 3_600_000).toFixed(1)} h`;
-  return `${+(ms / 86_400_000).toFixed(1)} d`;
+  const { amount, unit } = durationIn(ms);
+  return `${unit === 's' ? amount : +amount.toFixed(1)} ${unit}`;
 }
 
 /** How long something has waited: "0 s", "42 s", "4 min 12 s", "2 h 5 min", "3 d 4 h". */
 export function formatAge(ms: number): string {
-  const s = Math.max(0, Math.floor(ms / 1000));
-  if (s < 60) return `${s} s`;
-  const [big, small, bigUnit, smallUnit] =
-    s < 3600 ? [Math.floor(s / 60), s % 60, 'min', 's'] : s < 86_400 ? [Math.floor(s / 3600), Math.floor(s / 60) % 60, 'h', 'min'] : [Math.floor(s / 86_400), Math.floor(s / 3600) % 24, 'd', 'h'];
-  return small === 0 ? `${big} ${bigUnit}` : `${big} ${bigUnit} ${small} ${smallUnit}`;
+  const { amount, unit, rest } = durationIn(Math.max(0, ms));
+  const text = `${Math.floor(amount)} ${unit}`;
+  return rest === null || rest.amount === 0 ? text : `${text} ${rest.amount} ${rest.unit}`;
 }
 
 /** Compact JSON for a table cell, and the full pretty JSON when the preview had to be cut. */

@@ -1,11 +1,13 @@
-// What the jobs table shows for each state: the columns that matter there (the result of a
-// completed job, the error of a failed one, progress and lease expiry of an active one) and the
-// cells of one job. Job ids link to the job's own view, with a job's priority and debounce key as
-// badges next to the id; groups link to the group's view.
+// What a jobs table shows, in a queue's jobs tabs and in a group's view: for each state the
+// columns that matter there (the result of a completed job, the error of a failed one, progress
+// and lease expiry of an active one) and the cells of one job. Job ids link to the job's own view,
+// with a job's priority and debounce key as badges next to the id; groups link to the group's view.
 import type { Job, JobState } from '../client';
+import { stateBadge } from './badges';
 import { h } from './dom';
 import { flowBadges } from './flow-format';
 import { formatWhen, previewJson } from './format';
+import { groupLink, jobHref } from './links';
 
 export interface Column {
   label: string;
@@ -14,19 +16,6 @@ export interface Column {
 
 const muted = (text: string) => h('span', { class: 'muted' }, text);
 const when = (at: number | undefined, otherwise = '—') => (at === undefined ? muted(otherwise) : formatWhen(at));
-
-export function jobHref(queue: string, id: string): string {
-  return `#/queue/${encodeURIComponent(queue)}/job/${encodeURIComponent(id)}`;
-}
-
-export function groupHref(queue: string, group: string): string {
-  return `#/queue/${encodeURIComponent(queue)}/group/${encodeURIComponent(group)}`;
-}
-
-/** A group's name, linking to its view. */
-export function groupLink(queue: string, group: string, focusKey: string): HTMLElement {
-  return h('a', { class: 'group-name group-link', href: groupHref(queue, group), 'data-focus-key': focusKey }, group);
-}
 
 /** Short JSON inline; long JSON as a disclosure that opens to the whole value. */
 export function jsonCell(value: unknown, key: string): HTMLElement {
@@ -84,7 +73,7 @@ export function columnsOf(state: JobState): Column[] {
 /** A group's jobs in the order they run: waiting and active ones side by side. */
 export const GROUP_JOB_COLUMNS: Column[] = [
   job,
-  { label: 'State', cell: (j) => h('span', { class: `badge badge-${j.state}` }, j.state) },
+  { label: 'State', cell: (j) => stateBadge(j.state) },
   attempts,
   data,
   runsAt,

@@ -4,20 +4,28 @@
 // on an active job (an async 202 lease) from its own view, after which its group's next job runs;
 // a job's attempt history (a 500, then a 200 on the retry); the outcome callback of a completed job
 // delivered to a real callback server; and Clean cancelled with its count.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { type Endpoint, type Reply, startEndpoint } from '../helpers/endpoint';
-import { ADMIN_TOKEN, type PrivateStack, type RunningWorker, startPrivateStack, startWorker } from '../helpers/worker';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import type { Endpoint, Reply } from '../helpers/endpoint';
+import { ADMIN_TOKEN, type RunningWorker } from '../helpers/worker';
 import { enqueue, expectJson, putQueue, waitForState } from '../http/support';
-import { type Watch, launchChromium, openPage, openQueueAt, refreshNow, screenshot, signedIn, until } from './browser';
+import { type Watch, openQueueAt, refreshNow, screenshot, signedIn, until } from './browser';
+import { useDashboardSuite } from './suite';
 
-let stack: PrivateStack;
-let worker: RunningWorker;
-let endpoint: Endpoint;
-let callbacks: Endpoint;
-let browser: Browser;
-let page: Page;
-let seen: Watch;
+const suite = useDashboardSuite({
+  endpoints: {
+    endpoint: (r): Reply => {
+      const { mode } = (r.job.data ?? {}) as { mode?: string };
+      if (mode === 'async') return { status: 202 };
+      if (mode === 'flaky' && r.job.attempt === 1) return { status: 500, body: 'gateway timeout upstream' };
+      return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ receipt: `r-${r.job.id}` }) };
+    },
+    callbacks: () => ({ status: 204 }),
+  },
+});
+const { apiJson } = suite;
+/** This file's share of the suite, taken from it first thing in beforeAll. */
+let worker: RunningWorker, endpoint: Endpoint, callbacks: Endpoint, page: Page, seen: Watch;
 
 // One group of exports: the first is held by its endpoint (202, finished later by callback), so
 // the next two wait behind it.
@@ -26,19 +34,7 @@ const payments = 'payments';
 const invoices = 'invoices';
 
 beforeAll(async () => {
-  stack = await startPrivateStack();
-  [worker, endpoint, callbacks, browser] = await Promise.all([
-    startWorker(stack),
-    startEndpoint((r): Reply => {
-      const { mode } = (r.job.data ?? {}) as { mode?: string };
-      if (mode === 'async') return { status: 202 };
-      if (mode === 'flaky' && r.job.attempt === 1) return { status: 500, body: 'gateway timeout upstream' };
-      return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ receipt: `r-${r.job.id}` }) };
-    }),
-    startEndpoint(() => ({ status: 204 })),
-    launchChromium(),
-  ]);
-
+  ({ worker, endpoints: { endpoint, callbacks }, page, seen } = suite);
   await putQueue(worker, exportsQueue, { endpoint: endpoint.url, keepCompleted: 100, timeoutMs: 600_000 });
   await expectJson(
     await worker.api(`/v1/queues/${exportsQueue}/jobs/batch`, {
@@ -57,21 +53,8 @@ beforeAll(async () => {
   await until(async () => (await worker.scheduled(), (await apiJson(`/v1/queues/${payments}/jobs/charge-1`)).state), (s) => s === 'completed', 'the retried charge to complete');
   await until(() => apiJson(`/v1/queues/${invoices}/jobs/invoice-1`), (j) => j.outcome?.state === 'delivered', 'the invoice outcome to be delivered');
 
-  ({ seen, page } = await openPage(browser, [worker.url]));
   await signedIn(page, worker.url, ADMIN_TOKEN);
 });
-
-afterAll(async () => {
-  await browser?.close();
-  await callbacks?.close();
-  await endpoint?.close();
-  await worker?.dispose();
-  await stack?.close();
-});
-
-async function apiJson(path: string): Promise<any> {
-  return expectJson(await worker.api(path), 200);
-}
 
 const openQueue = (name: string) => openQueueAt(page, worker.url, name);
 

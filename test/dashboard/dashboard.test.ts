@@ -4,20 +4,13 @@
 // message), the queue list matching the API's counts, a failed job with its error and the Retry
 // button delivering it again, pause/resume through the button, the chart matching the metrics
 // route, 375 px without horizontal scroll, and no console error or request to another origin.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { type Endpoint, type Reply, startEndpoint } from '../helpers/endpoint';
-import { ADMIN_TOKEN, type PrivateStack, type RunningWorker, startPrivateStack, startWorker } from '../helpers/worker';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { BrowserContext, Page } from 'playwright-core';
+import type { Endpoint, Reply } from '../helpers/endpoint';
+import { ADMIN_TOKEN, type RunningWorker } from '../helpers/worker';
 import { enqueue, expectJson, putQueue, waitForState } from '../http/support';
-import { TOKEN_KEY, type Watch, launchChromium, openPage, refreshNow, screenshot, signInAt, startAt, until } from './browser';
-
-let stack: PrivateStack;
-let worker: RunningWorker;
-let endpoint: Endpoint;
-let browser: Browser;
-let context: BrowserContext;
-let page: Page;
-let seen: Watch;
+import { TOKEN_KEY, type Watch, refreshNow, screenshot, signInAt, startAt, until } from './browser';
+import { useDashboardSuite } from './suite';
 
 // Plain names: the stack is this file's own (and they read well in docs/dashboard.png).
 const shop = 'shop';
@@ -30,18 +23,22 @@ let failingSucceeds = false;
 // Chromium logs each 4xx answer to fetch as a console error; only the 401 scenarios cause them.
 const EXPECTED_401 = /Failed to load resource: the server responded with a status of 401/;
 
-beforeAll(async () => {
-  stack = await startPrivateStack();
-  [worker, endpoint, browser] = await Promise.all([
-    startWorker(stack),
-    startEndpoint((r): Reply => {
+const suite = useDashboardSuite({
+  endpoints: {
+    endpoint: (r): Reply => {
       const data = r.job.data as { fail?: boolean } | null;
       if (data?.fail && !failingSucceeds) return { status: 500, headers: { 'groupq-retry': 'false' }, body: 'card declined' };
       return { status: 200, headers: { 'content-type': 'application/json' }, body: '{"ok":true}' };
-    }),
-    launchChromium(),
-  ]);
+    },
+  },
+  expectedConsole: [EXPECTED_401],
+});
+const { apiJson } = suite;
+/** This file's share of the suite, taken from it first thing in beforeAll. */
+let worker: RunningWorker, endpoint: Endpoint, context: BrowserContext, page: Page, seen: Watch;
 
+beforeAll(async () => {
+  ({ worker, endpoints: { endpoint }, context, page, seen } = suite);
   await putQueue(worker, shop, { endpoint: endpoint.url, keepCompleted: 100 });
   // A paused group keeps its jobs waiting; a delayed job waits an hour; a repeat runs hourly.
   await expectJson(await worker.api(`/v1/queues/${shop}/groups/tenant:slow/pause`, { method: 'POST' }), 200);
@@ -58,20 +55,7 @@ beforeAll(async () => {
 
   await waitForState(worker, shop, FAILING, 'failed');
   await until(() => apiJson(`/v1/queues/${shop}`), (q) => q.counts.completed === 3 && q.counts.active === 0, 'the three good jobs to complete');
-
-  ({ context, seen, page } = await openPage(browser, [worker.url], [EXPECTED_401]));
 });
-
-afterAll(async () => {
-  await browser?.close();
-  await endpoint?.close();
-  await worker?.dispose();
-  await stack?.close();
-});
-
-async function apiJson(path: string): Promise<any> {
-  return expectJson(await worker.api(path), 200);
-}
 
 const text = (page: Page, selector: string) => page.locator(selector).first().innerText();
 

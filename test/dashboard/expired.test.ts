@@ -2,26 +2,22 @@
 // real Worker and Redis, as a user reads them: the queue's Expired count and tab, the job's row
 // and its view (its deadline to start), and Clean expired with its count. The queue is paused, so
 // nothing is delivered; the cron (fired here) expires the jobs.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { ADMIN_TOKEN, type PrivateStack, type RunningWorker, startPrivateStack, startWorker } from '../helpers/worker';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { ADMIN_TOKEN, type RunningWorker } from '../helpers/worker';
 import { expectJson, putQueue } from '../http/support';
-import { launchChromium, openPage, openQueueAt, signedIn, until } from './browser';
+import { openQueueAt, signedIn, until } from './browser';
+import { useDashboardSuite } from './suite';
 
-let stack: PrivateStack;
-let worker: RunningWorker;
-let browser: Browser;
-let page: Page;
+const suite = useDashboardSuite();
+const { apiJson } = suite;
+/** This file's share of the suite, taken from it first thing in beforeAll. */
+let worker: RunningWorker, page: Page;
 
 const queue = 'codes';
 
-async function apiJson(path: string): Promise<any> {
-  return expectJson(await worker.api(path), 200);
-}
-
 beforeAll(async () => {
-  stack = await startPrivateStack();
-  [worker, browser] = await Promise.all([startWorker(stack), launchChromium()]);
+  ({ worker, page } = suite);
   await putQueue(worker, queue, { endpoint: 'https://hooks.example/codes', keepFailed: 100 });
   await expectJson(await worker.api(`/v1/queues/${queue}/pause`, { method: 'POST' }), 200);
   await expectJson(
@@ -33,14 +29,7 @@ beforeAll(async () => {
   );
   await expectJson(await worker.api(`/v1/queues/${queue}/jobs`, { method: 'POST', json: { id: 'later', group: 'user:3', ttlMs: 3_600_000 } }), 201);
   await until(async () => (await worker.scheduled(), (await apiJson(`/v1/queues/${queue}`)).counts.expired), (n) => n === 2, 'both codes to expire');
-  ({ page } = await openPage(browser, [worker.url]));
   await signedIn(page, worker.url, ADMIN_TOKEN);
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await worker?.dispose();
-  await stack?.close();
 });
 
 const tab = (state: string) => page.locator(`[role="tab"][data-state="${state}"]`);

@@ -4,19 +4,23 @@
 // validation error next to it; a group's view with its active jobs out of its concurrency, its
 // limits set (a raised concurrency starts a waiting job at once) and cleared; a job's priority
 // and debounce key in the jobs table and in its own view.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { type Endpoint, startEndpoint } from '../helpers/endpoint';
-import { ADMIN_TOKEN, type PrivateStack, type RunningWorker, startPrivateStack, startWorker } from '../helpers/worker';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import type { Endpoint } from '../helpers/endpoint';
+import { ADMIN_TOKEN, type RunningWorker } from '../helpers/worker';
 import { enqueue, expectJson, pausedQueue, putQueue } from '../http/support';
-import { type Watch, launchChromium, openPage, openQueueAt, signedIn, until } from './browser';
+import { type Watch, openQueueAt, signedIn, until } from './browser';
+import { useDashboardSuite } from './suite';
 
-let stack: PrivateStack;
-let worker: RunningWorker;
-let endpoint: Endpoint;
-let browser: Browser;
-let page: Page;
-let seen: Watch;
+const suite = useDashboardSuite({
+  endpoints: { endpoint: () => ({ status: 202 }) },
+  // Chromium logs each 400 the API answers (the form shows it), and the 404 of a group the API
+  // does not know (the view says so).
+  expectedConsole: [/status of 400/, /status of 404/],
+});
+const { apiJson } = suite;
+/** This file's share of the suite, taken from it first thing in beforeAll. */
+let worker: RunningWorker, endpoint: Endpoint, page: Page, seen: Watch;
 
 /** A queue whose flow control the form edits. */
 const settings = 'settings';
@@ -27,9 +31,7 @@ const tenant = 'tenant:a';
 const inbox = 'inbox';
 
 beforeAll(async () => {
-  stack = await startPrivateStack();
-  [worker, endpoint, browser] = await Promise.all([startWorker(stack), startEndpoint(() => ({ status: 202 })), launchChromium()]);
-
+  ({ worker, endpoints: { endpoint }, page, seen } = suite);
   await putQueue(worker, settings, { endpoint: endpoint.url, timeoutMs: 45_000, keepCompleted: 50 });
   await putQueue(worker, exportsQueue, { endpoint: endpoint.url, timeoutMs: 600_000 });
   const batch = ['export-1', 'export-2', 'export-3'].map((id) => ({ id, group: tenant, data: { id } }));
@@ -40,22 +42,8 @@ beforeAll(async () => {
   await enqueue(worker, inbox, { id: 'urgent', group: 'user:1', priority: 5, data: { kind: 'alert' } });
   await enqueue(worker, inbox, { id: 'digest', group: 'user:2', data: { n: 1 }, debounce: { key: 'digest:user:2', delayMs: 60_000, maxDelayMs: 120_000 } });
 
-  // Chromium logs each 400 the API answers (the form shows it), and the 404 of a group the API
-  // does not know (the view says so).
-  ({ seen, page } = await openPage(browser, [worker.url], [/status of 400/, /status of 404/]));
   await signedIn(page, worker.url, ADMIN_TOKEN);
 });
-
-afterAll(async () => {
-  await browser?.close();
-  await endpoint?.close();
-  await worker?.dispose();
-  await stack?.close();
-});
-
-async function apiJson(path: string): Promise<any> {
-  return expectJson(await worker.api(path), 200);
-}
 
 const openQueue = (name: string) => openQueueAt(page, worker.url, name);
 /** A group's view of the exports queue, freshly loaded (signed in already). */

@@ -5,20 +5,13 @@
 // that failed, worst first or in the order chosen, each row leading to the queue's view; it
 // refreshes on its own (a job enqueued after the page loaded shows up, no reload), stops while
 // the tab is hidden or another view is open, and fits a 375 px phone.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { type Endpoint, type Reply, startEndpoint } from '../helpers/endpoint';
-import { ADMIN_TOKEN, type PrivateStack, type RunningWorker, startPrivateStack, startWorker } from '../helpers/worker';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { BrowserContext, Page } from 'playwright-core';
+import type { Endpoint, Reply } from '../helpers/endpoint';
+import { ADMIN_TOKEN, type RunningWorker } from '../helpers/worker';
 import { enqueue, expectJson, putQueue, waitForState } from '../http/support';
-import { type Watch, launchChromium, openPage, refreshNow, screenshot, signedIn, startAt, until } from './browser';
-
-let stack: PrivateStack;
-let worker: RunningWorker;
-let endpoint: Endpoint;
-let browser: Browser;
-let context: BrowserContext;
-let page: Page;
-let seen: Watch;
+import { type Watch, refreshNow, screenshot, signedIn, startAt, until } from './browser';
+import { useDashboardSuite } from './suite';
 
 // orders: one slot (concurrency 1), held by an async job (202), so other customers' jobs wait
 // for the queue; emails: paused, its jobs enqueued with an orderMs six minutes ago; billing: its
@@ -30,19 +23,22 @@ const webhooks = 'webhooks';
 const SIX_MIN = 6 * 60_000;
 const FAILING = 3;
 
-beforeAll(async () => {
-  stack = await startPrivateStack();
-  [worker, endpoint, browser] = await Promise.all([
-    startWorker(stack),
-    startEndpoint((r): Reply => {
+const suite = useDashboardSuite({
+  endpoints: {
+    endpoint: (r): Reply => {
       const data = (r.job.data ?? {}) as { hold?: boolean; fail?: boolean };
       if (data.hold) return { status: 202 }; // async: the job stays active until a callback
       if (data.fail) return { status: 500, headers: { 'groupq-retry': 'false' }, body: 'card declined' };
       return { status: 200 };
-    }),
-    launchChromium(),
-  ]);
+    },
+  },
+});
+const { apiJson } = suite;
+/** This file's share of the suite, taken from it first thing in beforeAll. */
+let worker: RunningWorker, endpoint: Endpoint, context: BrowserContext, page: Page, seen: Watch;
 
+beforeAll(async () => {
+  ({ worker, endpoints: { endpoint }, context, page, seen } = suite);
   await putQueue(worker, orders, { endpoint: endpoint.url, concurrency: 1, timeoutMs: 600_000 });
   await enqueue(worker, orders, { id: 'order-1', group: 'customer:1', data: { hold: true } });
   await until(async () => endpoint.received.some((r) => r.job.id === 'order-1'), Boolean, 'the held order to be delivered');
@@ -63,20 +59,8 @@ beforeAll(async () => {
 
   await putQueue(worker, webhooks, { endpoint: endpoint.url });
 
-  ({ context, seen, page } = await openPage(browser, [worker.url]));
   await signedIn(page, worker.url, ADMIN_TOKEN);
 });
-
-afterAll(async () => {
-  await browser?.close();
-  await endpoint?.close();
-  await worker?.dispose();
-  await stack?.close();
-});
-
-async function apiJson(path: string): Promise<any> {
-  return expectJson(await worker.api(path), 200);
-}
 
 const row = (p: Page, queue: string) => p.locator(`[data-overview="queues"] tr[data-queue="${queue}"]`);
 const cellOf = (p: Page, queue: string, cell: string) => row(p, queue).locator(`td[data-cell="${cell}"]`);

@@ -4,36 +4,33 @@
 // and a queue behind a confirmation that stays until answered, enqueueing a test job and seeing
 // it complete, and a tab on a deleted queue that says so and stops polling.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { type Endpoint, type Reply, startEndpoint } from '../helpers/endpoint';
-import { ADMIN_TOKEN, type PrivateStack, type RunningWorker, startPrivateStack, startWorker } from '../helpers/worker';
+import type { BrowserContext, Page } from 'playwright-core';
+import type { Endpoint, Reply } from '../helpers/endpoint';
+import { ADMIN_TOKEN, type RunningWorker } from '../helpers/worker';
 import { enqueue, expectJson, putQueue, waitForState } from '../http/support';
-import { type Watch, launchChromium, openPage, refreshNow, screenshot, signedIn, startAt, until, watch } from './browser';
-
-let stack: PrivateStack;
-let worker: RunningWorker;
-let endpoint: Endpoint;
-let browser: Browser;
-let page: Page;
-let seen: Watch;
+import { type Watch, refreshNow, screenshot, signedIn, startAt, until, watch } from './browser';
+import { useDashboardSuite } from './suite';
 
 const orders = 'orders';
 const FAILED = 30;
 let failingSucceeds = false;
 
-beforeAll(async () => {
-  stack = await startPrivateStack();
-  [worker, endpoint, browser] = await Promise.all([
-    startWorker(stack),
-    startEndpoint((r): Reply => {
+const suite = useDashboardSuite({
+  endpoints: {
+    endpoint: (r): Reply => {
       const data = r.job.data as { fail?: boolean; slow?: boolean } | null;
       if (data?.slow) return { status: 202 }; // async: the job stays active until a callback
       if (data?.fail && !failingSucceeds) return { status: 500, headers: { 'groupq-retry': 'false' }, body: 'warehouse offline' };
       return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ receipt: `r-${r.job.id}` }) };
-    }),
-    launchChromium(),
-  ]);
+    },
+  },
+});
+const { apiJson } = suite;
+/** This file's share of the suite, taken from it first thing in beforeAll. */
+let worker: RunningWorker, endpoint: Endpoint, page: Page, seen: Watch;
 
+beforeAll(async () => {
+  ({ worker, endpoints: { endpoint }, page, seen } = suite);
   await putQueue(worker, orders, { endpoint: endpoint.url, keepCompleted: 1000, maxAttempts: 1, timeoutMs: 600_000 });
   await enqueue(worker, orders, { id: 'order-1', group: 'customer:1', data: { sku: 'A1', qty: 2 } });
   await enqueue(worker, orders, { id: 'export-9', group: 'exports', data: { slow: true, rows: 120_000 } });
@@ -46,23 +43,11 @@ beforeAll(async () => {
   await expectJson(await worker.api(`/v1/queues/${orders}/jobs/export-9/progress`, { method: 'POST', json: { lease: slow!.job.lease.token, progress: { pct: 40 } } }), 200);
   await until(() => apiJson(`/v1/queues/${orders}`), (q) => q.counts.failed === FAILED, 'the failing jobs to fail');
 
-  ({ seen, page } = await openPage(browser, [worker.url]));
   // Timers under the test's control: fastForward proves what a refresh (every 5 s) or an old
   // 5-second timeout does, without waiting for it.
   await page.clock.install();
   await signIn(page);
 });
-
-afterAll(async () => {
-  await browser?.close();
-  await endpoint?.close();
-  await worker?.dispose();
-  await stack?.close();
-});
-
-async function apiJson(path: string): Promise<any> {
-  return expectJson(await worker.api(path), 200);
-}
 
 const signIn = (p: Page) => signedIn(p, worker.url, ADMIN_TOKEN);
 
@@ -241,7 +226,7 @@ describe('deleted queues and jobs', () => {
   const answered = () => until(async () => inFlight, (n) => n === 0, 'the requests in flight to end');
 
   beforeAll(async () => {
-    other = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    other = await suite.browser.newContext({ viewport: { width: 1280, height: 900 } });
     seen404 = watch(other, [worker.url], [EXPECTED_404]);
     tabOn = await other.newPage();
     tabOn.on('request', () => inFlight++);

@@ -1,9 +1,10 @@
-// Two parts of a job's own view, drawn only when GET /jobs/{id} has them: its attempt history
-// (the last attempts, oldest first) and its outcome callback (the URL, and how delivering the
-// outcome there went). The shapes are the API's (docs/http-api.md#jobs).
-import type { Job } from '../client';
-import { dataTable, fieldList, h } from './dom';
-import { formatWhen } from './format';
+// The parts of a job's own view under their headings, and the two drawn only when GET /jobs/{id}
+// has them: its attempt history (the last attempts, oldest first) and its outcome callback (the
+// URL, and how delivering the outcome there went). The shapes are the API's (docs/http-api.md#jobs).
+import type { Job } from '../../client';
+import { stateBadge } from '../badges';
+import { dataTable, fieldList, h } from '../dom';
+import { formatWhen } from '../format';
 
 export interface AttemptRecord {
   attempt: number;
@@ -26,13 +27,15 @@ export interface OutcomeRecord {
 /** A job as its own route shows it: listings leave these out. */
 export type JobDetail = Job & { history?: AttemptRecord[]; callbackUrl?: string; outcome?: OutcomeRecord };
 
-const section = (id: string, title: string, ...content: (Node | null)[]) =>
-  h('section', { class: 'detail-part', 'aria-labelledby': id, 'data-part': id }, h('h2', { id }, title), ...content);
+/** One part of a job's view under its heading, marked `data-part` with its id. */
+export function detailPart(id: string, title: string, ...content: (Node | null)[]): HTMLElement {
+  return h('section', { class: 'detail-part', 'aria-labelledby': id, 'data-part': id }, h('h2', { id }, title), ...content);
+}
 
 export function historyPart(job: JobDetail): HTMLElement | null {
   if (job.history === undefined) return null;
-  if (job.history.length === 0) return section('job-history', 'Attempts', h('p', { class: 'muted' }, 'No attempt has ended yet.'));
-  return section(
+  if (job.history.length === 0) return detailPart('job-history', 'Attempts', h('p', { class: 'muted' }, 'No attempt has ended yet.'));
+  return detailPart(
     'job-history',
     'Attempts',
     dataTable(
@@ -46,7 +49,7 @@ export function historyPart(job: JobDetail): HTMLElement | null {
           h('td', { 'data-label': 'Attempt' }, String(a.attempt)),
           h('td', { 'data-label': 'Started' }, formatWhen(a.startedAt)),
           h('td', { 'data-label': 'Finished' }, formatWhen(a.finishedAt)),
-          h('td', { 'data-label': 'Outcome' }, h('span', { class: `badge badge-${a.outcome}` }, a.outcome)),
+          h('td', { 'data-label': 'Outcome' }, stateBadge(a.outcome)),
           h('td', { 'data-label': 'Status' }, a.status === undefined ? '—' : String(a.status)),
           h('td', { 'data-label': 'Error', class: a.error ? 'error-text' : 'muted' }, a.error ?? '—'),
         ),
@@ -61,12 +64,12 @@ export function callbackPart(job: JobDetail): HTMLElement | null {
   const rows: [string, Node | string][] = [];
   if (job.callbackUrl !== undefined) rows.push(['URL', h('code', { class: 'url' }, job.callbackUrl)]);
   if (outcome) {
-    rows.push(['Delivery', h('span', { class: `badge badge-${outcome.state}` }, outcome.state)], ['Attempts', String(outcome.attempts)]);
+    rows.push(['Delivery', stateBadge(outcome.state)], ['Attempts', String(outcome.attempts)]);
     if (outcome.deliveredAt !== undefined) rows.push(['Delivered', formatWhen(outcome.deliveredAt)]);
     if (outcome.nextAttemptAt !== undefined) rows.push(['Next attempt', formatWhen(outcome.nextAttemptAt)]);
     if (outcome.lastError !== undefined) rows.push(['Last error', h('span', { class: 'error-text' }, outcome.lastError)]);
   } else {
     rows.push(['Delivery', h('span', { class: 'muted' }, 'when the job ends')]);
   }
-  return section('job-callback', 'Outcome callback', fieldList(rows));
+  return detailPart('job-callback', 'Outcome callback', fieldList(rows));
 }

@@ -1,7 +1,7 @@
 // The overview's figures of one queue, from what the list view already reads (GET /v1/queues
 // and each queue's per-minute metrics): its backlog, its completion rate and trend, its failures
 // and how long its oldest ready job has waited; and the orders the overview can list queues in.
-import type { MinuteMetrics, OldestReady, QueueSummary } from '../client';
+import type { MinuteMetrics, OldestReady, QueueSummary } from '../../client';
 
 /** Minutes the rate averages over, and that its trend compares with the ones before. */
 export const RATE_MINUTES = 5;

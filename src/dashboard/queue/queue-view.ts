@@ -3,23 +3,24 @@
 // by state, groups and repeatable jobs, and its flow control to edit. A refresh reads everything
 // in parallel and draws once all answered, so the parts never disagree. A queue that no longer
 // exists is said so once, and the view stops refreshing (no request after that).
-import type { GroupqClient, MinuteMetrics, QueueInfo } from '../client';
-import { GroupqError } from '../client';
-import { type QueueContext, act } from './actions';
-import { chartUnavailable, throughputChart } from './chart';
-import { Confirmer } from './confirm';
-import { h, render } from './dom';
+import type { GroupPage, GroupqClient, JobPage, MinuteMetrics, QueueInfo, Repeat } from '../../client';
+import { act } from '../actions';
+import { pausedBadge } from '../badges';
+import { chartUnavailable, throughputChart } from '../chart';
+import { Confirmer } from '../confirm';
+import { countsList } from '../counts';
+import { type Child, h, render } from '../dom';
+import { BACKPRESSURE_LABELS, formatRate } from '../flow-format';
+import { formatDuration } from '../format';
+import { describeError } from '../session';
+import { announceAndGo } from '../status';
+import { View } from '../view';
 import { enqueueForm } from './enqueue-form';
-import { BACKPRESSURE_LABELS, formatRate } from './flow-format';
 import { FlowSettings } from './flow-settings';
-import { formatDuration } from './format';
 import { GroupsPanel } from './groups-panel';
 import { JobsPanel } from './jobs-panel';
-import { countsList, pausedBadge } from './queues-view';
 import { RepeatsPanel } from './repeats-panel';
 import { searchForm } from './search-form';
-import { describeError } from './session';
-import { announceAndGo } from './status';
 
 /** "1 s each time", or "1 s, doubling up to 1 h", and whether it is jittered. */
 function formatBackoff({ type, delayMs, maxDelayMs, jitter }: QueueInfo['config']['backoff']): string {
@@ -44,29 +45,24 @@ function configLine({ config }: QueueInfo): HTMLElement {
   return h('dl', { class: 'config' }, ...parts.map(([name, value]) => h('div', { 'data-config': name }, h('dt', {}, name), h('dd', {}, value))));
 }
 
-export class QueueView {
-  readonly element: HTMLElement;
-  /** The queue no longer exists: nothing left to refresh. */
-  gone = false;
-  private readonly head = h('div', { class: 'view-head' });
+const ALL_QUEUES = { href: '#/', text: '← All queues' };
+
+/** What one refresh reads, all at once: the queue, its metrics (or why not), jobs, groups and repeats. */
+type Answer = [QueueInfo, { ok: true; minutes: MinuteMetrics[] } | { ok: false; reason: string }, JobPage<unknown>, GroupPage, Repeat[]];
+
+export class QueueView extends View<Answer> {
+  override readonly element: HTMLElement;
   private readonly overview = h('div', { class: 'overview' });
   private readonly parts: HTMLElement;
   private readonly jobs: JobsPanel;
   private readonly groups: GroupsPanel;
   private readonly repeats: RepeatsPanel;
   private readonly flow: FlowSettings;
-  private readonly ctx: QueueContext;
   private readonly confirmer = new Confirmer(() => this.info && this.drawHead(this.info));
   private info: QueueInfo | null = null;
-  /** Answers of an older refresh that arrive after a newer one started are dropped. */
-  private generation = 0;
 
-  constructor(
-    client: GroupqClient,
-    readonly name: string,
-    fail: (error: unknown) => void,
-  ) {
-    this.ctx = { client, queue: client.queue(name), refresh: () => this.refresh().then(() => undefined), fail };
+  constructor(client: GroupqClient, name: string, fail: (error: unknown) => void) {
+    super(client, name, fail);
     this.jobs = new JobsPanel(this.ctx);
     this.groups = new GroupsPanel(this.ctx);
     this.repeats = new RepeatsPanel(this.ctx);
@@ -84,63 +80,56 @@ export class QueueView {
     this.drawTitle();
   }
 
-  /** Re-reads the queue; false when that failed (the error went to `fail`). */
-  async refresh(): Promise<boolean> {
-    if (this.gone) return true;
-    const generation = ++this.generation;
+  protected override read(): Promise<Answer> {
     const { queue } = this.ctx;
-    try {
-      const [info, metrics, jobs, groups, repeats] = await Promise.all([
-        queue.get(),
-        queue.metrics().then(
-          (minutes): { ok: true; minutes: MinuteMetrics[] } => ({ ok: true, minutes }),
-          (error: unknown) => ({ ok: false as const, reason: describeError(error) }),
-        ),
-        this.jobs.request(),
-        this.groups.request(),
-        queue.repeats.list(),
-      ]);
-      if (generation !== this.generation || this.gone) return true;
-      this.info = info;
-      this.drawHead(info);
-      render(this.overview, configLine(info), countsList(info.counts), metrics.ok ? throughputChart(metrics.minutes, 'queue', this.name) : chartUnavailable(metrics.reason));
-      this.jobs.show(jobs, info.counts);
-      this.groups.show(groups);
-      this.flow.show(info.config);
-      this.repeats.show(repeats);
-      this.parts.hidden = false;
-      return true;
-    } catch (error) {
-      if (generation !== this.generation) return true;
-      if (error instanceof GroupqError && error.code === 'QUEUE_NOT_FOUND') {
-        this.showGone(`Queue ${this.name} does not exist: it was deleted, or never created. This page stopped refreshing it.`);
-        return true;
-      }
-      this.ctx.fail(error);
-      return false;
-    }
+    return Promise.all([
+      queue.get(),
+      queue.metrics().then(
+        (minutes): { ok: true; minutes: MinuteMetrics[] } => ({ ok: true, minutes }),
+        (error: unknown) => ({ ok: false as const, reason: describeError(error) }),
+      ),
+      this.jobs.request(),
+      this.groups.request(),
+      queue.repeats.list(),
+    ]);
   }
 
-  private showGone(notice: string): void {
+  protected override show([info, metrics, jobs, groups, repeats]: Answer): void {
+    this.info = info;
+    this.drawHead(info);
+    render(this.overview, configLine(info), countsList(info.counts), metrics.ok ? throughputChart(metrics.minutes, 'queue', this.queueName) : chartUnavailable(metrics.reason));
+    this.jobs.show(jobs, info.counts);
+    this.groups.show(groups);
+    this.flow.show(info.config);
+    this.repeats.show(repeats);
+    this.parts.hidden = false;
+  }
+
+  protected override showGone(code: string): boolean {
+    if (code !== 'QUEUE_NOT_FOUND') return false;
+    this.sayGone(`Queue ${this.queueName} does not exist: it was deleted, or never created. This page stopped refreshing it.`);
+    return true;
+  }
+
+  private sayGone(notice: string): void {
     this.gone = true;
     this.parts.hidden = true;
     this.drawTitle(h('p', { class: 'notice', 'data-gone': 'queue' }, notice));
   }
 
-  private drawTitle(...extra: (Node | null)[]): void {
-    render(this.head, h('a', { class: 'back', href: '#/', 'data-focus-key': 'back' }, '← All queues'), h('h1', { tabindex: '-1', 'data-focus-key': 'title' }, this.name), ...extra);
+  /** The head before the queue was read, and once it is gone. */
+  private drawTitle(...extra: Child[]): void {
+    this.drawHeadOf({ back: ALL_QUEUES, title: [this.queueName] }, ...extra);
   }
 
   private drawHead(info: QueueInfo): void {
     const { queue } = this.ctx;
     const label = info.paused ? 'Resume queue' : 'Pause queue';
-    render(
-      this.head,
-      h('a', { class: 'back', href: '#/', 'data-focus-key': 'back' }, '← All queues'),
-      h('div', { class: 'title-row' }, h('h1', { tabindex: '-1', 'data-focus-key': 'title' }, info.name), pausedBadge(info.paused)),
-      h(
-        'div',
-        { class: 'head-actions' },
+    this.drawHeadOf({
+      back: ALL_QUEUES,
+      title: [info.name],
+      badge: pausedBadge(info.paused),
+      actions: [
         h(
           'button',
           {
@@ -165,8 +154,8 @@ export class QueueView {
           confirmLabel: 'Delete queue',
           run: (button) => this.deleteQueue(button),
         }),
-      ),
-    );
+      ],
+    });
   }
 
   private async deleteQueue(button: HTMLButtonElement): Promise<void> {
@@ -178,7 +167,7 @@ export class QueueView {
       this.ctx.fail(error);
       return;
     }
-    this.showGone(`Queue ${this.name} was deleted.`);
-    announceAndGo(`Queue ${this.name} deleted.`, '#/');
+    this.sayGone(`Queue ${this.queueName} was deleted.`);
+    announceAndGo(`Queue ${this.queueName} deleted.`, '#/');
   }
 }

@@ -4,17 +4,15 @@
 // order they start. A group without jobs is `idle` while it has limits, and unknown to the API
 // (404) without them: the view says so and keeps refreshing, and limits can still be set. A
 // deleted queue stops the refreshes.
-import type { GroupDetail, GroupqClient, QueueInfo } from '../client';
-import { GroupqError } from '../client';
-import type { QueueContext } from './actions';
-import { dataTable, fieldList, h, render } from './dom';
-import { formatRate } from './flow-format';
+import type { GroupDetail, GroupqClient, QueueInfo } from '../../client';
+import { GroupqError } from '../../client';
+import { pauseGroupButton } from '../actions';
+import { stateBadge } from '../badges';
+import { type Child, dataTable, fieldList, h, render } from '../dom';
+import { formatRate } from '../flow-format';
+import { GROUP_JOB_COLUMNS } from '../job-columns';
+import { View } from '../view';
 import { GroupLimitsForm } from './group-limits-form';
-import { pauseGroupButton, stateBadge } from './groups-panel';
-import { GROUP_JOB_COLUMNS } from './job-columns';
-import { queueHref } from './queues-view';
-
-/** GET /v1/queues/{queue}/groups/{group}. */
 
 function fields(group: GroupDetail, { config }: QueueInfo): HTMLElement {
   const own = group.limits ?? {};
@@ -28,25 +26,18 @@ function fields(group: GroupDetail, { config }: QueueInfo): HTMLElement {
   ]);
 }
 
-export class GroupView {
-  readonly element: HTMLElement;
-  /** The queue no longer exists: nothing left to refresh. */
-  gone = false;
-  private readonly head = h('div', { class: 'view-head' });
+/** The group (null: the API does not know it) and its queue, whose defaults it may use. */
+type Answer = [GroupDetail | null, QueueInfo];
+
+export class GroupView extends View<Answer> {
+  override readonly element: HTMLElement;
   private readonly summary = h('section', { class: 'card', 'aria-label': 'Group' });
   private readonly jobs = h('section', { class: 'card', 'aria-labelledby': 'group-jobs-heading' });
   private readonly parts: HTMLElement;
   private readonly limits: GroupLimitsForm;
-  private readonly ctx: QueueContext;
-  private generation = 0;
 
-  constructor(
-    client: GroupqClient,
-    readonly queueName: string,
-    readonly group: string,
-    fail: (error: unknown) => void,
-  ) {
-    this.ctx = { client, queue: client.queue(queueName), refresh: () => this.refresh().then(() => undefined), fail };
+  constructor(client: GroupqClient, queueName: string, readonly group: string, fail: (error: unknown) => void) {
+    super(client, queueName, fail);
     this.limits = new GroupLimitsForm(this.ctx, group);
     this.parts = h('div', { class: 'job-parts' }, this.summary, this.limits.element, this.jobs);
     this.parts.hidden = true;
@@ -54,35 +45,26 @@ export class GroupView {
     this.drawHead(null);
   }
 
-  async refresh(): Promise<boolean> {
-    if (this.gone) return true;
-    const generation = ++this.generation;
+  protected override read(): Promise<Answer> {
     const { queue } = this.ctx;
-    try {
-      const [group, info] = await Promise.all([
-        queue.group(this.group).catch((error: unknown) => {
-          if (error instanceof GroupqError && error.code === 'GROUP_NOT_FOUND') return null;
-          throw error;
-        }),
-        queue.get(),
-      ]);
-      if (generation !== this.generation || this.gone) return true;
-      this.draw(group, info);
-      return true;
-    } catch (error) {
-      if (generation !== this.generation) return true;
-      if (error instanceof GroupqError && error.code === 'QUEUE_NOT_FOUND') {
-        this.gone = true;
-        this.parts.hidden = true;
-        this.drawHead(null, h('p', { class: 'notice', 'data-gone': 'queue' }, `Queue ${this.queueName} no longer exists: it was deleted. This page stopped refreshing.`));
-        return true;
-      }
-      this.ctx.fail(error);
-      return false;
-    }
+    return Promise.all([
+      queue.group(this.group).catch((error: unknown) => {
+        if (error instanceof GroupqError && error.code === 'GROUP_NOT_FOUND') return null;
+        throw error;
+      }),
+      queue.get(),
+    ]);
   }
 
-  private draw(group: GroupDetail | null, info: QueueInfo): void {
+  /** Only a deleted queue stops the refreshes: a group unknown to the API is drawn (`show`). */
+  protected override showGone(code: string): boolean {
+    if (code !== 'QUEUE_NOT_FOUND') return false;
+    this.parts.hidden = true;
+    this.drawHead(null, h('p', { class: 'notice', 'data-gone': 'queue' }, `Queue ${this.queueName} no longer exists: it was deleted. This page stopped refreshing.`));
+    return true;
+  }
+
+  protected override show([group, info]: Answer): void {
     this.drawHead(group);
     const queueDefault = { concurrency: info.config.groupConcurrency, rateLimit: info.config.groupRateLimit };
     this.limits.show(group?.limits ?? null, queueDefault);
@@ -112,13 +94,8 @@ export class GroupView {
     );
   }
 
-  private drawHead(group: GroupDetail | null, ...extra: (Node | null)[]): void {
-    render(
-      this.head,
-      h('a', { class: 'back', href: queueHref(this.queueName), 'data-focus-key': 'back' }, `← Queue ${this.queueName}`),
-      h('div', { class: 'title-row' }, h('h1', { tabindex: '-1', 'data-focus-key': 'title' }, 'Group ', h('span', { class: 'group-name' }, this.group))),
-      group ? h('div', { class: 'head-actions' }, pauseGroupButton(this.ctx, this.group, group.state === 'paused', { focusKey: 'group:pause' })) : null,
-      ...extra,
-    );
+  private drawHead(group: GroupDetail | null, ...extra: Child[]): void {
+    const actions = group && [pauseGroupButton(this.ctx, this.group, group.state === 'paused', { focusKey: 'group:pause' })];
+    this.drawHeadOf({ title: ['Group ', h('span', { class: 'group-name' }, this.group)], actions }, ...extra);
   }
 }

@@ -1,15 +1,16 @@
 // A queue's jobs by state: tabs for waiting/delayed/active/completed/failed/cancelled/expired (the WAI-ARIA tabs
 // pattern: arrow keys move between tabs), a table of one page of jobs with the columns that
-// matter for the state (job-columns.ts) and the actions each state allows, bulk actions on the
+// matter for the state (../job-columns.ts) and the actions each state allows, bulk actions on the
 // finished states, and "Load more" following the API's cursor. A group filter (the search form)
 // narrows every tab to one group. A refresh re-reads as many jobs as are shown.
-import type { Job, JobPage, JobState, QueueCounts } from '../client';
-import { type QueueContext, CANCELLABLE, act, cancelJobControl } from './actions';
+import type { Job, JobPage, JobState, QueueCounts } from '../../client';
+import { type QueueContext, CANCELLABLE, act, cancelJobControl } from '../actions';
+import { Confirmer } from '../confirm';
+import { dataTable, h, render } from '../dom';
+import { formatCount } from '../format';
+import { columnsOf } from '../job-columns';
 import { BulkActions } from './bulk-actions';
-import { Confirmer } from './confirm';
-import { dataTable, h, render } from './dom';
-import { formatCount } from './format';
-import { columnsOf } from './job-columns';
+import { MAX_PAGE, PAGE, Pager } from './pager';
 
 const STATES: { state: JobState; label: string }[] = [
   { state: 'waiting', label: 'Waiting' },
@@ -21,9 +22,8 @@ const STATES: { state: JobState; label: string }[] = [
   { state: 'expired', label: 'Expired' },
 ];
 
-const PAGE = 25;
-/** The API's largest page: a refresh re-reads at most this many jobs. */
-const MAX_PAGE = 1000;
+/** A page of jobs as the pager holds it. */
+const itemsOf = ({ jobs, cursor }: JobPage<unknown>) => ({ items: jobs, cursor });
 
 export class JobsPanel {
   readonly element: HTMLElement;
@@ -32,14 +32,14 @@ export class JobsPanel {
   private readonly body = h('div', { role: 'tabpanel', id: 'jobs-panel', tabindex: '-1', class: 'tab-panel' });
   private state: JobState = 'waiting';
   private group: string | null = null;
-  private jobs: Job[] = [];
-  private cursor: string | null = null;
+  private readonly pager: Pager<Job>;
   private counts: QueueCounts | null = null;
   private readonly confirmer = new Confirmer(() => this.draw());
   private readonly bulk: BulkActions;
 
   constructor(private readonly ctx: QueueContext) {
     this.bulk = new BulkActions(ctx, this.confirmer);
+    this.pager = new Pager(ctx, (cursor) => ctx.queue.listJobs({ ...this.shown(), limit: PAGE, cursor }).then(itemsOf), () => this.draw());
     this.element = h('section', { class: 'card', 'aria-labelledby': 'jobs-heading' }, h('h2', { id: 'jobs-heading' }, 'Jobs'), this.filter, this.tabs, this.body);
   }
 
@@ -49,13 +49,17 @@ export class JobsPanel {
    * largest page, so that a group's jobs are not spread over many short pages.
    */
   request(): PromiseLike<JobPage<unknown>> {
-    const limit = this.group === null ? Math.min(MAX_PAGE, Math.max(PAGE, this.jobs.length)) : MAX_PAGE;
-    return this.ctx.queue.listJobs({ state: this.state, limit, ...(this.group === null ? {} : { group: this.group }) });
+    const limit = this.group === null ? this.pager.refreshLimit : MAX_PAGE;
+    return this.ctx.queue.listJobs({ ...this.shown(), limit });
+  }
+
+  /** The tab's state and the group filter, as a listing takes them. */
+  private shown(): { state: JobState; group?: string } {
+    return { state: this.state, ...(this.group === null ? {} : { group: this.group }) };
   }
 
   show(page: JobPage<unknown>, counts: QueueCounts): void {
-    this.jobs = page.jobs;
-    this.cursor = page.cursor;
+    this.pager.show(itemsOf(page));
     this.counts = counts;
     this.draw();
   }
@@ -63,8 +67,7 @@ export class JobsPanel {
   /** Shows one group's jobs in every tab (null: every group's). */
   async showGroup(group: string | null): Promise<void> {
     this.group = group;
-    this.jobs = [];
-    this.cursor = null;
+    this.pager.clear();
     this.draw();
     await this.ctx.refresh();
   }
@@ -72,29 +75,10 @@ export class JobsPanel {
   private async select(state: JobState, focus: boolean): Promise<void> {
     if (state === this.state) return;
     this.state = state;
-    this.jobs = [];
-    this.cursor = null;
+    this.pager.clear();
     this.draw();
     if (focus) this.tabs.querySelector<HTMLElement>(`[data-state="${state}"]`)?.focus();
     await this.ctx.refresh();
-  }
-
-  private async loadMore(button: HTMLButtonElement): Promise<void> {
-    if (this.cursor === null) return;
-    button.setAttribute('aria-disabled', 'true');
-    try {
-      const state = this.state;
-      const group = this.group;
-      const page = await this.ctx.queue.listJobs({ state, limit: PAGE, cursor: this.cursor, ...(group === null ? {} : { group }) });
-      if (state !== this.state || group !== this.group) return;
-      this.jobs = [...this.jobs, ...page.jobs];
-      this.cursor = page.cursor;
-      this.draw();
-    } catch (error) {
-      this.ctx.fail(error);
-    } finally {
-      button.removeAttribute('aria-disabled');
-    }
   }
 
   private onTabKey(event: KeyboardEvent): void {
@@ -149,8 +133,7 @@ export class JobsPanel {
     const { label } = STATES.find((s) => s.state === this.state)!;
     // Bulk actions act on the whole queue: not offered on one group's list.
     const bulk = this.group === null && this.counts ? this.bulk.bar(this.state, this.counts[this.state]) : null;
-    // A page of a hash walk (waiting jobs) may hold none and still have more after it (docs/http-api.md#paging).
-    if (this.jobs.length === 0 && this.cursor === null) {
+    if (this.pager.empty) {
       render(this.body, bulk, h('p', { class: 'muted empty-row' }, `No ${label.toLowerCase()} jobs${this.group === null ? '' : ' in this group'}.`));
       return;
     }
@@ -162,7 +145,7 @@ export class JobsPanel {
         'stack jobs-table',
         `${label} jobs`,
         [...columns.map((c) => c.label), 'Actions'],
-        this.jobs.map((job) =>
+        this.pager.items.map((job) =>
           h(
             'tr',
             { 'data-job': job.id },
@@ -171,9 +154,7 @@ export class JobsPanel {
           ),
         ),
       ),
-      this.cursor === null
-        ? null
-        : h('button', { type: 'button', class: 'load-more', 'data-focus-key': 'jobs:more', onclick: (e: Event) => void this.loadMore(e.currentTarget as HTMLButtonElement) }, 'Load more jobs'),
+      this.pager.moreButton('Load more jobs', 'jobs:more'),
     );
   }
 

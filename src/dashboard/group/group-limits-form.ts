@@ -2,14 +2,14 @@
 // concurrency, and its rate limit (the queue's groupRateLimit, none at all, or one of its own).
 // "Clear limits" deletes them (DELETE, 204): the queue's defaults apply again. The next start
 // obeys them. The form is built once; a refresh fills it only while the user has not changed it.
-import type { GroupLimits } from '../client';
-import type { QueueContext } from './actions';
-import { h, render } from './dom';
-import { type RateLimit, formatRate } from './flow-format';
-import { FormProblem, clearFormError, field, numberInput, readNumber, showFormError } from './form-fields';
-import { rateLimitField } from './rate-limit-field';
-import { isAuthFailure } from './session';
-import { announce } from './status';
+import type { GroupLimits } from '../../client';
+import type { QueueContext } from '../actions';
+import { h, render } from '../dom';
+import { type RateLimit, formatRate } from '../flow-format';
+import { FormProblem, clearFormError, field, numberInput, readNumber, showFormError } from '../form-fields';
+import { rateLimitField } from '../rate-limit-field';
+import { isAuthFailure } from '../session';
+import { announce } from '../status';
 
 type RateChoice = 'queue' | 'none' | 'own';
 

@@ -1,12 +1,12 @@
 // Bulk actions above the jobs of a finished state: "Retry all failed", "Clean completed" /
 // "Clean failed". Each asks first (Confirmer), then runs through the client, which repeats the
 // API's bounded steps until done; the count of what it did is announced and stays in the bar.
-import type { CleanOptions, JobState } from '../client';
-import { FINISHED_STATES } from '../protocol/constants';
-import { type QueueContext, act } from './actions';
-import type { Confirmer } from './confirm';
-import { h } from './dom';
-import { formatCount } from './format';
+import type { CleanOptions, JobState } from '../../client';
+import { FINISHED_STATES } from '../../protocol/constants';
+import { type QueueContext, act } from '../actions';
+import type { Confirmer } from '../confirm';
+import { h } from '../dom';
+import { formatCount } from '../format';
 
 /** The tabs with bulk actions; cleaning one more finished state is one more entry. */
 const CLEANABLE: readonly CleanOptions['state'][] = FINISHED_STATES;

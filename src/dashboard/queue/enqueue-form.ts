@@ -1,12 +1,12 @@
 // "Enqueue a test job": a group, data as JSON and an optional delay, sent with the admin token
 // like any producer's job. The JSON is checked here first, so a typo never reaches the API; what
 // the API refuses shows next to the form. The new job's id links to its own view.
-import type { QueueContext } from './actions';
-import { h, render } from './dom';
-import { field } from './form-fields';
-import { jobHref } from './job-columns';
-import { describeError, isAuthFailure } from './session';
-import { announce } from './status';
+import type { QueueContext } from '../actions';
+import { h, render } from '../dom';
+import { field } from '../form-fields';
+import { jobHref } from '../links';
+import { describeError, isAuthFailure } from '../session';
+import { announce } from '../status';
 
 export function enqueueForm(ctx: QueueContext): HTMLElement {
   const group = h('input', { id: 'enqueue-group', name: 'group', required: true, autocomplete: 'off', spellcheck: 'false' });

@@ -2,54 +2,15 @@
 // waiting job, worst first), then every queue as a card with its counts, a paused badge and the
 // chart of its last hour. One GET /v1/queues, then each queue's metrics in parallel (a failed
 // metrics read costs that queue its chart and rate, not the page).
-import type { GroupqClient, MinuteMetrics, QueueCounts, QueueSummary } from '../client';
-import { chartUnavailable, throughputChart } from './chart';
-import { h, render } from './dom';
-import { formatCount } from './format';
+import type { GroupqClient, MinuteMetrics, QueueSummary } from '../../client';
+import { pausedBadge } from '../badges';
+import { chartUnavailable, throughputChart } from '../chart';
+import { countsList } from '../counts';
+import { h, render } from '../dom';
+import { queueHref } from '../links';
+import { describeError } from '../session';
 import { Overview } from './overview';
 import { figuresOf } from './overview-figures';
-import { pausedBadge, queueHref } from './queue-links';
-import { describeError } from './session';
-
-export { pausedBadge, queueHref } from './queue-links';
-
-const COUNT_LABELS: [keyof QueueCounts, string][] = [
-  ['waiting', 'Waiting'],
-  ['delayed', 'Delayed'],
-  ['active', 'Active'],
-  ['completed', 'Completed'],
-  ['failed', 'Failed'],
-  ['cancelled', 'Cancelled'],
-  ['expired', 'Expired'],
-  ['groups', 'Groups'],
-];
-
-/**
- * What a finished state's count is: the jobs the queue keeps in it, not how many ended (the chart
- * counts those). A queue that keeps no completed jobs (keepCompleted 0, the default) shows 0.
- */
-const KEPT: Partial<Record<keyof QueueCounts, string>> = {
-  completed: 'Completed jobs the queue keeps (keepCompleted); the chart counts every job that completed',
-  failed: 'Failed jobs the queue keeps (keepFailed); the chart counts every job that failed',
-  cancelled: 'Cancelled jobs the queue keeps; the chart does not count cancels',
-  expired: 'Jobs that did not start by their deadline (ttlMs), kept like failed ones; the chart does not count them',
-};
-
-/** The counts (COUNT_LABELS) as a description list (label, number), shared with the queue's own view. */
-export function countsList(counts: QueueCounts): HTMLElement {
-  return h(
-    'dl',
-    { class: 'counts' },
-    ...COUNT_LABELS.map(([key, label]) =>
-      h(
-        'div',
-        { class: `count count-${key}${counts[key] > 0 ? ' nonzero' : ''}`, 'data-count': key },
-        h('dt', KEPT[key] ? { title: KEPT[key] } : {}, KEPT[key] ? `${label} (kept)` : label),
-        h('dd', {}, formatCount(counts[key])),
-      ),
-    ),
-  );
-}
 
 interface Loaded {
   queue: QueueSummary;

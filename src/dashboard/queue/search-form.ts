@@ -1,7 +1,7 @@
 // "Find" in a queue: by job id (opens the job's own view) or by group (narrows the jobs tabs to
 // that group's jobs). A plain form: Enter submits, the field keeps what was typed.
-import { h } from './dom';
-import { jobHref } from './job-columns';
+import { h } from '../dom';
+import { jobHref } from '../links';
 
 export function searchForm(queue: string, showGroup: (group: string) => void): HTMLElement {
   const by = h('select', { id: 'search-by', name: 'by' }, h('option', { value: 'id' }, 'Job id'), h('option', { value: 'group' }, 'Group'));

@@ -1,11 +1,11 @@
 // A queue's repeatable jobs: key, group, schedule (every N or a cron pattern), time zone, the
 // next run and how many runs were created (of the limit, if any), and Delete (asks first; runs
 // already enqueued stay). Repeats are created through the API.
-import type { Repeat } from '../client';
-import { type QueueContext, act } from './actions';
-import { Confirmer } from './confirm';
-import { dataTable, h, render } from './dom';
-import { formatCount, formatDuration, formatWhen } from './format';
+import type { Repeat } from '../../client';
+import { type QueueContext, act } from '../actions';
+import { Confirmer } from '../confirm';
+import { dataTable, h, render } from '../dom';
+import { formatCount, formatDuration, formatWhen } from '../format';
 
 function schedule(repeat: Repeat): HTMLElement | string {
   if (repeat.every !== undefined) return `every ${formatDuration(repeat.every)}`;

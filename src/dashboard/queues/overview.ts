@@ -1,13 +1,13 @@
 // The overview at the top of the first view: every queue in one table, worst first (the longest
 // wait, by default), with its backlog, completion rate and trend, failures and how long its
 // oldest ready job has waited; each name leads to the queue's own view. It is built once and
-// redrawn at each refresh of the list (app.ts: every few seconds while the tab is visible), so
+// redrawn at each refresh of the list (../app.ts: every few seconds while the tab is visible), so
 // the order chosen and the keyboard focus stay put.
-import { type Props, dataTable, h, render } from './dom';
-import { formatAge, formatCount, formatInstant } from './format';
+import { pausedBadge } from '../badges';
+import { type Props, dataTable, h, render } from '../dom';
+import { formatAge, formatCount, formatInstant } from '../format';
+import { jobHref, queueHref } from '../links';
 import { ORDERS, type Order, type QueueFigures, RATE_MINUTES, type Trend, sortFigures } from './overview-figures';
-import { jobHref } from './job-columns';
-import { pausedBadge, queueHref } from './queue-links';
 
 const TREND_GLYPHS: Record<Trend, string> = { rising: '▲', falling: '▼', steady: '▶' };
 

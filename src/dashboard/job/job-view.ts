@@ -3,23 +3,18 @@
 // its full data, result and error, its attempt history and outcome callback when the API has them
 // (job-records.ts), and the actions its state allows. A job or queue that no longer exists is
 // said so once, and the view stops refreshing.
-import type { GroupqClient } from '../client';
-import { GroupqError } from '../client';
-import { type QueueContext, CANCELLABLE, act, cancelJobControl } from './actions';
-import { Confirmer } from './confirm';
-import { fieldList, h, render } from './dom';
-import { flowFields } from './flow-format';
-import { formatWhen } from './format';
-import { groupLink } from './job-columns';
-import { type JobDetail, callbackPart, historyPart } from './job-records';
-import { queueHref } from './queues-view';
-import { announceAndGo } from './status';
+import type { GroupqClient } from '../../client';
+import { CANCELLABLE, act, cancelJobControl } from '../actions';
+import { Confirmer } from '../confirm';
+import { fieldList, h, render } from '../dom';
+import { flowFields } from '../flow-format';
+import { formatWhen } from '../format';
+import { groupLink, queueHref } from '../links';
+import { announceAndGo } from '../status';
+import { View } from '../view';
+import { type JobDetail, callbackPart, detailPart, historyPart } from './job-records';
 
 const pretty = (value: unknown) => JSON.stringify(value, null, 2) ?? 'null';
-
-function part(id: string, title: string, content: Node): HTMLElement {
-  return h('section', { class: 'detail-part', 'aria-labelledby': id, 'data-part': id }, h('h2', { id }, title), content);
-}
 
 function fields(job: JobDetail): HTMLElement {
   const rows: [string, string | Node][] = [
@@ -38,60 +33,39 @@ function fields(job: JobDetail): HTMLElement {
   return fieldList(rows);
 }
 
-export class JobView {
-  readonly element: HTMLElement;
-  /** The job or its queue no longer exists: nothing left to refresh. */
-  gone = false;
-  private readonly head = h('div', { class: 'view-head' });
+export class JobView extends View<JobDetail> {
+  override readonly element: HTMLElement;
   private readonly body = h('div', { class: 'job-parts' });
-  private readonly ctx: QueueContext;
   private readonly confirmer = new Confirmer(() => this.draw());
   private job: JobDetail | null = null;
-  private generation = 0;
 
-  constructor(
-    client: GroupqClient,
-    readonly queueName: string,
-    readonly id: string,
-    fail: (error: unknown) => void,
-  ) {
-    this.ctx = { client, queue: client.queue(queueName), refresh: () => this.refresh().then(() => undefined), fail };
+  constructor(client: GroupqClient, queueName: string, readonly id: string, fail: (error: unknown) => void) {
+    super(client, queueName, fail);
     this.element = h('div', { class: 'job-view' }, this.head, this.body);
     this.drawHead(null);
   }
 
-  async refresh(): Promise<boolean> {
-    if (this.gone) return true;
-    const generation = ++this.generation;
-    try {
-      const job = (await this.ctx.queue.getJob(this.id)) as JobDetail;
-      if (generation !== this.generation || this.gone) return true;
-      this.job = job;
-      this.draw();
-      return true;
-    } catch (error) {
-      if (generation !== this.generation) return true;
-      const code = error instanceof GroupqError ? error.code : '';
-      if (code === 'JOB_NOT_FOUND' || code === 'QUEUE_NOT_FOUND') {
-        this.gone = true;
-        this.job = null;
-        this.drawHead(null);
-        const what = code === 'JOB_NOT_FOUND' ? `No job with this id in ${this.queueName} (it may have been removed).` : `Queue ${this.queueName} no longer exists: it was deleted.`;
-        render(this.body, h('p', { class: 'notice', 'data-gone': code }, what, ' This page stopped refreshing.'));
-        return true;
-      }
-      this.ctx.fail(error);
-      return false;
-    }
+  protected override async read(): Promise<JobDetail> {
+    return (await this.ctx.queue.getJob(this.id)) as JobDetail;
+  }
+
+  protected override show(job: JobDetail): void {
+    this.job = job;
+    this.draw();
+  }
+
+  /** The job or its queue no longer exists. */
+  protected override showGone(code: string): boolean {
+    if (code !== 'JOB_NOT_FOUND' && code !== 'QUEUE_NOT_FOUND') return false;
+    this.job = null;
+    this.drawHead(null);
+    const what = code === 'JOB_NOT_FOUND' ? `No job with this id in ${this.queueName} (it may have been removed).` : `Queue ${this.queueName} no longer exists: it was deleted.`;
+    render(this.body, h('p', { class: 'notice', 'data-gone': code }, what, ' This page stopped refreshing.'));
+    return true;
   }
 
   private drawHead(job: JobDetail | null): void {
-    render(
-      this.head,
-      h('a', { class: 'back', href: queueHref(this.queueName), 'data-focus-key': 'back' }, `← Queue ${this.queueName}`),
-      h('div', { class: 'title-row' }, h('h1', { tabindex: '-1', 'data-focus-key': 'title' }, 'Job ', h('code', { class: 'id' }, this.id))),
-      job ? h('div', { class: 'head-actions' }, ...this.actions(job)) : null,
-    );
+    this.drawHeadOf({ title: ['Job ', h('code', { class: 'id' }, this.id)], actions: job && this.actions(job) });
   }
 
   private draw(): void {
@@ -101,12 +75,12 @@ export class JobView {
     render(
       this.body,
       h('section', { class: 'card', 'aria-label': 'Job' }, fields(job)),
-      job.progress === undefined ? null : part('job-progress', 'Progress', h('pre', {}, h('code', {}, pretty(job.progress)))),
-      part('job-data', 'Data', h('pre', {}, h('code', {}, pretty(job.data)))),
+      job.progress === undefined ? null : detailPart('job-progress', 'Progress', h('pre', {}, h('code', {}, pretty(job.progress)))),
+      detailPart('job-data', 'Data', h('pre', {}, h('code', {}, pretty(job.data)))),
       job.result === undefined && !job.resultTruncated
         ? null
-        : part('job-result', 'Result', job.result === undefined ? h('p', { class: 'muted' }, 'Too large to keep.') : h('pre', {}, h('code', {}, pretty(job.result)))),
-      job.error === undefined ? null : part('job-error', job.state === 'failed' ? 'Error' : 'Last error', h('pre', { class: 'error-text' }, job.error)),
+        : detailPart('job-result', 'Result', job.result === undefined ? h('p', { class: 'muted' }, 'Too large to keep.') : h('pre', {}, h('code', {}, pretty(job.result)))),
+      job.error === undefined ? null : detailPart('job-error', job.state === 'failed' ? 'Error' : 'Last error', h('pre', { class: 'error-text' }, job.error)),
       historyPart(job),
       callbackPart(job),
     );

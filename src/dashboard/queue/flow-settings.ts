@@ -4,14 +4,14 @@
 // and signing secrets included, is kept as it is. The form is built once; a refresh fills it
 // only while the user has not changed it (Reset goes back to what was filled), so typing is
 // never overwritten.
-import type { QueueConfig, QueueConfigInput, QueueConfigPatch } from '../client';
-import type { QueueContext } from './actions';
-import { h, render } from './dom';
-import { BACKPRESSURE_LABELS, type Backpressure } from './flow-format';
-import { clearFormError, field, numberInput, readNumber, showFormError } from './form-fields';
-import { rateLimitField } from './rate-limit-field';
-import { isAuthFailure } from './session';
-import { announce } from './status';
+import type { QueueConfig, QueueConfigInput, QueueConfigPatch } from '../../client';
+import type { QueueContext } from '../actions';
+import { h, render } from '../dom';
+import { BACKPRESSURE_LABELS, type Backpressure } from '../flow-format';
+import { clearFormError, field, numberInput, readNumber, showFormError } from '../form-fields';
+import { rateLimitField } from '../rate-limit-field';
+import { isAuthFailure } from '../session';
+import { announce } from '../status';
 
 type FlowConfig = Pick<QueueConfigInput, 'groupConcurrency' | 'rateLimit' | 'groupRateLimit' | 'dedupWindowMs' | 'backpressure'>;
 
