@@ -32,6 +32,7 @@ Errors  {-1} QUEUE_NOT_FOUND, {-7} REPEAT_NOT_FOUND
 -- @include insert
 -- @include quota
 -- @include partition
+-- @include repeat-spec
 
 local K = { jobs = KEYS[2], ready = KEYS[3], delayed = KEYS[4], active = KEYS[5], held = KEYS[8], prioritized = KEYS[9] }
 local repeatsKey, repeatDueKey, groupKey = KEYS[6], KEYS[7], KEYS[10]
@@ -64,15 +65,6 @@ else
   spec.count = spec.count + 1
 end
 
-if spec.limit and spec.count >= spec.limit then nextRunAt = -1 end
-if nextRunAt >= 0 then
-  spec.nextRunAt = nextRunAt
-  redis.call('ZADD', repeatDueKey, nextRunAt, key)
-  noteTimer(M, nextRunAt)
-else
-  spec.nextRunAt = nil
-  redis.call('ZREM', repeatDueKey, key)
-end
-redis.call('HSET', repeatsKey, key, cjson.encode(spec))
+saveRepeat(M, repeatsKey, repeatDueKey, key, spec, nextRunAt)
 saveMeta(M)
 return { 1, id, state, existing and 1 or 0, dueReport(M, now) }

@@ -18,23 +18,12 @@ Returns {1, job view (view.lua), dueAt}
 Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND, {-4, state} INVALID_STATE (not delayed),
         {-10, group} JOB_CHANGED_GROUP: the job's group is another one; call again with it declared
 ]]
--- @include errors
 -- @include job
--- @include meta
--- @include group
--- @include job-ops
--- @include view
+-- @include rejoin
 
 local K = { jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[6], prioritized = KEYS[7] }
-local id, now = ARGV[1], tonumber(ARGV[3])
-local M, raw, err = loadJob(KEYS[1], K.jobs, id, { groupField(ARGV[2]) })
+local id = ARGV[1]
+local M, state, data, err = loadToRejoin(KEYS[1], K, id, ARGV[2], 'delayed')
 if err then return err end
-local state, data = decodeJob(raw)
-if state.g ~= ARGV[2] then return { JOB_CHANGED_GROUP, state.g } end
-if state.st ~= 'delayed' then return { INVALID_STATE, jobState(K, M, id, state) } end
 redis.call('ZREM', KEYS[5], delayedMember(id, state.g))
-local B = newBatch(M, now)
-local record = attachWaiting(K, B, KEYS[8], id, state, data)
-flushBatch(K, B)
-saveMeta(M)
-return { 1, jobView(K, M, id, record, true), dueReport(M, now) }
+return rejoinGroup(K, M, KEYS[8], id, state, data, tonumber(ARGV[3]))

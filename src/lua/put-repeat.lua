@@ -20,6 +20,7 @@ Errors  {-1} QUEUE_NOT_FOUND, {-9, max} TOO_MANY_REPEATS
 -- @include job
 -- @include meta
 -- @include partition
+-- @include repeat-spec
 
 local repeatsKey, repeatDueKey = KEYS[2], KEYS[3]
 local key, nextRunAt, maxRepeats = ARGV[1], tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -37,14 +38,6 @@ elseif redis.call('HLEN', repeatsKey) >= maxRepeats then
 else
   spec.count, spec.v = 0, 1
 end
-if spec.limit and spec.count >= spec.limit then nextRunAt = -1 end
-if nextRunAt >= 0 then
-  spec.nextRunAt = nextRunAt
-  redis.call('ZADD', repeatDueKey, nextRunAt, key)
-  noteTimer(M, nextRunAt)
-else
-  redis.call('ZREM', repeatDueKey, key)
-end
-redis.call('HSET', repeatsKey, key, cjson.encode(spec))
+nextRunAt = saveRepeat(M, repeatsKey, repeatDueKey, key, spec, nextRunAt)
 saveMeta(M)
 return { 1, nextRunAt, dueReport(M, tonumber(ARGV[5])) }

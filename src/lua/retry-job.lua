@@ -19,29 +19,18 @@ Returns {1, job view (view.lua), dueAt}
 Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND, {-4, state} INVALID_STATE (not failed),
         {-10, group} JOB_CHANGED_GROUP: the job's group is another one; call again with it declared
 ]]
--- @include errors
--- @include job
--- @include meta
--- @include group
--- @include job-ops
--- @include view
+-- @include rejoin
 -- @include quota
 
 local K = { jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[6], prioritized = KEYS[7] }
-local id, now = ARGV[1], tonumber(ARGV[4])
-local M, raw, err = loadJob(KEYS[1], K.jobs, id, { groupField(ARGV[3]) })
+local id = ARGV[1]
+local M, state, data, err = loadToRejoin(KEYS[1], K, id, ARGV[3], 'failed')
 if err then return err end
-local state, data = decodeJob(raw)
-if state.g ~= ARGV[3] then return { JOB_CHANGED_GROUP, state.g } end
-if state.st ~= 'failed' then return { INVALID_STATE, jobState(K, M, id, state) } end
 redis.call('ZREM', KEYS[5], id)
 -- Attempts start again at 0: a nonce keeps the new tokens unlike the ones of the first run.
 state.a, state.e, state.f, state.sa, state.n = 0, nil, nil, nil, string.sub(ARGV[2], 1, 8)
 state.oc = nil -- the outcome of the run that ended no longer describes the job
-local B = newBatch(M, now)
-local record = attachWaiting(K, B, KEYS[8], id, state, data)
+-- Counted before it joins its group: the counts live in M alone, which rejoinGroup writes.
 countJobs(M, 1) -- ended, it lives again
 countWaiting(M, id, 1, #data) -- and waits (bytes.lua)
-flushBatch(K, B)
-saveMeta(M)
-return { 1, jobView(K, M, id, record, true), dueReport(M, now) }
+return rejoinGroup(K, M, KEYS[8], id, state, data, tonumber(ARGV[4]))

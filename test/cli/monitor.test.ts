@@ -2,21 +2,12 @@
 // first, throughput from real deliveries' metrics), --json lines, a terminal stand-in redrawn in
 // place for several frames until an AbortSignal stops it (exit 0, cursor shown again), plain
 // scrolling frames elsewhere, and a refresh that fails after the first frame.
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { main } from '../../src/cli';
-import { type Endpoint, startEndpoint } from '../helpers/endpoint';
-import { enqueue, pausedQueue, putQueue, uniqueQueue, useHttpSuite, waitForState } from '../http/support';
-import { Collector, cli, envFor, json, rowsByFirstCell } from './support';
+import { enqueue, pausedQueue, putQueue, uniqueQueue, waitForState } from '../http/support';
+import { Collector, cli, json, rowsByFirstCell, useCliSuite } from './support';
 
-const suite = useHttpSuite();
-let endpoint: Endpoint;
-let env: Record<string, string>;
-
-beforeAll(async () => {
-  endpoint = await startEndpoint();
-  env = envFor(suite.worker);
-});
-afterAll(() => endpoint?.close());
+const suite = useCliSuite();
 
 const ESC = '\x1b[';
 // eslint-disable-next-line no-control-regex
@@ -27,7 +18,7 @@ const count = (text: string, part: string) => text.split(part).length - 1;
 function startMonitor(argv: string[], stdout: Collector) {
   const controller = new AbortController();
   const stderr = new Collector();
-  const done = main(['monitor', ...argv], { stdout, stderr, env, signal: controller.signal });
+  const done = main(['monitor', ...argv], { stdout, stderr, env: suite.env, signal: controller.signal });
   return { stderr, done, stop: () => controller.abort() };
 }
 
@@ -35,13 +26,13 @@ describe('monitor --once', () => {
   test('counts, groups (active first) and throughput of real deliveries, as a frame or one JSON line', async () => {
     const queue = uniqueQueue('cli-monitor');
     await putQueue(suite.worker, queue, {
-      endpoint: endpoint.url,
+      endpoint: suite.endpoint.url,
       maxAttempts: 2,
       backoff: { type: 'fixed', delayMs: 0, jitter: false },
       keepCompleted: 10,
       timeoutMs: 60_000,
     });
-    endpoint.handle(({ job }) => {
+    suite.endpoint.handle(({ job }) => {
       if (job.queue !== queue) return {};
       if (job.group === 'slow') return { hang: true };
       return job.data === 'fail' ? { status: 500, body: 'no' } : {};
@@ -58,7 +49,7 @@ describe('monitor --once', () => {
     // Counters are written once per drain batch, after the jobs' states: wait for them.
     let snapshot: any;
     for (let i = 0; i < 100; i++) {
-      snapshot = json(await cli(['monitor', queue, '--once', '--json'], env));
+      snapshot = json(await cli(['monitor', queue, '--once', '--json'], suite.env));
       if (snapshot.throughput.lastFiveMinutes.completed === 3 && snapshot.throughput.lastFiveMinutes.failed === 1) break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -75,7 +66,7 @@ describe('monitor --once', () => {
       expect(thisMinute[key]).toBeLessThanOrEqual(snapshot.throughput.lastFiveMinutes[key]);
     }
 
-    const frame = await cli(['monitor', queue, '--once'], env);
+    const frame = await cli(['monitor', queue, '--once'], suite.env);
     expect(frame).toMatchObject({ code: 0, stderr: '' });
     expect(frame.stdout).not.toContain('\x1b');
     expect(frame.stdout).toMatch(new RegExp(`^groupq monitor  ${queue}  running  \\d\\d:\\d\\d:\\d\\d\\n`));
@@ -95,18 +86,18 @@ describe('monitor --once', () => {
     const queue = uniqueQueue('cli-monitor-delayed');
     await pausedQueue(suite.worker, queue);
     await enqueue(suite.worker, queue, { group: 'later', delayMs: 60_000 });
-    const frame = await cli(['monitor', queue, '--once'], env);
+    const frame = await cli(['monitor', queue, '--once'], suite.env);
     expect(frame.stdout).toContain('\nno group holds a waiting or active job (1 delayed: each joins its group when due)\n');
   });
 
   test('an unknown queue fails the first frame: exit 1', async () => {
-    expect(await cli(['monitor', 'no-such-queue', '--once'], env)).toEqual({
+    expect(await cli(['monitor', 'no-such-queue', '--once'], suite.env)).toEqual({
       code: 1,
       stdout: '',
       stderr: 'groupq: QUEUE_NOT_FOUND: queue not found\n',
     });
     // Live too: nothing to show, so it does not start.
-    const live = await cli(['monitor', 'no-such-queue', '--json'], env);
+    const live = await cli(['monitor', 'no-such-queue', '--json'], suite.env);
     expect(live).toMatchObject({ code: 1, stdout: '' });
     expect(JSON.parse(live.stderr).error.code).toBe('QUEUE_NOT_FOUND');
   });

@@ -1,9 +1,12 @@
 // Running the CLI in-process for the tests in test/cli: `main(argv, io)` with streams that
 // collect what it writes, the Worker's URL and admin token as GROUPQ_URL/GROUPQ_TOKEN, and a
-// terminal stand-in (isTTY, columns) for the monitor.
+// terminal stand-in (isTTY, columns) for the monitor; and the suite of a file that runs it.
 import { Writable } from 'node:stream';
+import { afterAll, beforeAll } from 'vitest';
 import { type CliIo, main } from '../../src/cli';
+import { type Endpoint, startEndpoint } from '../helpers/endpoint';
 import { ADMIN_TOKEN, type RunningWorker } from '../helpers/worker';
+import { type HttpSuite, useHttpSuite } from '../http/support';
 
 /** A Writable that keeps every byte written to it, optionally posing as a terminal. */
 export class Collector extends Writable {
@@ -57,6 +60,27 @@ export async function cli(argv: string[], env: Record<string, string | undefined
 /** GROUPQ_URL and GROUPQ_TOKEN for the test's Worker. */
 export function envFor(worker: RunningWorker): Record<string, string> {
   return { GROUPQ_URL: worker.url, GROUPQ_TOKEN: ADMIN_TOKEN };
+}
+
+export interface CliSuite extends HttpSuite {
+  /** A loopback endpoint for the deliveries a test needs. */
+  endpoint: Endpoint;
+  /** GROUPQ_URL and GROUPQ_TOKEN for the suite's Worker. */
+  env: Record<string, string>;
+}
+
+/**
+ * useHttpSuite's stack and Worker, with an endpoint and the CLI's environment for that Worker,
+ * for the calling file (beforeAll; stopped afterAll). Filled in once beforeAll has run.
+ */
+export function useCliSuite(): CliSuite {
+  const suite = useHttpSuite() as CliSuite;
+  beforeAll(async () => {
+    suite.endpoint = await startEndpoint();
+    suite.env = envFor(suite.worker);
+  });
+  afterAll(() => suite.endpoint?.close());
+  return suite;
 }
 
 /** The one JSON document a --json run printed. */

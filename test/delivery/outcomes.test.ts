@@ -3,23 +3,14 @@
 // receiver's verifyOutcome (a tampered one refused); a failing callback URL retried by the
 // schedule, answered by the receiver's createOutcomeHandler; a callback URL that never answers
 // holding up nothing of its group; bad callbackUrl values refused, writing nothing.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DeliveryVerificationError, createOutcomeHandler, verifyOutcome } from '../../src/receiver';
-import { type Endpoint, type Received, startEndpoint } from '../helpers/endpoint';
+import { type Received, useEndpointPerTest } from '../helpers/endpoint';
 import { SIGNING_SECRET } from '../helpers/worker';
 import { enqueue, enqueueBatch, getJob, jobInState, poll, putQueue, queueName, useWorker } from './support';
 
 const env = useWorker();
-const servers: Endpoint[] = [];
-afterEach(async () => {
-  for (const server of servers.splice(0)) await server.close();
-});
-
-async function server(...args: Parameters<typeof startEndpoint>): Promise<Endpoint> {
-  const started = await startEndpoint(...args);
-  servers.push(started);
-  return started;
-}
+const server = useEndpointPerTest();
 
 /** A request as the callback server received it, for the receiver's functions. */
 function asRequest(received: Received, body = received.rawBody): Request {

@@ -4,24 +4,15 @@
 // without; a traceparent that is not valid is ignored (the job is still taken), a tracestate
 // that is not valid is dropped alone; a batch's headers go to each of its jobs; browsers with a
 // publish token may send them (CORS). The OpenTelemetry SDK on both ends: opentelemetry.test.ts.
-import { afterEach, describe, expect, it } from 'vitest';
-import { type Endpoint, startEndpoint } from '../helpers/endpoint';
+import { describe, expect, it } from 'vitest';
+import { useEndpointPerTest } from '../helpers/endpoint';
 import { getJob, jobInState, putQueue, queueName, quickRetries, useWorker } from './support';
 
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 const TRACESTATE = 'rojo=00f067aa0ba902b7,congo=t61rcWkgMzE';
 
 const env = useWorker();
-const servers: Endpoint[] = [];
-afterEach(async () => {
-  for (const server of servers.splice(0)) await server.close();
-});
-
-async function server(...args: Parameters<typeof startEndpoint>): Promise<Endpoint> {
-  const started = await startEndpoint(...args);
-  servers.push(started);
-  return started;
-}
+const server = useEndpointPerTest();
 
 /** POSTs to an enqueue route with the given headers; answers the body after checking the status. */
 async function post(path: string, body: unknown, headers: Record<string, string>, status = 201): Promise<any> {

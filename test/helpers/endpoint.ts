@@ -1,8 +1,10 @@
 // A real HTTP endpoint on loopback for deliveries: it records every request (headers, raw body,
-// parsed job) and answers with whatever the test's handler says, after an optional delay.
+// parsed job) and answers with whatever the test's handler says, after an optional delay. The
+// use* helpers start them for a test file and close them when it (or each test) ends.
 import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 
 export interface DeliveredJob {
   id: string;
@@ -93,6 +95,34 @@ export async function startEndpoint(handler: Handler = () => ({})): Promise<Endp
       server.closeAllConnections();
       return new Promise((resolve) => server.close(() => resolve()));
     },
+  };
+}
+
+/**
+ * One endpoint per handler for the calling test file, started in beforeAll and closed in
+ * afterAll. Read them inside tests: the object is filled in once beforeAll has run.
+ */
+export function useEndpoints<Name extends string>(handlers: Record<Name, Handler>): Record<Name, Endpoint> {
+  const endpoints = {} as Record<Name, Endpoint>;
+  beforeAll(async () => {
+    for (const name of Object.keys(handlers) as Name[]) endpoints[name] = await startEndpoint(handlers[name]);
+  });
+  afterAll(async () => {
+    await Promise.all(Object.values<Endpoint | undefined>(endpoints).map((endpoint) => endpoint?.close()));
+  });
+  return endpoints;
+}
+
+/** A startEndpoint for the calling file's tests whose endpoints close when their test ends (afterEach). */
+export function useEndpointPerTest(): typeof startEndpoint {
+  const started: Endpoint[] = [];
+  afterEach(async () => {
+    for (const endpoint of started.splice(0)) await endpoint.close();
+  });
+  return async (...args) => {
+    const endpoint = await startEndpoint(...args);
+    started.push(endpoint);
+    return endpoint;
   };
 }
 

@@ -1,8 +1,8 @@
 // HTTP API v1, group and repeat routes over HTTP against the Worker in workerd: list groups
 // (with their states), one group, pause/resume one group, set and delete a group's limits;
 // PUT/GET/DELETE repeatable jobs, and a run the cron makes from a repeat.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Endpoint, startEndpoint } from '../helpers/endpoint';
+import { describe, expect, it } from 'vitest';
+import { startEndpoint, useEndpoints } from '../helpers/endpoint';
 import {
   enqueue,
   expectError,
@@ -15,13 +15,7 @@ import {
 } from './support';
 
 const suite = useHttpSuite();
-let accepting: Endpoint;
-beforeAll(async () => {
-  accepting = await startEndpoint(() => ({ status: 202 }));
-});
-afterAll(async () => {
-  await accepting?.close();
-});
+const endpoints = useEndpoints({ accepting: () => ({ status: 202 }) });
 
 const api = (path: string, init?: RequestInit & { json?: unknown }) => suite.worker.api(path, init);
 
@@ -60,7 +54,7 @@ describe('groups', () => {
 
   it('a group with a job in flight is active; one waiting out a retry backoff is held', async () => {
     const queue = uniqueQueue('gstates');
-    await putQueue(suite.worker, queue, { endpoint: accepting.url });
+    await putQueue(suite.worker, queue, { endpoint: endpoints.accepting.url });
     const { id } = await enqueue(suite.worker, queue, { group: 'busy', data: 1 });
     await enqueue(suite.worker, queue, { group: 'busy', data: 2 });
     await waitForState(suite.worker, queue, id, 'active');

@@ -2,9 +2,9 @@
 // batch), GET one, list by state/group with limit and cursor, DELETE, retry, promote, PATCH.
 // Jobs are held still for inspection by a paused queue, or by an endpoint answering 202 (the
 // job stays active); failed jobs come from an endpoint answering 500 with groupq-retry: false.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { queueKeys } from '../../src/core/store/keys';
-import { type Endpoint, startEndpoint } from '../helpers/endpoint';
+import { startEndpoint, useEndpoints } from '../helpers/endpoint';
 import {
   enqueue,
   expectError,
@@ -19,16 +19,10 @@ import {
 } from './support';
 
 const suite = useHttpSuite();
-let accepting: Endpoint;
-let failing: Endpoint;
-let completing: Endpoint;
-beforeAll(async () => {
-  accepting = await startEndpoint(() => ({ status: 202 }));
-  failing = await startEndpoint(() => ({ status: 500, headers: { 'groupq-retry': 'false' }, body: 'boom' }));
-  completing = await startEndpoint(() => ({ headers: { 'content-type': 'application/json' }, body: '{"ok":true}' }));
-});
-afterAll(async () => {
-  await Promise.all([accepting?.close(), failing?.close(), completing?.close()]);
+const endpoints = useEndpoints({
+  accepting: () => ({ status: 202 }),
+  failing: () => ({ status: 500, headers: { 'groupq-retry': 'false' }, body: 'boom' }),
+  completing: () => ({ headers: { 'content-type': 'application/json' }, body: '{"ok":true}' }),
 });
 
 const job = (queue: string, id: string) => suite.worker.api(`/v1/queues/${queue}/jobs/${encodeURIComponent(id)}`);
@@ -36,7 +30,7 @@ const job = (queue: string, id: string) => suite.worker.api(`/v1/queues/${queue}
 /** A job that is active and stays so: delivered to an endpoint that answered 202. */
 async function activeJob(): Promise<{ queue: string; id: string }> {
   const queue = uniqueQueue('active');
-  await putQueue(suite.worker, queue, { endpoint: accepting.url });
+  await putQueue(suite.worker, queue, { endpoint: endpoints.accepting.url });
   const { id } = await enqueue(suite.worker, queue, { group: 'g', data: { n: 1 } });
   await waitForState(suite.worker, queue, id, 'active');
   return { queue, id };
@@ -45,7 +39,7 @@ async function activeJob(): Promise<{ queue: string; id: string }> {
 /** A job that failed for good: one attempt, answered 500 with groupq-retry: false. */
 async function failedJob(): Promise<{ queue: string; id: string }> {
   const queue = uniqueQueue('failed');
-  await putQueue(suite.worker, queue, { endpoint: failing.url, maxAttempts: 1 });
+  await putQueue(suite.worker, queue, { endpoint: endpoints.failing.url, maxAttempts: 1 });
   const { id } = await enqueue(suite.worker, queue, { group: 'g', data: { n: 1 } });
   await waitForState(suite.worker, queue, id, 'failed');
   return { queue, id };
@@ -185,7 +179,7 @@ describe('GET /v1/queues/{queue}/jobs/{id}', () => {
     expect(shown).toMatchObject({ state: 'active', attempts: 1, startedAt: expect.any(Number) });
 
     const done = uniqueQueue('completed');
-    await putQueue(suite.worker, done, { endpoint: completing.url, keepCompleted: 10 });
+    await putQueue(suite.worker, done, { endpoint: endpoints.completing.url, keepCompleted: 10 });
     const { id: doneId } = await enqueue(suite.worker, done, { group: 'g', data: 1 });
     const completed = await waitForState(suite.worker, done, doneId, 'completed');
     expect(completed).toMatchObject({ result: { ok: true }, attempts: 1, finishedAt: expect.any(Number) });
