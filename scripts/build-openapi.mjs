@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// `npm run build:openapi`: the OpenAPI 3.1 document of the HTTP API, built from src/protocol
-// (the route table in operations.ts, the zod schemas, zod's own JSON Schema output), written to
-//   src/protocol/openapi.generated.json  what GET /openapi.json serves (src/handlers/openapi.ts)
+// `npm run build:openapi`: the OpenAPI 3.1 document of the HTTP API, built from the operations'
+// rows (src/handlers/operations.ts) by src/protocol/api/openapi.ts (the zod schemas, zod's own
+// JSON Schema output), written to
+//   src/protocol/api/openapi.generated.json  what GET /openapi.json serves (src/handlers/pages.ts)
 //   public/reference.html                the rendered reference, a static asset at /reference:
 //                                        Redoc, built by Redocly CLI with its scripts inline
 // `--check` (npm test: `npm run check:openapi`) fails when either is stale.
@@ -15,13 +16,20 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { writeOrCheck } from './generated-file.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const documentFile = join(root, 'src', 'protocol', 'openapi.generated.json');
+const documentFile = join(root, 'src', 'protocol', 'api', 'openapi.generated.json');
 const referenceFile = join(root, 'public', 'reference.html');
 
-/** src/protocol/openapi.ts, bundled with esbuild (zod stays an import) and loaded. */
+/**
+ * The document's builder (src/protocol/api/openapi.ts) and the operations' rows
+ * (src/handlers/operations.ts), bundled with esbuild (packages stay imports) and loaded.
+ */
 async function loadBuilder() {
   const { outputFiles } = await build({
-    entryPoints: [join(root, 'src', 'protocol', 'openapi.ts')],
+    stdin: {
+      contents: "export { openApiDocument } from './src/protocol/api/openapi.ts';\nexport { OPERATIONS } from './src/handlers/operations.ts';\n",
+      resolveDir: root,
+      loader: 'ts',
+    },
     bundle: true,
     write: false,
     platform: 'node',
@@ -86,8 +94,8 @@ function renderReference(documentText) {
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-  const { openApiDocument } = await loadBuilder();
-  const document = openApiDocument(version);
+  const { openApiDocument, OPERATIONS } = await loadBuilder();
+  const document = openApiDocument(version, OPERATIONS);
   // Pretty here, for review; the Worker serves it minified.
   const text = `${JSON.stringify(document, null, 2)}\n`;
   const operations = Object.values(document.paths).reduce((n, item) => n + Object.keys(item).length, 0);

@@ -3,9 +3,9 @@
 // binding to the admin token only), and the scheduled handler throws.
 import { createLog } from './core/log';
 import { app } from './handlers/app';
-import { sentRawAdminToken } from './handlers/auth';
-import { MAX_BODY_BYTES } from './handlers/body';
-import { REQUEST_ID_HEADER, requestIdOf } from './handlers/request-log';
+import { sentRawAdminToken } from './handlers/middleware/auth';
+import { MAX_BODY_BYTES } from './handlers/middleware/body';
+import { REQUEST_ID_HEADER, requestIdOf } from './handlers/middleware/request-log';
 import { runScheduled } from './handlers/scheduled';
 import { BindingsError, settingsOf } from './handlers/settings';
 

@@ -2,7 +2,8 @@
 // only a future delayed job, one with only a long live lease. The pass reads the due index only
 // (docs/delivery.md#how-jobs-get-delivered), so none of them adds a command to it.
 import { Invocation } from '../../src/core/run/invocation';
-import { DueTimes, runDueQueues } from '../../src/core/run/runner';
+import { DueTimes } from '../../src/core/run/due-times';
+import { runDueQueues } from '../../src/core/run/runner';
 import { createSigners } from '../../src/core/push/signing';
 import type { BenchStack } from './stack';
 import type { FetchCounter } from './fetch-counter';

@@ -1,6 +1,6 @@
 // groupq/client: typed calls to a groupq Worker for backends and browsers (any Fetch-API
 // runtime). Types come from the server's own zod schemas; nothing of zod runs here.
-import type { QueueSummary } from '../protocol/api-types';
+import type { QueueSummary } from '../protocol/api/types';
 import { type CallOptions, QueueClient } from './queue';
 import { type Transport, type TransportOptions, createTransport } from './transport';
 
@@ -52,4 +52,4 @@ export type {
 export type {
   BulkResult, EnqueueResult, GroupState, GroupSummary, Job, JobDebounce, JobState, MinuteMetrics, OldestReady, PartitionInfo, QueueConfig, QueueCounts,
   QueueInfo, QueuePut, QueueSummary, Repeat,
-} from '../protocol/api-types';
+} from '../protocol/api/types';

@@ -5,13 +5,13 @@ import type * as z from 'zod';
 import type {
   BulkResult, EnqueueResult, GroupDetail as ApiGroupDetail, GroupState, GroupSummary, Job, MinuteMetrics, PartitionInfo, QueueCounts, QueueInfo, QueuePut,
   Repeat,
-} from '../protocol/api-types';
+} from '../protocol/api/types';
 import type { GroupLimits, QueueConfigInput } from '../protocol/config';
 import { MAX_WAIT_MS, isFinished } from '../protocol/constants';
 import type {
   cleanJobsSchema, jobInputSchema, jobPatchSchema, listJobsSchema, pageSchema, repeatInputSchema, retryJobsSchema,
 } from '../protocol/job-input';
-import type { groupPageSchema, jobPageSchema } from '../protocol/responses';
+import type { groupPageSchema, jobPageSchema } from '../protocol/api/responses';
 import { randomId } from '../protocol/ids';
 import { GroupqError } from './errors';
 import { PagedList } from './pages';

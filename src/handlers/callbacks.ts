@@ -1,18 +1,18 @@
 // Lease callbacks, authorized by the lease token in the body alone: heartbeat, complete, fail,
 // progress. A wrong or stale lease is 409 LEASE_LOST and changes nothing. complete and fail
-// lease the next ready jobs in the same script call; the service delivers them after the response.
+// lease the next ready jobs in the same script call, delivered after the response (leasing).
 // Anyone can call these routes, so what needs no Redis to refuse is refused before it: a body
 // over CALLBACK_MAX_BODY_BYTES (413), and a lease token that no lease could have (409).
-import { type Context, Hono } from 'hono';
+import type { Context } from 'hono';
+import { checkQueueName, parse, parseParam } from '../protocol/parse';
 import type * as z from 'zod';
 import { completeInputSchema, failInputSchema, heartbeatInputSchema, progressInputSchema } from '../protocol/callback-input';
 import { MAX_RESULT_BYTES } from '../protocol/constants';
-import { parse, parseParam } from '../core/store/context';
 import { QueueError } from '../protocol/errors';
+import * as leases from '../core/engine/leases';
 import { ScriptRefusal } from '../core/store/refusals';
 import { jobIdSchema } from '../protocol/job-input';
-import { checkQueueName } from '../core/engine/queues';
-import { readJson } from './body';
+import { readJson } from './middleware/body';
 import type { AppEnv } from './scope';
 
 /** The queue and job of the route, checked (400) before anything else. */
@@ -36,27 +36,42 @@ async function readCallback<S extends z.ZodType<{ lease: string }>>(c: Context<A
   return input;
 }
 
-export const callbackRoutes = new Hono<AppEnv>()
-  .post('/:queue/jobs/:id/heartbeat', async (c) => {
-    const { queue, id } = target(c);
-    const input = await readCallback(c, heartbeatInputSchema);
-    return c.json(await c.var.service.heartbeat(queue, { id, ...input }));
-  })
-  .post('/:queue/jobs/:id/progress', async (c) => {
-    const { queue, id } = target(c);
-    const input = await readCallback(c, progressInputSchema);
-    return c.json(await c.var.service.progress(queue, { id, ...input }));
-  })
-  .post('/:queue/jobs/:id/complete', async (c) => {
-    const { queue, id } = target(c);
-    const input = await readCallback(c, completeInputSchema);
-    if (input.result !== undefined && new TextEncoder().encode(JSON.stringify(input.result)).byteLength > MAX_RESULT_BYTES) {
-      throw new QueueError('PAYLOAD_TOO_LARGE', `results are at most ${MAX_RESULT_BYTES} bytes of JSON`, { maxResultBytes: MAX_RESULT_BYTES });
-    }
-    return c.json(await c.var.service.complete(queue, { id, ...input }));
-  })
-  .post('/:queue/jobs/:id/fail', async (c) => {
-    const { queue, id } = target(c);
-    const input = await readCallback(c, failInputSchema);
-    return c.json(await c.var.service.fail(queue, { id, ...input }));
-  });
+/** Ends a lease; the same call leases the next ready jobs (in its partition), delivered after the response. */
+async function endLease(c: Context<AppEnv>, end: (reserve: number) => ReturnType<typeof leases.complete>) {
+  const { followUps } = c.var;
+  const { state } = await followUps.leasing(
+    end,
+    // As many leased as asked for: more may be ready.
+    ({ next, target, outcomes, tag }, reserve) => [{ tag, jobs: next, target, outcomes, more: reserve > 0 && next.length === reserve }],
+    // A retry holds the group until a time the tick knows: learn it soon.
+    (ended) => (ended.state === 'waiting' ? followUps.now() : null),
+  );
+  return c.json({ state });
+}
+
+export async function heartbeat(c: Context<AppEnv>) {
+  const at = target(c);
+  const input = await readCallback(c, heartbeatInputSchema);
+  return c.json(await leases.heartbeat(c.var.ctx, { ...at, ...input }));
+}
+
+export async function progress(c: Context<AppEnv>) {
+  const at = target(c);
+  const input = await readCallback(c, progressInputSchema);
+  return c.json(await leases.progress(c.var.ctx, { ...at, ...input }));
+}
+
+export async function complete(c: Context<AppEnv>) {
+  const at = target(c);
+  const input = await readCallback(c, completeInputSchema);
+  if (input.result !== undefined && new TextEncoder().encode(JSON.stringify(input.result)).byteLength > MAX_RESULT_BYTES) {
+    throw new QueueError('PAYLOAD_TOO_LARGE', `results are at most ${MAX_RESULT_BYTES} bytes of JSON`, { maxResultBytes: MAX_RESULT_BYTES });
+  }
+  return endLease(c, (reserve) => leases.complete(c.var.ctx, { ...at, ...input, reserve }));
+}
+
+export async function fail(c: Context<AppEnv>) {
+  const at = target(c);
+  const input = await readCallback(c, failInputSchema);
+  return endLease(c, (reserve) => leases.fail(c.var.ctx, { ...at, ...input, reserve }));
+}

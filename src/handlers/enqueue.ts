@@ -1,20 +1,23 @@
 // The enqueue routes, the only ones open to publish tokens and to browsers (CORS limited to the
-// queue's allowedOrigins). Each enqueue also leases ready jobs in the same script call; the
-// service hands them to a drain that runs after the response. A publish token's jobs pass its
+// queue's allowedOrigins). Each enqueue also leases ready jobs in the same script call, handed to
+// a drain that runs after the response (leasing). A publish token's jobs pass its
 // queue's publish policy and rate limits (src/core/engine/publish-policy.ts, publish-rate.lua), and its answers
 // say nothing of jobs it did not make: a duplicate carries no state.
-import { type Context, Hono } from 'hono';
+import type { Context } from 'hono';
 import { cors } from 'hono/cors';
 import { createMiddleware } from 'hono/factory';
-import type { EnqueueResult } from '../protocol/api-types';
+import type { EnqueueResult } from '../protocol/api/types';
 import type { StoredConfig } from '../protocol/config';
 import { QueueError } from '../protocol/errors';
 import { TRACEPARENT, TRACESTATE, type TraceContext, parseTraceContext } from '../protocol/trace-context';
+import * as producer from '../core/engine/producer';
 import type { Publisher } from '../core/engine/producer';
-import { checkPublisher } from './auth';
-import { publishClient } from './publish-client';
-import { readJsonWithText } from './body';
-import { rawBatchData, rawJobData } from './raw-json';
+import { getStoredConfig } from '../core/engine/queues';
+import { pushTarget } from '../core/store/leased';
+import { checkPublisher } from './middleware/auth';
+import { publishClient } from '../protocol/publish-client';
+import { readJsonWithText } from './middleware/body';
+import { rawBatchData, rawJobData } from '../protocol/raw-json';
 import type { AppEnv } from './scope';
 
 /**
@@ -22,8 +25,10 @@ import type { AppEnv } from './scope';
  * (src/core/store/config-cache.ts), so CORS, auth and the publish policy share one read.
  */
 async function queueConfig(c: Context<AppEnv>): Promise<StoredConfig | null> {
+  const queue = c.req.param('queue')!;
+  const { ctx, configs } = c.var;
   try {
-    return await c.var.service.getStoredConfig(c.req.param('queue')!);
+    return await configs.get(queue, () => getStoredConfig(ctx, queue));
   } catch (error) {
     if (error instanceof QueueError && (error.code === 'QUEUE_NOT_FOUND' || error.code === 'VALIDATION_FAILED')) return null;
     throw error;
@@ -46,7 +51,7 @@ const allowedCors = cors({
  * header at all (Hono's cors would still answer a preflight with allow-headers and max-age),
  * and its preflight a bare 204.
  */
-const enqueueCors = createMiddleware<AppEnv>(async function enqueueCors(c, next) {
+export const enqueueCors = createMiddleware<AppEnv>(async function enqueueCors(c, next) {
   const origin = c.req.header('origin');
   if (origin !== undefined && (await queueConfig(c))?.allowedOrigins.includes(origin)) return allowedCors(c, next);
   if (c.req.method === 'OPTIONS') return c.body(null, 204);
@@ -104,17 +109,27 @@ function answerOf(result: EnqueueResult, publisher: Publisher | undefined) {
   return publisher && result.duplicate ? { id: result.id, duplicate: true } : result;
 }
 
-export const publishingRoutes = new Hono<AppEnv>()
-  .options('/:queue/jobs', enqueueCors)
-  .options('/:queue/jobs/batch', enqueueCors)
-  .post('/:queue/jobs/batch', enqueueCors, async (c) => {
-    const { queue, text, value, publisher, trace } = await admit(c);
-    const results = await c.var.service.enqueueBatch(queue, value, rawBatchData(text), publisher, trace);
-    return c.json({ jobs: results.map((result) => answerOf(result, publisher)) }, 201);
-  })
-  .post('/:queue/jobs', enqueueCors, async (c) => {
-    const { queue, text, value, publisher, trace } = await admit(c);
-    const job = withIdempotencyKey(value, c.req.header('idempotency-key'));
-    const result = await c.var.service.enqueue(queue, job, rawJobData(text), publisher, trace);
-    return c.json(answerOf(result, publisher), result.duplicate || result.debounced ? 200 : 201);
-  });
+/** Adds the jobs; what they lease in the same script call is delivered after the response. */
+async function enqueueWith(c: Context<AppEnv>, add: typeof producer.enqueue, input: producer.EnqueueInput): Promise<EnqueueResult[]> {
+  const { ctx, followUps } = c.var;
+  const { results } = await followUps.leasing(
+    (reserve) => add(ctx, { ...input, reserve }),
+    ({ leased, config, parts }) => parts.map(({ tag, more }) => ({ tag, jobs: leased.filter((job) => job.tag === tag), target: pushTarget(config), more })),
+    // A delayed job is a timer this isolate has not seen: tick soon to learn when.
+    ({ results }) => (results.some((r) => r.state === 'delayed') ? followUps.now() : null),
+  );
+  return results;
+}
+
+export async function enqueue(c: Context<AppEnv>) {
+  const { queue, text, value, publisher, trace } = await admit(c);
+  const body = withIdempotencyKey(value, c.req.header('idempotency-key'));
+  const [result] = await enqueueWith(c, producer.enqueue, { queue, body, rawData: [rawJobData(text)], publisher, trace });
+  return c.json(answerOf(result!, publisher), result!.duplicate || result!.debounced ? 200 : 201);
+}
+
+export async function enqueueBatch(c: Context<AppEnv>) {
+  const { queue, text, value, publisher, trace } = await admit(c);
+  const results = await enqueueWith(c, producer.enqueueBatch, { queue, body: value, rawData: rawBatchData(text), publisher, trace });
+  return c.json({ jobs: results.map((result) => answerOf(result, publisher)) }, 201);
+}

@@ -5,9 +5,11 @@
 // down. With the admin token the answer is checked now and names each database. One database:
 // a count of the queues (one command). A pool: one command on each database. Not ok is 503, with
 // Retry-After as every 503 has.
-import { Hono } from 'hono';
+import type { Context } from 'hono';
+import { countQueues } from '../core/engine/queues';
+import { databaseStates } from '../core/store/pool';
 import { timingSafeEqual } from 'hono/utils/buffer';
-import { bearerOf } from './auth';
+import { bearerOf } from './middleware/auth';
 import type { Settings } from './settings';
 import type { AppEnv } from './scope';
 
@@ -29,18 +31,18 @@ interface Cached {
 /** Each isolate's last anonymous answer, by its settings (one object per isolate). */
 const cache = new WeakMap<Settings, Cached>();
 
-export const healthRoutes = new Hono<AppEnv>().get('/health', async (c) => {
+export async function health(c: Context<AppEnv>) {
   const token = bearerOf(c);
   const admin = token !== null && (await timingSafeEqual(token, c.var.settings.adminToken));
   const check = async (): Promise<Health> => {
     if (c.var.settings.databases.length > 1) {
-      const databases = await c.var.service.databaseStates();
+      const databases = await databaseStates(c.var.ctx);
       const ok = databases.every((state) => state === 'ok');
       if (!ok) c.var.log.error('health_down', 'health check: databases down', { databases: databases.flatMap((state, i) => (state === 'down' ? [i] : [])) });
       return { ok, redis: databases[0]!, databases };
     }
     try {
-      await c.var.service.countQueues();
+      await countQueues(c.var.ctx);
       return { ok: true, redis: 'ok' };
     } catch (error) {
       c.var.log.error('health_down', 'health check failed', { error });
@@ -66,4 +68,4 @@ export const healthRoutes = new Hono<AppEnv>().get('/health', async (c) => {
   }
   if (!health.ok) c.header('retry-after', '1');
   return c.json(health, health.ok ? 200 : 503);
-});
+}

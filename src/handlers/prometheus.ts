@@ -1,11 +1,12 @@
 // GET /metrics: every queue's figures in the Prometheus text format (docs/metrics.md), for the
 // admin token or GROUPQ_METRICS_TOKEN (a token that opens this route alone, for a scraper).
 // Each family's HELP names the dashboard's overview, where the same queues are shown live.
-import { Hono } from 'hono';
+import type { Context } from 'hono';
+import { createMiddleware } from 'hono/factory';
 import { timingSafeEqual } from 'hono/utils/buffer';
-import { HISTOGRAM_BOUNDS_MS, type PartFigures, type Totals } from '../core/engine/scrape';
+import { HISTOGRAM_BOUNDS_MS, type PartFigures, type Totals, scrape } from '../core/engine/scrape';
 import { type Family, type Labels, PROMETHEUS_CONTENT_TYPE, prometheusText } from '../protocol/prometheus';
-import { adminAuth, bearerOf } from './auth';
+import { adminAuth, bearerOf } from './middleware/auth';
 import type { AppEnv } from './scope';
 
 const BOUNDS_SECONDS = HISTOGRAM_BOUNDS_MS.map((ms) => ms / 1000);
@@ -69,19 +70,17 @@ function families(parts: PartFigures[], now: number, overview: string): Family[]
   ];
 }
 
-export const prometheusRoutes = new Hono<AppEnv>().get(
-  '/metrics',
-  async (c, next) => {
-    // A scraper's own token opens this route alone; anything else goes through the admin check.
-    const token = bearerOf(c);
-    const metricsToken = c.var.settings.metricsToken;
-    if (token !== null && metricsToken !== null && (await timingSafeEqual(token, metricsToken))) return next();
-    return adminAuth(c, next);
-  },
-  async (c) => {
-    const parts = await c.var.service.scrape();
-    const origin = c.var.settings.publicUrl ?? new URL(c.req.url).origin;
-    c.header('content-type', PROMETHEUS_CONTENT_TYPE);
-    return c.body(prometheusText(families(parts, Date.now(), `${origin}/dashboard/`)));
-  },
-);
+/** A scraper's own token (GROUPQ_METRICS_TOKEN) opens this route alone; anything else goes through the admin check. */
+export const metricsAuth = createMiddleware<AppEnv>(async function metricsAuth(c, next) {
+  const token = bearerOf(c);
+  const metricsToken = c.var.settings.metricsToken;
+  if (token !== null && metricsToken !== null && (await timingSafeEqual(token, metricsToken))) return next();
+  return adminAuth(c, next);
+});
+
+export async function prometheusMetrics(c: Context<AppEnv>) {
+  const parts = await scrape(c.var.ctx);
+  const origin = c.var.settings.publicUrl ?? new URL(c.req.url).origin;
+  c.header('content-type', PROMETHEUS_CONTENT_TYPE);
+  return c.body(prometheusText(families(parts, Date.now(), `${origin}/dashboard/`)));
+}

@@ -14,9 +14,9 @@ export async function runScheduled(env: Env) {
   const until = start + settings.schedulerStayMs;
   const requestId = `cron-${crypto.randomUUID()}`;
   const log = createLog(settings.logLevel, { requestId });
-  const { dispatcher, due } = openInvocation(env, { deadline: Math.max(until, start + REQUEST_DRAIN_MS), origin: null, requestId, log });
+  const { run, due } = openInvocation(env, { deadline: Math.max(until, start + REQUEST_DRAIN_MS), origin: null, requestId, log });
   try {
-    const results = await runDueQueues(dispatcher, due, until);
+    const results = await runDueQueues(run, due, until);
     const queues = Object.keys(results);
     const failed = queues.filter((queue) => 'error' in results[queue]!).length;
     // A run that found nothing due (most minutes of a quiet deployment) is a debug line.

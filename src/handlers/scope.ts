@@ -1,20 +1,21 @@
 // What each invocation works with. Per isolate (reused across requests): the parsed settings, a
 // Redis client per database of the pool and what is known of queues' placements, the signers
-// (each queue's keys imported once) and what this isolate has learned of each queue's next timer.
-// Per invocation: an engine whose Redis calls count against the invocation's budgets, and a
-// dispatcher for the drains it starts; a request gets them as the service its routes call
-// (`c.var.service`, set by openScope), its config reads served from the isolate's ConfigCache.
+// (each queue's keys imported once) and what this isolate has learned of each partition's next
+// timer. Per invocation: an engine context whose Redis calls count against the invocation's
+// budgets, and the run context of the drains it starts; a request's routes get the engine
+// context and the follow-ups of their writes (`c.var.ctx`, `c.var.followUps`, set by openScope).
 import { createMiddleware } from 'hono/factory';
 import { ConfigCache } from '../core/store/config-cache';
-import type { Dispatcher } from '../core/run/dispatcher';
-import { createEngine } from '../core/engine';
+import type { RunContext } from '../core/run/dispatcher';
+import { engineContext, runCalls } from '../core/engine';
 import type { Log } from '../core/log';
 import { Invocation } from '../core/run/invocation';
 import { PartitionCounts } from '../core/store/partitions';
 import { Placements, poolRunner } from '../core/store/pool';
 import { createRedis } from '../core/store/redis';
-import { DueTimes } from '../core/run/runner';
-import { type Service, createService } from '../core/run/service';
+import { DueTimes } from '../core/run/due-times';
+import { type FollowUps, createFollowUps } from '../core/run/follow-ups';
+import type { EngineContext } from '../core/store/context';
 import { type Signers, createSigners } from '../core/push/signing';
 import { type Settings, settingsOf } from './settings';
 
@@ -64,7 +65,7 @@ function isolateOf(env: Env): Isolate {
 export function openInvocation(
   env: Env,
   { deadline, origin, requestId, log }: { deadline: number; origin: string | null; requestId: string; log: Log },
-): { settings: Settings; dispatcher: Dispatcher; due: DueTimes; configs: ConfigCache } {
+): { settings: Settings; ctx: EngineContext; run: RunContext; due: DueTimes; configs: ConfigCache } {
   const isolate = isolateOf(env);
   const { settings } = isolate;
   if (origin) isolate.lastOrigin = origin;
@@ -76,7 +77,7 @@ export function openInvocation(
   // Each database's calls count against the invocation's budgets. With one database the engine
   // gets its client as it is: no placement is read or written.
   const databases = isolate.databases.map((redis) => invocation.count(redis));
-  const engine = createEngine({
+  const ctx = engineContext({
     redis: databases.length === 1 ? databases[0]! : poolRunner(databases, isolate.placements, settings.scriptKeyLocking),
     allowHttpLoopback: settings.allowHttpLoopback,
     keyLocking: settings.scriptKeyLocking,
@@ -84,10 +85,11 @@ export function openInvocation(
   });
   return {
     settings,
+    ctx,
     due: isolate.due,
     configs: isolate.configs,
-    dispatcher: {
-      engine,
+    run: {
+      engine: runCalls(ctx),
       invocation,
       log,
       delivery: { signers: isolate.signers, publicUrl: publicUrl ?? '', now: Date.now, allowHttpLoopback: settings.allowHttpLoopback, requestId },
@@ -95,12 +97,16 @@ export function openInvocation(
   };
 }
 
-/** What a route reads of its request's scope: `c.var.settings`, `c.var.service`. */
+/** What a route reads of its request's scope. */
 export interface ScopeVariables {
   settings: Settings;
-  /** Every operation a route calls; writes start their own follow-ups (src/core/run/service.ts). */
-  service: Service;
-  /** The request's id, echoed as x-request-id (set by requestLog, src/handlers/request-log.ts). */
+  /** The engine's context: what a row's engine function is called with (src/handlers/operations.ts). */
+  ctx: EngineContext;
+  /** What must follow each write: drains, timers, config (src/core/run/follow-ups.ts). */
+  followUps: FollowUps;
+  /** Queues' configs as this isolate read them a moment ago: what auth and CORS read. */
+  configs: ConfigCache;
+  /** The request's id, echoed as x-request-id (set by requestLog, src/handlers/middleware/request-log.ts). */
   requestId: string;
   /** The request's log: each line carries its requestId. */
   log: Log;
@@ -110,13 +116,13 @@ export type AppEnv = { Bindings: Env; Variables: ScopeVariables };
 
 /**
  * Opens the request's scope before its route runs. Opening costs no Redis command: the
- * isolate's client, signers and config cache are reused, and the invocation's engine and
- * service are plain objects; Redis is reached only by what a route then calls. Work after the
- * response runs under its waitUntil.
+ * isolate's client, signers and config cache are reused, and the invocation's context and
+ * follow-ups are plain objects; Redis is reached only by what a route then calls. Work after
+ * the response runs under its waitUntil.
  */
 export const openScope = createMiddleware<AppEnv>(async function openScope(c, next) {
   const origin = new URL(c.req.url).origin;
-  const { settings, dispatcher, due, configs } = openInvocation(c.env, {
+  const { settings, ctx, run, due, configs } = openInvocation(c.env, {
     deadline: Date.now() + REQUEST_DRAIN_MS,
     origin,
     requestId: c.var.requestId,
@@ -124,6 +130,8 @@ export const openScope = createMiddleware<AppEnv>(async function openScope(c, ne
   });
   const waitUntil = (work: Promise<unknown>) => c.executionCtx.waitUntil(work);
   c.set('settings', settings);
-  c.set('service', createService({ dispatcher, due, waitUntil, configs }));
+  c.set('ctx', ctx);
+  c.set('configs', configs);
+  c.set('followUps', createFollowUps({ run, due, waitUntil, configs }));
   await next();
 });

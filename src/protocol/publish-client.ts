@@ -6,7 +6,7 @@
 // `request.cf`. So the header is read only where the Worker is deployed and the request came
 // through Cloudflare (it has `request.cf`); local development (GROUPQ_ALLOW_HTTP_LOOPBACK=true,
 // which a deployed Worker does not set) keys every client as one, `local`, which no header moves.
-import { parseV6 } from '../protocol/private-address';
+import { parseV6 } from './private-address';
 
 /** An address as Cloudflare gives it (IPv4 or IPv6); anything else is not one. */
 const ADDRESS = /^[0-9A-Fa-f:.]{2,45}$/;

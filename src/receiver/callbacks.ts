@@ -4,6 +4,7 @@
 // cancelled); brief network trouble is retried.
 import { MAX_ERROR_CHARS } from '../protocol/constants';
 import { parseErrorAnswer } from '../protocol/errors';
+import { sleep } from '../protocol/sleep';
 import type { Delivery } from '../protocol/delivery-body';
 import { JobCancelledError, LeaseLostError } from './errors';
 
@@ -28,8 +29,6 @@ const RETRY_DELAYS_MS = [250, 1_000];
 const TRANSIENT = new Set([502, 503, 504]);
 /** groupq caps a retryAfterMs, and a heartbeat's extendMs, at one day. */
 export const DAY_MS = 86_400_000;
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export type FailBody = { error: string; retry?: false; retryAfterMs?: number };
 

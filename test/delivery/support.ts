@@ -2,7 +2,7 @@
 // job calls over the Worker's HTTP API (asserting the status each step relies on), lease
 // callbacks as an endpoint makes them, and bounded polling that can drive the cron meanwhile.
 import { afterAll, beforeAll, expect } from 'vitest';
-import type { Job } from '../../src/protocol/api-types';
+import type { Job } from '../../src/protocol/api/types';
 import { type PrivateStack, type RunningWorker, startPrivateStack, startWorker } from '../helpers/worker';
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

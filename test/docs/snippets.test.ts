@@ -17,7 +17,7 @@ import { freePort } from '../../scripts/redis-server.mjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Endpoint, startEndpoint } from '../helpers/endpoint';
 import { ADMIN_TOKEN, type PrivateStack, type RunningWorker, SIGNING_SECRET, startPrivateStack, startWorker } from '../helpers/worker';
-import type { Job } from '../../src/protocol/api-types';
+import type { Job } from '../../src/protocol/api/types';
 import { jobInState, poll } from '../delivery/support';
 
 const root = path.resolve(import.meta.dirname, '../..');

@@ -7,7 +7,7 @@
 // with plain names and with adversarial ones, and must answer the same.
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/core/engine';
-import type { Job } from '../../src/protocol/api-types';
+import type { Job } from '../../src/protocol/api/types';
 import { queueKeys } from '../../src/core/store/keys';
 import type { LeasedJob } from '../../src/core/engine/leases';
 import { type TestClock, createQueue, testClock, testEngine } from '../helpers/engine';

@@ -4,7 +4,7 @@
 // (when `scheduled` is given) the cron fires every second, as `npm run dev`'s ticker does. It
 // returns what each GET and cron run got; the tests assert on them. How long a GET waited is the
 // bench's to measure (`npm run bench`, its burst): a test on a shared machine asserts no timing.
-import type { QueueCounts } from '../../src/protocol/api-types';
+import type { QueueCounts } from '../../src/protocol/api/types';
 import type { Endpoint } from './endpoint';
 
 export const BURST_JOBS = 1000;

@@ -3,7 +3,7 @@
 // from 48 to 64, not only whole groups), and nothing a request says in local development. The
 // HTTP suite (publish-limits.test.ts) checks the same through the Worker in workerd.
 import { describe, expect, it } from 'vitest';
-import { publishClient } from '../../src/handlers/publish-client';
+import { publishClient } from '../../src/protocol/publish-client';
 
 const edge = { hasCf: true, local: false, ipv6Prefix: 56, tokenHash: 'abc' };
 

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/core/engine';
 import { QueueError } from '../../src/protocol/errors';
-import type { Job } from '../../src/protocol/api-types';
+import type { Job } from '../../src/protocol/api/types';
 import type { LeasedJob } from '../../src/core/engine/leases';
 import { queueKeys } from '../../src/core/store/keys';
 import { T0, createQueue, testClock, testEngine } from '../helpers/engine';

@@ -4,7 +4,7 @@
 // docs/internals.md). Where the contract is
 // silent and the engine made a reasonable choice, the model mirrors it and says so ("mirror:").
 import type { JobState } from '../../src/protocol/job-input';
-import type { Job } from '../../src/protocol/api-types';
+import type { Job } from '../../src/protocol/api/types';
 import type { LeasedJob } from '../../src/core/engine/leases';
 import type { GroupState } from '../../src/core/engine/queues';
 import type { GroupSummary } from '../../src/core/engine/reads';

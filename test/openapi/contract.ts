@@ -4,7 +4,7 @@
 // the dialect of OpenAPI 3.1). Records the operations it saw, so a test can ask for all of them.
 import Ajv2020 from 'ajv/dist/2020.js';
 import { expect } from 'vitest';
-import document from '../../src/protocol/openapi.generated.json';
+import document from '../../src/protocol/api/openapi.generated.json';
 
 type Json = Record<string, any>;
 const doc = document as Json;

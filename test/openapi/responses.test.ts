@@ -3,7 +3,7 @@
 // refusals, and each answer must be one the document describes (contract.ts). The last test
 // asks that every operation of the document was seen.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import generated from '../../src/protocol/openapi.generated.json';
+import generated from '../../src/protocol/api/openapi.generated.json';
 import { type Endpoint, startEndpoint } from '../helpers/endpoint';
 import { ADMIN_TOKEN } from '../helpers/worker';
 import { uniqueQueue, useHttpSuite, waitForState } from '../http/support';

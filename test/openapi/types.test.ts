@@ -1,19 +1,19 @@
 // The response schemas against the code that builds the answers, at compile time (tsc checks
-// this file; the test itself only runs the assertions' empty bodies): what each service
+// this file; the test itself only runs the assertions' empty bodies): what each engine
 // operation returns must be what the document says its route answers. A field the engine adds or
 // renames without the schema fails here before any request is made.
 import { describe, expectTypeOf, it } from 'vitest';
 import type * as z from 'zod';
-import type { Service } from '../../src/core/run/service';
-import type { QueueConfig } from '../../src/protocol/api-types';
+import type { Engine } from '../../src/core/engine';
+import type { QueueConfig } from '../../src/protocol/api/types';
 import type { GroupState } from '../../src/protocol/job-input';
-import type * as r from '../../src/protocol/responses';
+import type * as r from '../../src/protocol/api/responses';
 
-type Answer<K extends keyof Service> = Service[K] extends (...args: never[]) => Promise<infer T> ? T : never;
+type Answer<K extends keyof Engine> = Engine[K] extends (...args: never[]) => Promise<infer T> ? T : never;
 type Out<S extends z.ZodType> = z.output<S>;
 
 describe('the response schemas', () => {
-  it('describe what each service operation returns', () => {
+  it('describe what each engine operation returns', () => {
     expectTypeOf<{ queues: Answer<'listQueues'> }>().toExtend<Out<typeof r.queueListSchema>>();
     expectTypeOf<Answer<'getQueue'>>().toExtend<Out<typeof r.queueInfoSchema>>();
     expectTypeOf<Answer<'putQueue'>>().toExtend<Out<typeof r.queuePutSchema>>();

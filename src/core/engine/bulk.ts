@@ -3,11 +3,11 @@
 // the caller repeats steps while its budget allows and reports an exact count, and `done: false`
 // when jobs of that state remain (call again).
 import { scripts } from '../../lua/scripts.generated';
-import type { BulkResult } from '../../protocol/api-types';
-import { type EngineContext, parse } from '../store/context';
+import { checkQueueName, parse } from '../../protocol/parse';
+import type { BulkResult } from '../../protocol/api/types';
+import type { Body, EngineContext, Query, QueueRef } from '../store/context';
 import { randomSeed } from '../../protocol/ids';
 import { cleanJobsSchema, retryJobsSchema } from '../../protocol/job-input';
-import { checkQueueName } from './queues';
 import { partitionTags } from '../store/partitions';
 import { routed } from './partitions';
 import { callScript } from '../store/scripts';
@@ -17,6 +17,10 @@ export const BULK_STEP = 200;
 
 /** Asked between steps: false stops the action, which then answers `done: false`. */
 export type KeepGoing = () => boolean;
+/** A bulk action's budget: it stops between steps once `keepGoing` says no. @default no end */
+export interface Budget {
+  keepGoing?: KeepGoing;
+}
 
 /** Runs `step` (jobs done, jobs of the state left) until none are left or `keepGoing` says stop. */
 async function inSteps(step: () => Promise<[done: number, left: number]>, keepGoing: KeepGoing): Promise<BulkResult> {
@@ -49,7 +53,7 @@ async function eachPartition(ctx: EngineContext, queue: string, keepGoing: KeepG
   });
 }
 
-export async function retryJobs(ctx: EngineContext, queue: string, input: unknown, keepGoing: KeepGoing = () => true): Promise<BulkResult> {
+export async function retryJobs(ctx: EngineContext, { queue, body: input, keepGoing = () => true }: QueueRef & Body & Budget): Promise<BulkResult> {
   const { state } = parse(retryJobsSchema, input);
   return eachPartition(ctx, queue, keepGoing, (tag) =>
     inSteps(async () => {
@@ -63,7 +67,7 @@ export async function retryJobs(ctx: EngineContext, queue: string, input: unknow
 }
 
 /** Deletes every job of a finished state, oldest first. */
-export async function cleanJobs(ctx: EngineContext, queue: string, query: unknown, keepGoing: KeepGoing = () => true): Promise<BulkResult> {
+export async function cleanJobs(ctx: EngineContext, { queue, query, keepGoing = () => true }: QueueRef & Query & Budget): Promise<BulkResult> {
   const { state } = parse(cleanJobsSchema, query);
   return eachPartition(ctx, queue, keepGoing, (tag) =>
     inSteps(async () => {

@@ -1,15 +1,15 @@
 // Operations on one job by hand: remove, retry a failed one, promote a delayed one, update,
 // cancel one that has not finished.
 import { scripts } from '../../lua/scripts.generated';
-import { type EngineContext, parse, parseParam } from '../store/context';
+import { checkQueueName, parse, parseParam } from '../../protocol/parse';
+import type { Body, EngineContext, JobRef } from '../store/context';
 import { type QueueError } from '../../protocol/errors';
 import { isRefusal, startTooLate } from '../store/refusals';
 import { randomSeed } from '../../protocol/ids';
 import { jobIdSchema, jobPatchSchema } from '../../protocol/job-input';
-import type { Job } from '../../protocol/api-types';
+import type { Job } from '../../protocol/api/types';
 import { toJob } from '../store/job-records';
 import { toOutcomesToSend } from '../store/leased';
-import { checkQueueName } from './queues';
 import { onJob } from './partitions';
 import { callScript } from '../store/scripts';
 
@@ -39,19 +39,19 @@ function onJobOf<T>(ctx: EngineContext, queue: string, id: string, run: (tag: st
 }
 
 /** Deletes a job that is not active (active: INVALID_STATE). */
-export async function removeJob(ctx: EngineContext, queue: string, id: string): Promise<void> {
+export async function removeJob(ctx: EngineContext, { queue, id }: JobRef): Promise<void> {
   await onJobOf(ctx, queue, id, (tag, group) => callScript(ctx, scripts.removeJob, { queue: tag, group }, [id, group, ctx.now()]));
 }
 
 /** failed -> waiting, attempts reset. */
-export async function retryJob(ctx: EngineContext, queue: string, id: string): Promise<Job> {
+export async function retryJob(ctx: EngineContext, { queue, id }: JobRef): Promise<Job> {
   return onJobOf(ctx, queue, id, async (tag, group) =>
     toJob(tag, await callScript(ctx, scripts.retryJob, { queue: tag, group }, [id, randomSeed(), group, ctx.now()])),
   );
 }
 
 /** delayed -> waiting now. */
-export async function promoteJob(ctx: EngineContext, queue: string, id: string): Promise<Job> {
+export async function promoteJob(ctx: EngineContext, { queue, id }: JobRef): Promise<Job> {
   return onJobOf(ctx, queue, id, async (tag, group) => toJob(tag, await callScript(ctx, scripts.promoteJob, { queue: tag, group }, [id, group, ctx.now()])));
 }
 
@@ -59,7 +59,7 @@ export async function promoteJob(ctx: EngineContext, queue: string, id: string):
  * Ends a waiting, delayed or active job as `cancelled` (finished: INVALID_STATE). An active
  * job's lease is revoked: its callbacks get JOB_CANCELLED, and its group's next job is ready.
  */
-export async function cancelJob(ctx: EngineContext, queue: string, id: string) {
+export async function cancelJob(ctx: EngineContext, { queue, id }: JobRef) {
   return onJobOf(ctx, queue, id, async (tag, group) => {
     const recorded = await callScript(ctx, scripts.cancelJob, { queue: tag, group }, [id, group, ctx.now()]);
     // The outcome callback the cancel recorded, leased to the caller to send (docs/delivery.md#outcome-callbacks).
@@ -68,7 +68,7 @@ export async function cancelJob(ctx: EngineContext, queue: string, id: string) {
 }
 
 /** Changes a waiting or delayed job's data and/or delay (delayMs counts from now). */
-export async function updateJob(ctx: EngineContext, queue: string, id: string, patch: unknown): Promise<Job> {
+export async function updateJob(ctx: EngineContext, { queue, id, body: patch }: JobRef & Body): Promise<Job> {
   const { data, delayMs } = parse(jobPatchSchema, patch);
   return onJobOf(ctx, queue, id, async (tag, group) =>
     toJob(tag, await callScript(ctx, scripts.updateJob, { queue: tag, group }, [ctx.now(), id, data === undefined ? '' : JSON.stringify(data), delayMs ?? -1, group])),

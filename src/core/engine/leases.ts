@@ -2,11 +2,12 @@
 // Everything that ends a lease goes through settle.lua, so a drain acks a batch of settlements
 // and reserves the next jobs in one round trip.
 import * as z from 'zod';
+import { checkQueueName, parse, parseParam } from '../../protocol/parse';
 import { scripts } from '../../lua/scripts.generated';
 import { DAY_MS, type StoredConfig } from '../../protocol/config';
 import { MAX_BATCH, MAX_ERROR_CHARS } from '../../protocol/constants';
 import { DELIVERY_ID_PREFIX } from '../../protocol/delivery-body';
-import { type EngineContext, parse, parseParam } from '../store/context';
+import type { EngineContext, QueueRef } from '../store/context';
 import { QueueError } from '../../protocol/errors';
 import { ScriptRefusal } from '../store/refusals';
 import { textHead } from '../../protocol/encoding';
@@ -15,8 +16,7 @@ import { isJobId, jobIdSchema } from '../../protocol/job-input';
 import type { JobRecord } from '../store/job-records';
 import type { LeasePlace, LeasedJob, Settlement } from '../store/leased';
 import { LEASE_GRACE_MS, type OutcomeToSend, pushTarget, toOutcomesToSend } from '../store/leased';
-import { checkQueueName, checkTag } from './queues';
-import { routed } from './partitions';
+import { routed, checkTag } from './partitions';
 import { leaseTag, partitionOfTag, partitionTag, publicLease, queueOfTag, splitLease } from '../store/partitions';
 import type { LeasedTuple } from '../store/replies';
 import { callScript } from '../store/scripts';
@@ -202,30 +202,32 @@ function onLease<T>(ctx: EngineContext, queue: string, tag: string, run: () => P
   });
 }
 
-/** Completes a leased job; with `reserveNext` > 0 it also leases the next ready jobs. */
+/** Ready jobs a lease's end leases in the same script call, for the caller to deliver. */
+interface Reserving {
+  /** @default 0 */
+  reserve?: number;
+}
+
+/** Completes a leased job; with `reserve` > 0 it also leases the next ready jobs. */
 export function complete(
   ctx: EngineContext,
-  queue: string,
-  input: { id: string; lease: string; result?: unknown; resultTruncated?: boolean; place?: LeasePlace },
-  reserveNext = 0,
+  { queue, reserve = 0, ...input }: QueueRef & Reserving & { id: string; lease: string; result?: unknown; resultTruncated?: boolean; place?: LeasePlace },
 ) {
-  return endLease(ctx, queue, { kind: 'complete', ...input }, reserveNext);
+  return endLease(ctx, queue, { kind: 'complete', ...input }, reserve);
 }
 
 /** Fails an attempt: retried with backoff while attempts remain (and `retry` is not false). */
 export function fail(
   ctx: EngineContext,
-  queue: string,
-  input: { id: string; lease: string; error: string; retry?: boolean; retryAfterMs?: number; place?: LeasePlace },
-  reserveNext = 0,
+  { queue, reserve = 0, ...input }: QueueRef & Reserving & { id: string; lease: string; error: string; retry?: boolean; retryAfterMs?: number; place?: LeasePlace },
 ) {
-  return endLease(ctx, queue, { kind: 'fail', ...input }, reserveNext);
+  return endLease(ctx, queue, { kind: 'fail', ...input }, reserve);
 }
 
 const extendSchema = z.object({ extendMs: z.number().int().min(1).optional() });
 
 /** Extends a live lease to now + extendMs (default: the job's timeoutMs), at most 24 h. */
-export async function heartbeat(ctx: EngineContext, queue: string, input: { id: string; lease: string; extendMs?: number }) {
+export async function heartbeat(ctx: EngineContext, { queue, ...input }: QueueRef & { id: string; lease: string; extendMs?: number }) {
   checkQueueName(queue);
   const { id, lease } = parseLeaseRef(input);
   // Longer extensions are capped at 24 h (heartbeat.lua), not refused.
@@ -244,7 +246,7 @@ const progressSchema = z.union([
 ]);
 
 /** Records a live lease's progress: a number 0-100 or a small JSON object. */
-export async function progress(ctx: EngineContext, queue: string, input: { id: string; lease: string; progress: unknown }) {
+export async function progress(ctx: EngineContext, { queue, ...input }: QueueRef & { id: string; lease: string; progress: unknown }) {
   checkQueueName(queue);
   const { id, lease } = parseLeaseRef(input);
   const value = parse(progressSchema, input.progress);

@@ -3,13 +3,13 @@
 // write them once per call into the queue's meta hash (src/lua/includes/meta.lua); this reads the
 // ring and lays it out minute by minute.
 import { scripts } from '../../lua/scripts.generated';
-import type { MinuteMetrics } from '../../protocol/api-types';
-import type { EngineContext } from '../store/context';
-import { checkQueueName } from './queues';
+import { checkQueueName } from '../../protocol/parse';
+import type { MinuteMetrics } from '../../protocol/api/types';
+import type { EngineContext, QueueRef } from '../store/context';
 import { onEachPartition } from './partitions';
 import { callScript } from '../store/scripts';
 
-export type { MinuteMetrics } from '../../protocol/api-types';
+export type { MinuteMetrics } from '../../protocol/api/types';
 
 const MINUTE_MS = 60_000;
 /** The minutes the ring holds, and the minutes returned. */
@@ -20,7 +20,7 @@ const COUNT_SPAN = 100_000_000;
 const KINDS = { c: 'completed', f: 'failed', r: 'retried' } as const;
 
 /** The last 60 minutes, oldest first; the last entry is the current minute. */
-export async function getMetrics(ctx: EngineContext, queue: string): Promise<MinuteMetrics[]> {
+export async function getMetrics(ctx: EngineContext, { queue }: QueueRef): Promise<MinuteMetrics[]> {
   // get-metrics.lua answers c:0..59, f:0..59, r:0..59 in that order, null where unset; a
   // partitioned queue's minutes are the sums of its partitions'.
   checkQueueName(queue);

@@ -16,18 +16,19 @@
 // call finishes a move cut off after the switch (the record already names the new database: it
 // unfences the copy there and deletes the old one), and starts over one cut off before it.
 import { scripts } from '../../lua/scripts.generated';
-import type { PartitionInfo } from '../../protocol/api-types';
+import { checkQueueName, parse, parseParam } from '../../protocol/parse';
+import type { PartitionInfo } from '../../protocol/api/types';
 import { QueueError } from '../../protocol/errors';
 import { moveInputSchema, partitionParamSchema } from '../../protocol/job-input';
-import { type EngineContext, parse, parseParam } from '../store/context';
+import type { Body, EngineContext, QueueRef } from '../store/context';
 import { DUE_KEY, queueKey } from '../store/keys';
 import { partitionTag } from '../store/partitions';
-import type { PoolRunner } from '../store/pool';
+import type { Pool } from '../store/pool';
 import { isRefusal } from '../store/refusals';
 import { callScript, type ScriptContext } from '../store/scripts';
 import { COPIED, copyGroups, copyKey, dropCopy, groupsOf, PAGE, readMeta } from './move-copy';
 import { MoveLease } from './move-lease';
-import { checkQueueName, deleteKeys, getStoredConfig } from './queues';
+import { deleteKeys, getStoredConfig } from './queues';
 
 /** The steps of a move, in order: what a test may stop a move after (MoveOptions). */
 export type MoveStep = 'fence' | 'copy' | 'switch' | 'unfence' | 'drop';
@@ -44,11 +45,11 @@ export interface MoveOptions {
  * Moves partition `partition` of `queue` to database `input.database` of the pool, and answers
  * its entry there once it is done.
  */
-export async function movePartition(ctx: EngineContext, queue: string, partition: string, input: unknown, options: MoveOptions = {}): Promise<PartitionInfo> {
+export async function movePartition(ctx: EngineContext, { queue, partition, body: input }: QueueRef & Body & { partition: string }, options: MoveOptions = {}): Promise<PartitionInfo> {
   checkQueueName(queue);
   const p = parseParam(partitionParamSchema, partition, 'partition');
   const { database } = parse(moveInputSchema, input);
-  const pool = 'databaseOf' in ctx.redis ? (ctx.redis as PoolRunner) : null;
+  const { pool } = ctx;
   if (!pool || database >= pool.databases.length) {
     const message = pool ? `the pool has databases 0 to ${pool.databases.length - 1}` : 'a move needs a pool of databases (GROUPQ_REDIS_POOL)';
     throw new QueueError('VALIDATION_FAILED', `database: ${message}`, [{ path: 'database', message }]);
@@ -67,7 +68,7 @@ export async function movePartition(ctx: EngineContext, queue: string, partition
 
 async function move(
   ctx: EngineContext,
-  pool: PoolRunner,
+  pool: Pool,
   lease: MoveLease,
   p: number,
   database: number,
@@ -129,7 +130,7 @@ async function move(
  * (where the record places it), each but for a meta naming `source`; answers whether there
  * were any. One HGET per database of the pool.
  */
-async function dropLeftovers(pool: PoolRunner, tag: string, source: number, on: (index: number) => ScriptContext, keep: () => Promise<void>): Promise<boolean> {
+async function dropLeftovers(pool: Pool, tag: string, source: number, on: (index: number) => ScriptContext, keep: () => Promise<void>): Promise<boolean> {
   const meta = queueKey(tag, 'meta');
   // A database that does not answer keeps its leftover (harmless: fenced, it refuses every call
   // and isolates that send one there read the record again) until a later move.

@@ -7,8 +7,10 @@
 // partition, or a partition that is not there).
 import { QueueError } from '../../protocol/errors';
 import { randomId } from '../../protocol/ids';
+import { isQueueName } from '../../protocol/job-input';
+import { checkQueueName } from '../../protocol/parse';
 import type { EngineContext } from '../store/context';
-import { PartitionCounts, fnv1a32, partitionOf, partitionTag, partitionTags } from '../store/partitions';
+import { PartitionCounts, fnv1a32, partitionOf, partitionTag, partitionTags, queueOfTag } from '../store/partitions';
 import { Partitioned, ScriptRefusal, isRefusal } from '../store/refusals';
 
 const counts = (ctx: EngineContext) => ctx.partitions ?? (ctx.partitions = new PartitionCounts());
@@ -113,4 +115,9 @@ export async function onJob<T>(
     if (at < 0) throw unreachable ?? new ScriptRefusal('JOB_NOT_FOUND');
     return run(others[at]!);
   });
+}
+
+/** A queue's name or one of its partitions' tags (`<queue>:<p>`): what the engine's modules run on. */
+export function checkTag(tag: string): string {
+  return isQueueName(tag) || isQueueName(queueOfTag(tag)) ? tag : checkQueueName(tag);
 }

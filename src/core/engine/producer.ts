@@ -2,14 +2,14 @@
 // publish token's jobs also pass its policy first (publish-policy.ts); the script checks the
 // quotas (src/lua/includes/quota.lua) and the publish rate limits (publish-rate.lua) before it writes.
 import type * as z from 'zod';
+import { checkQueueName, parse } from '../../protocol/parse';
 import { scripts } from '../../lua/scripts.generated';
-import type { EnqueueResult } from '../../protocol/api-types';
+import type { EnqueueResult } from '../../protocol/api/types';
 import type { ConfigOptions, StoredConfig } from '../../protocol/config';
-import { type EngineContext, parse } from '../store/context';
+import type { EngineContext } from '../store/context';
 import { type QueueError } from '../../protocol/errors';
 import { isRefusal, startTooLate } from '../store/refusals';
 import { batchInputSchemaFor, jobInputSchemaFor } from '../../protocol/job-input';
-import { checkQueueName } from './queues';
 import { randomId } from '../../protocol/ids';
 import { type LeasedJob, toLeasedJob } from './leases';
 import { partitionOf, partitionTag } from '../store/partitions';
@@ -18,7 +18,7 @@ import { newJobId, routed } from './partitions';
 import { PUBLISH_ID_PREFIX, checkPublished } from './publish-policy';
 import type { TraceContext } from '../../protocol/trace-context';
 
-export type { EnqueueResult } from '../../protocol/api-types';
+export type { EnqueueResult } from '../../protocol/api/types';
 
 type ParsedJob = z.output<ReturnType<typeof jobInputSchemaFor>>;
 
@@ -80,6 +80,27 @@ type PathOf = (i: number) => string;
 const lonePath: PathOf = () => '';
 const batchPath: PathOf = (i) => `jobs.${i}.`;
 
+/** An enqueue call: the queue and its body, and what the route adds to it. */
+export interface EnqueueInput {
+  queue: string;
+  /** One job (enqueue), or `{"jobs":[...]}` (enqueueBatch), as sent. */
+  body: unknown;
+  /** Ready jobs to lease in the same script call, for the caller to deliver. @default 0 */
+  reserve?: number;
+  /** Each job's `data` exactly as sent, stored instead of a re-encoding (big integers, number formats). */
+  rawData?: readonly (string | undefined)[];
+  /** Sent with a publish token. */
+  publisher?: Publisher;
+  /** The producer's trace context, already checked (src/protocol/trace-context.ts), kept with each job. */
+  trace?: TraceContext;
+}
+
+/** Parsed jobs on their way to a script: the call, with where each job sits in the body. */
+interface Sending extends EnqueueInput {
+  jobs: ParsedJob[];
+  pathOf: PathOf;
+}
+
 /** The field that set job `job`'s start, for a start past maxDelayMs (the script's DELAY_TOO_LONG). */
 function startField(job: ParsedJob): string {
   if (job.debounce) return 'debounce.delayMs';
@@ -103,18 +124,14 @@ export interface Enqueued {
 
 /**
  * One script call: `jobs` into the queue or partition `tag`, each with its id in `ids` (the
- * producer's, or one made for it), leasing up to `reserve`.
+ * producer's, or one made for it), leasing up to `reserve`. `rateSpent`: the publish windows
+ * were spent at the queue's root (a partitioned queue).
  */
 async function enqueueInto(
   ctx: EngineContext,
   tag: string,
-  jobs: ParsedJob[],
+  { jobs, reserve = 0, rawData = [], pathOf, publisher, trace = {} }: Sending,
   ids: readonly string[],
-  reserve: number,
-  rawData: readonly (string | undefined)[],
-  pathOf: PathOf,
-  publisher?: Publisher,
-  trace: TraceContext = {},
   rateSpent = false,
 ) {
   const now = ctx.now();
@@ -158,17 +175,8 @@ async function spendPublishRate(ctx: EngineContext, queue: string, n: number, { 
  * atomic (a batch is atomic per partition). A publish token's jobs are first spent from its
  * windows at the queue's root, so a refusal there writes no job.
  */
-async function enqueueSplit(
-  ctx: EngineContext,
-  queue: string,
-  partitions: number,
-  jobs: ParsedJob[],
-  reserve: number,
-  rawData: readonly (string | undefined)[],
-  pathOf: PathOf,
-  publisher?: Publisher,
-  trace?: TraceContext,
-): Promise<Enqueued> {
+async function enqueueSplit(ctx: EngineContext, sending: Sending, partitions: number): Promise<Enqueued> {
+  const { queue, jobs, reserve = 0, rawData = [], pathOf, publisher } = sending;
   const byPartition = new Map<number, number[]>();
   jobs.forEach((job, i) => {
     const p = partitionOf(job.group, partitions);
@@ -185,8 +193,8 @@ async function enqueueSplit(
       const tag = partitionTag(queue, partitionOf(jobs[at[0]!]!.group, partitions), partitions);
       const mine = at.map((i) => jobs[i]!);
       const ids = mine.map((job) => job.id ?? newJobId(job.group, partitions, publisher ? PUBLISH_ID_PREFIX : ''));
-      const call = enqueueInto(ctx, tag, mine, ids, share, at.map((i) => rawData[i]), (j) => pathOf(at[j]!), publisher, trace, true);
-      return call.then((part) => ({ ...part, tag, more: share > 0 ? part.leased.length === share : reserve > 0 }));
+      const part = { ...sending, jobs: mine, reserve: share, rawData: at.map((i) => rawData[i]), pathOf: (j: number) => pathOf(at[j]!) };
+      return enqueueInto(ctx, tag, part, ids, true).then((into) => ({ ...into, tag, more: share > 0 ? into.leased.length === share : reserve > 0 }));
     }),
   );
   const results = new Array<EnqueueResult>(jobs.length);
@@ -194,71 +202,33 @@ async function enqueueSplit(
   return { results, leased: done.flatMap((part) => part.leased), config: done[0]!.config, parts: done.map(({ tag, more }) => ({ tag, more })) };
 }
 
-async function enqueueParsed(
-  ctx: EngineContext,
-  queue: string,
-  sent: ParsedJob[],
-  reserve: number,
-  rawData: readonly (string | undefined)[],
-  pathOf: PathOf,
-  publisher?: Publisher,
-  trace?: TraceContext,
-): Promise<Enqueued> {
-  if (publisher) checkPublished(sent, sent.map((_, i) => pathOf(i)), publisher.config);
+async function enqueueParsed(ctx: EngineContext, sent: Sending): Promise<Enqueued> {
+  const { queue, pathOf, publisher, reserve = 0 } = sent;
+  if (publisher) checkPublished(sent.jobs, sent.jobs.map((_, i) => pathOf(i)), publisher.config);
   // A publish token's ids live apart: its `x` is the job `pub:x`, and the ids made for it start
   // `pub:` too (quota.lua counts its jobs by them: publishMaxJobs).
-  const jobs = publisher ? sent.map((job) => (job.id === undefined ? job : { ...job, id: PUBLISH_ID_PREFIX + job.id })) : sent;
+  const jobs = publisher ? sent.jobs.map((job) => (job.id === undefined ? job : { ...job, id: PUBLISH_ID_PREFIX + job.id })) : sent.jobs;
+  const sending = { ...sent, jobs };
   return routed(ctx, queue, async (partitions) => {
-    if (partitions > 1) return enqueueSplit(ctx, queue, partitions, jobs, reserve, rawData, pathOf, publisher, trace);
+    if (partitions > 1) return enqueueSplit(ctx, sending, partitions);
     const ids = jobs.map((job) => job.id ?? (publisher ? PUBLISH_ID_PREFIX : '') + randomId());
-    const done = await enqueueInto(ctx, queue, jobs, ids, reserve, rawData, pathOf, publisher, trace);
+    const done = await enqueueInto(ctx, queue, sending, ids);
     return { ...done, parts: [{ tag: queue, more: reserve > 0 && done.leased.length === reserve }] };
   });
 }
 
 /**
- * Adds one job. A known id (a job kept, or one the dedup window remembers) answers with
- * `duplicate: true` and changes nothing; a debounced job that collapsed into a waiting one
- * answers that job with `debounced: true`.
+ * Adds one job, and leases up to `reserve` ready jobs in the same round trip. A known id (a job
+ * kept, or one the dedup window remembers) answers with `duplicate: true` and changes nothing; a
+ * debounced job that collapsed into a waiting one answers that job with `debounced: true`.
  */
-export async function enqueue(ctx: EngineContext, queue: string, input: unknown): Promise<EnqueueResult> {
-  return (await enqueueAndReserve(ctx, queue, input, 0)).results[0]!;
+export function enqueue(ctx: EngineContext, input: EnqueueInput): Promise<Enqueued> {
+  checkQueueName(input.queue);
+  return enqueueParsed(ctx, { ...input, jobs: [parse(schemasFor(ctx.options).job, input.body)], pathOf: lonePath });
 }
 
-/** Adds up to 1000 jobs atomically; the batch is validated whole before anything is written. */
-export async function enqueueBatch(ctx: EngineContext, queue: string, jobs: unknown): Promise<EnqueueResult[]> {
-  return (await enqueueBatchAndReserve(ctx, queue, { jobs }, 0)).results;
-}
-
-/**
- * enqueue, then up to `reserve` ready jobs leased in the same round trip (the dispatcher's way
- * in). `rawData`, the exact JSON text `input.data` was parsed from, is stored instead of a
- * re-encoding, so big integers and number formats reach the endpoint as sent. `trace`: the
- * producer's trace context, already checked (src/protocol/trace-context.ts), kept with the job.
- */
-export function enqueueAndReserve(
-  ctx: EngineContext,
-  queue: string,
-  input: unknown,
-  reserve: number,
-  rawData?: string,
-  publisher?: Publisher,
-  trace?: TraceContext,
-): Promise<Enqueued> {
-  checkQueueName(queue);
-  return enqueueParsed(ctx, queue, [parse(schemasFor(ctx.options).job, input)], reserve, [rawData], lonePath, publisher, trace);
-}
-
-/** enqueueBatch of a body `{"jobs":[...]}`, then up to `reserve` ready jobs leased in the same round trip. */
-export function enqueueBatchAndReserve(
-  ctx: EngineContext,
-  queue: string,
-  batch: unknown,
-  reserve: number,
-  rawData: readonly (string | undefined)[] = [],
-  publisher?: Publisher,
-  trace?: TraceContext,
-): Promise<Enqueued> {
-  checkQueueName(queue);
-  return enqueueParsed(ctx, queue, parse(schemasFor(ctx.options).batch, batch).jobs, reserve, rawData, batchPath, publisher, trace);
+/** Adds up to 1000 jobs (`{"jobs":[...]}`) atomically: the batch is validated whole before anything is written. */
+export function enqueueBatch(ctx: EngineContext, input: EnqueueInput): Promise<Enqueued> {
+  checkQueueName(input.queue);
+  return enqueueParsed(ctx, { ...input, jobs: parse(schemasFor(ctx.options).batch, input.body).jobs, pathOf: batchPath });
 }

@@ -2,36 +2,26 @@
 // the queue or one group. A partitioned queue's config lives at its root and, with its shares
 // of the queue-wide limits, in each partition; its counts are the sum of its partitions'.
 import { forgetTotals } from './scrape';
+import { checkQueueName, parse, parseParam } from '../../protocol/parse';
 import { scripts } from '../../lua/scripts.generated';
-import type { OldestReady, QueueInfo, QueueSummary } from '../../protocol/api-types';
+import type { OldestReady, QueueInfo, QueueSummary } from '../../protocol/api/types';
 import { type StoredConfig, queueConfigSchema, queuePatchSchema, toPublicConfig, toStoredConfig } from '../../protocol/config';
-import { type EngineContext, parse, parseParam } from '../store/context';
+import type { Body, EngineContext, GroupRef, QueueRef } from '../store/context';
 import { QueueError } from '../../protocol/errors';
 import { mergePatch } from '../../protocol/merge-patch';
 import { LuaStatus, isRefusal, luaError } from '../store/refusals';
-import { groupParamSchema, isQueueName, queueNameSchema } from '../../protocol/job-input';
+import { groupParamSchema } from '../../protocol/job-input';
 import { dropDue } from '../store/due-index';
 import { randomSeed } from '../../protocol/ids';
-import type { PoolRunner } from '../store/pool';
-import { partitionOfTag, partitionTags, queueOfTag, shareOf } from '../store/partitions';
+import { partitionOfTag, partitionTags, shareOf } from '../store/partitions';
 import { callScript } from '../store/scripts';
 import { learnPartitions, onEachPartition, onGroup } from './partitions';
 
-import type { PartitionInfo, QueueCounts } from '../../protocol/api-types';
+import type { PartitionInfo, QueueCounts } from '../../protocol/api/types';
 
-export type { GroupState, QueueCounts, QueueInfo } from '../../protocol/api-types';
+export type { GroupState, QueueCounts, QueueInfo } from '../../protocol/api/types';
 
 const DELETE_STEP = 200;
-
-export function checkQueueName(name: string): string {
-  // zod only for a name it refuses (its message): the check runs on every settle of a drain.
-  return isQueueName(name) ? name : parseParam(queueNameSchema, name, 'queue');
-}
-
-/** A queue's name or one of its partitions' tags (`<queue>:<p>`): what the engine's modules run on. */
-export function checkTag(tag: string): string {
-  return isQueueName(tag) || isQueueName(queueOfTag(tag)) ? tag : checkQueueName(tag);
-}
 
 /** Partition `p`'s config: the queue's, with its index and its shares of the queue-wide limits. */
 function partitionConfig(stored: StoredConfig, p: number): StoredConfig {
@@ -43,7 +33,7 @@ function partitionConfig(stored: StoredConfig, p: number): StoredConfig {
   return { ...stored, partition: p, ...shares, rateLimit };
 }
 
-export async function putQueue(ctx: EngineContext, name: string, input: unknown): Promise<QueueInfo> {
+export async function putQueue(ctx: EngineContext, { queue: name, body: input }: QueueRef & Body): Promise<QueueInfo> {
   checkQueueName(name);
   const stored = await toStoredConfig(parse(queueConfigSchema(ctx.options), input));
   return storeQueue(ctx, name, async () => ({ ...stored }));
@@ -55,7 +45,7 @@ export async function putQueue(ctx: EngineContext, name: string, input: unknown)
  * `publishTokens`, the signing secrets unless it names them. Checked as a whole config, as PUT is.
  * Merged into the config as stored when it is written: of two concurrent PATCHes, each takes effect.
  */
-export async function patchQueue(ctx: EngineContext, name: string, patch: unknown): Promise<QueueInfo> {
+export async function patchQueue(ctx: EngineContext, { queue: name, body: patch }: QueueRef & Body): Promise<QueueInfo> {
   checkQueueName(name);
   parse(queuePatchSchema(ctx.options), patch);
   return storeQueue(ctx, name, async (found) => {
@@ -82,12 +72,12 @@ async function storeQueue(ctx: EngineContext, name: string, build: (found: Store
     stored.revision = (found?.revision ?? 0) + 1;
     try {
       await writeQueue(ctx, name, stored, found);
-      return getQueue(ctx, name);
+      return getQueue(ctx, { queue: name });
     } catch (error) {
       if (isRefusal(error, 'CONFIG_CHANGED') && write < MAX_CONFIG_WRITES) continue;
       // A deletion that was cut off still holds the name: finish it, then create.
       if (isRefusal(error, 'QUEUE_DELETING') && write < MAX_CONFIG_WRITES) {
-        await deleteQueue(ctx, name);
+        await deleteQueue(ctx, { queue: name });
         continue;
       }
       throw error;
@@ -99,11 +89,9 @@ async function writeQueue(ctx: EngineContext, name: string, stored: StoredConfig
   const { partitions } = stored;
   // Refused before anything is placed or written: a count the queue does not have.
   if (found && found.partitions !== partitions) throw luaError([LuaStatus.PARTITIONS_FIXED, found.partitions]);
-  if ('place' in ctx.redis) {
-    // In a pool, placed before anything is written, and before it is registered (a registered
-    // queue without a placement is one from before the pool: database 0).
-    await (ctx.redis as PoolRunner).place(name, partitions);
-  }
+  // In a pool, placed before anything is written, and before it is registered (a registered
+  // queue without a placement is one from before the pool: database 0).
+  await ctx.pool?.place(name, partitions);
   // Registered first: a registered name without a queue is skipped by GET /v1/queues, while a
   // queue missing from the list would be invisible.
   await callScript(ctx, scripts.registry, {}, ['add', name]);
@@ -152,7 +140,7 @@ function oldestOf(all: readonly (OldestReady | null)[]): { oldestReady?: OldestR
   return oldest ? { oldestReady: oldest } : {};
 }
 
-export async function getQueue(ctx: EngineContext, name: string): Promise<QueueInfo> {
+export async function getQueue(ctx: EngineContext, { queue: name }: QueueRef): Promise<QueueInfo> {
   checkQueueName(name);
   const infos = await onEachPartition(ctx, name, (tag) => callScript(ctx, scripts.queueInfo, { queue: tag }, []));
   const { config, paused } = infos[0]!;
@@ -164,11 +152,10 @@ export async function getQueue(ctx: EngineContext, name: string): Promise<QueueI
 }
 
 /** Each partition of the queue (the queue itself when it has one): where it lives and its counts. */
-export async function listPartitions(ctx: EngineContext, name: string): Promise<PartitionInfo[]> {
+export async function listPartitions(ctx: EngineContext, { queue: name }: QueueRef): Promise<PartitionInfo[]> {
   checkQueueName(name);
-  const pool = 'databaseOf' in ctx.redis ? (ctx.redis as PoolRunner) : null;
   return onEachPartition(ctx, name, async (tag) => {
-    const [{ counts }, database] = await Promise.all([callScript(ctx, scripts.queueInfo, { queue: tag }, []), pool?.databaseOf(tag) ?? 0]);
+    const [{ counts }, database] = await Promise.all([callScript(ctx, scripts.queueInfo, { queue: tag }, []), ctx.pool?.databaseOf(tag) ?? 0]);
     return { partition: partitionOfTag(tag) ?? 0, database, counts };
   });
 }
@@ -186,7 +173,7 @@ export async function listQueues(ctx: EngineContext): Promise<QueueSummary[]> {
   const names = await listQueueNames(ctx);
   const infos = await Promise.all(
     names.map((name) =>
-      getQueue(ctx, name).catch((error: unknown) => {
+      getQueue(ctx, { queue: name }).catch((error: unknown) => {
         if (error instanceof QueueError && error.code === 'QUEUE_NOT_FOUND') return null;
         throw error;
       }),
@@ -209,7 +196,7 @@ export async function deleteKeys(ctx: EngineContext, tag: string): Promise<void>
 }
 
 /** Removes every key of the queue: a partitioned queue's partitions first, its root (its count) last. */
-export async function deleteQueue(ctx: EngineContext, name: string): Promise<void> {
+export async function deleteQueue(ctx: EngineContext, { queue: name }: QueueRef): Promise<void> {
   checkQueueName(name);
   await callScript(ctx, scripts.registry, {}, ['remove', name]);
   const config = await getStoredConfig(ctx, name).catch((error: unknown) => {
@@ -223,16 +210,22 @@ export async function deleteQueue(ctx: EngineContext, name: string): Promise<voi
   learnPartitions(ctx, name, 1);
 }
 
-export async function setQueuePaused(ctx: EngineContext, name: string, paused: boolean) {
+async function setQueuePaused(ctx: EngineContext, name: string, paused: boolean) {
   checkQueueName(name);
   const pausedNow = await onEachPartition(ctx, name, (tag) => callScript(ctx, scripts.pauseQueue, { queue: tag }, [paused ? '1' : '0', ctx.now()]));
   return { name, paused: pausedNow[0]! };
 }
 
-export async function setGroupPaused(ctx: EngineContext, name: string, group: string, paused: boolean) {
+export const pauseQueue = (ctx: EngineContext, { queue }: QueueRef) => setQueuePaused(ctx, queue, true);
+export const resumeQueue = (ctx: EngineContext, { queue }: QueueRef) => setQueuePaused(ctx, queue, false);
+
+async function setGroupPaused(ctx: EngineContext, name: string, group: string, paused: boolean) {
   checkQueueName(name);
   parseParam(groupParamSchema, group, 'group');
   const state = await onGroup(ctx, name, group, (tag) => callScript(ctx, scripts.pauseGroup, { queue: tag, group }, [group, paused ? '1' : '0', ctx.now()]));
   // A paused group without jobs is still paused (its next job will wait): say so.
   return { group, state: state ?? (paused ? 'paused' : 'ready') };
 }
+
+export const pauseGroup = (ctx: EngineContext, { queue, group }: GroupRef) => setGroupPaused(ctx, queue, group, true);
+export const resumeGroup = (ctx: EngineContext, { queue, group }: GroupRef) => setGroupPaused(ctx, queue, group, false);

@@ -2,15 +2,16 @@
 // queue's listing walks its partitions in order (a group's jobs are all in its partition, so a
 // listing of one group reads only that one); its cursors name the partition (cursors.ts).
 import { scripts } from '../../lua/scripts.generated';
-import { type EngineContext, parse, parseParam } from '../store/context';
+import { checkQueueName, parse, parseParam } from '../../protocol/parse';
+import type { EngineContext, GroupRef, JobRef, Query, QueueRef } from '../store/context';
 import { type Listing, decodeCursor, decodePartitionCursor, encodeCursor, encodePartitionCursor, isPartitionCursor } from '../store/cursors';
 import { groupParamSchema, jobIdSchema, listJobsSchema, pageSchema } from '../../protocol/job-input';
-import type { GroupSummary, Job } from '../../protocol/api-types';
+import type { GroupSummary, Job } from '../../protocol/api/types';
 import { toJob, toOutcomeStatus } from '../store/job-records';
 import { partitionTag } from '../store/partitions';
-import { checkQueueName, checkTag, getStoredConfig } from './queues';
+import { getStoredConfig } from './queues';
 import { callScript } from '../store/scripts';
-import { onGroup, onJob, partitionsOf, routed } from './partitions';
+import { onGroup, onJob, partitionsOf, routed, checkTag } from './partitions';
 
 /** The most jobs GET group returns. */
 const GROUP_JOBS_LIMIT = 1000;
@@ -26,7 +27,7 @@ export async function getJobAt(ctx: EngineContext, tag: string, id: string): Pro
   return job;
 }
 
-export async function getJob(ctx: EngineContext, queue: string, id: string): Promise<Job> {
+export async function getJob(ctx: EngineContext, { queue, id }: JobRef): Promise<Job> {
   checkQueueName(queue);
   parseParam(jobIdSchema, id, 'id');
   const read = (tag: string) => getJobAt(ctx, tag, id);
@@ -61,7 +62,7 @@ async function pageAcross<T>(ctx: EngineContext, queue: string, listing: Listing
   });
 }
 
-export async function listJobs(ctx: EngineContext, queue: string, query: unknown = {}) {
+export async function listJobs(ctx: EngineContext, { queue, query = {} }: QueueRef & Query) {
   checkQueueName(queue);
   const { state, group, limit, cursor } = parse(listJobsSchema, query);
   // With a group, waiting jobs are read from the group's zset (the script's optional last key).
@@ -82,9 +83,9 @@ export async function listJobs(ctx: EngineContext, queue: string, query: unknown
   return { jobs: items, cursor: next };
 }
 
-export type { GroupSummary } from '../../protocol/api-types';
+export type { GroupSummary } from '../../protocol/api/types';
 
-export async function listGroups(ctx: EngineContext, queue: string, query: unknown = {}) {
+export async function listGroups(ctx: EngineContext, { queue, query = {} }: QueueRef & Query) {
   checkQueueName(queue);
   const { limit, cursor } = parse(pageSchema, query);
   // Two reads: the names (list-groups walks meta's group counters), then their state, which
@@ -98,7 +99,7 @@ export async function listGroups(ctx: EngineContext, queue: string, query: unkno
   return { groups: items, cursor: next };
 }
 
-export async function getGroup(ctx: EngineContext, queue: string, group: string) {
+export async function getGroup(ctx: EngineContext, { queue, group }: GroupRef) {
   checkQueueName(queue);
   parseParam(groupParamSchema, group, 'group');
   return onGroup(ctx, queue, group, async (tag) => {

@@ -3,9 +3,9 @@
 // belong to groups not declared yet is done again with their keys declared (Upstash key locking:
 // a script touches only keys it was given).
 import { scripts } from '../../lua/scripts.generated';
-import type { EngineContext } from '../store/context';
+import { checkQueueName } from '../../protocol/parse';
+import type { EngineContext, QueueRef } from '../store/context';
 import { QueueError } from '../../protocol/errors';
-import { checkQueueName } from './queues';
 import { onEachPartition } from './partitions';
 import { callScript } from '../store/scripts';
 
@@ -22,7 +22,7 @@ export interface RepairReport {
 }
 
 /** Repairs every partition of the queue (one by one); the report adds theirs up. */
-export async function repairQueue(ctx: EngineContext, queue: string): Promise<RepairReport> {
+export async function repairQueue(ctx: EngineContext, { queue }: QueueRef): Promise<RepairReport> {
   checkQueueName(queue);
   const reports = await onEachPartition(ctx, queue, (tag) => repairAt(ctx, tag));
   return reports.reduce((sum, report) => ({ reindexed: sum.reindexed + report.reindexed, offered: sum.offered + report.offered }));

@@ -1,12 +1,12 @@
 // Repeatable jobs: `every` ms or a 5-field cron `pattern` in a time zone. Next run times are
 // computed here with cron-parser; scripts store specs and commit runs with compare-and-set.
 import { CronExpressionParser } from 'cron-parser';
+import { checkQueueName, parse, parseParam } from '../../protocol/parse';
 import { scripts } from '../../lua/scripts.generated';
-import type { Repeat } from '../../protocol/api-types';
-import { type EngineContext, parse, parseParam } from '../store/context';
+import type { Repeat } from '../../protocol/api/types';
+import type { Body, EngineContext, QueueRef, RepeatRef } from '../store/context';
 import { QueueError } from '../../protocol/errors';
 import { repeatInputSchema, repeatKeySchema } from '../../protocol/job-input';
-import { checkQueueName } from './queues';
 import { ScriptRefusal, isRefusal } from '../store/refusals';
 import { onEachPartition, onGroup, tagOfGroup, tagsOf } from './partitions';
 import { callScript } from '../store/scripts';
@@ -22,7 +22,7 @@ export type RepeatSpec = Omit<Repeat, 'key' | 'data' | 'count' | 'nextRunAt'> & 
   v?: number;
 };
 
-export type { Repeat } from '../../protocol/api-types';
+export type { Repeat } from '../../protocol/api/types';
 
 function invalid(path: string, message: string): QueueError {
   return new QueueError('VALIDATION_FAILED', `${path}: ${message}`, [{ path, message }]);
@@ -83,7 +83,7 @@ export function runAfter(spec: RepeatSpec, runAt: number, now: number): number |
  * A repeat lives in the partition of its group (its runs are that group's jobs); a partitioned
  * queue's other partitions are cleared of the key, so a key names one repeat per queue.
  */
-export async function putRepeat(ctx: EngineContext, queue: string, key: string, input: unknown) {
+export async function putRepeat(ctx: EngineContext, { queue, key, body: input }: RepeatRef & Body) {
   checkQueueName(queue);
   parseParam(repeatKeySchema, key, 'key');
   const parsed = parse(repeatInputSchema, input);
@@ -103,7 +103,7 @@ const ignoreNotFound = (error: unknown) => {
   if (!isRefusal(error, 'REPEAT_NOT_FOUND')) throw error;
 };
 
-export async function listRepeats(ctx: EngineContext, queue: string): Promise<Repeat[]> {
+export async function listRepeats(ctx: EngineContext, { queue }: QueueRef): Promise<Repeat[]> {
   checkQueueName(queue);
   const flat = (await onEachPartition(ctx, queue, (tag) => callScript(ctx, scripts.listRepeats, { queue: tag }, []))).flat();
   const repeats: Repeat[] = [];
@@ -114,7 +114,7 @@ export async function listRepeats(ctx: EngineContext, queue: string): Promise<Re
   return repeats.sort((a, b) => (a.key < b.key ? -1 : 1));
 }
 
-export async function deleteRepeat(ctx: EngineContext, queue: string, key: string): Promise<void> {
+export async function deleteRepeat(ctx: EngineContext, { queue, key }: RepeatRef): Promise<void> {
   checkQueueName(queue);
   parseParam(repeatKeySchema, key, 'key');
   const deleted = await onEachPartition(ctx, queue, (tag) => deleteRepeatAt(ctx, tag, key).then(() => true, (error: unknown) => ignoreNotFound(error) ?? false));

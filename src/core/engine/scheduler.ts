@@ -7,11 +7,10 @@ import { QueueError } from '../../protocol/errors';
 import { noteDue, setDue } from '../store/due-index';
 import { randomSeed } from '../../protocol/ids';
 import { type OutcomeToSend, toOutcomesToSend } from '../store/leased';
-import { checkTag } from './queues';
 import { type RepeatSpec, runAfter } from './repeats';
 import { partitionOfTag, partitionTags } from '../store/partitions';
 import { callScript } from '../store/scripts';
-import { routed } from './partitions';
+import { routed, checkTag } from './partitions';
 
 /** Items per phase of one tick (delayed, held, expired leases, trims, repeats): bounded work. */
 const TICK_LIMIT = 500;

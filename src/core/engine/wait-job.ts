@@ -7,14 +7,15 @@
 // read answers JOB_NOT_FOUND. Redis failing meanwhile is 503 REDIS_UNAVAILABLE with a
 // Retry-After, as for any other read, so that clients retry.
 import * as z from 'zod';
+import { checkQueueName, parse, parseParam } from '../../protocol/parse';
 import { MAX_WAIT_MS, isFinished } from '../../protocol/constants';
-import { type EngineContext, parse, parseParam } from '../store/context';
+import type { EngineContext, JobRef, Query } from '../store/context';
 import { QueueError } from '../../protocol/errors';
 import { jobIdSchema } from '../../protocol/job-input';
-import type { Job } from '../../protocol/api-types';
+import { sleep } from '../../protocol/sleep';
+import type { Job } from '../../protocol/api/types';
 import { recordOf } from '../store/job-records';
 import { queueKeys } from '../store/keys';
-import { checkQueueName } from './queues';
 import { getJobAt } from './reads';
 import { onJob } from './partitions';
 import { asQueueError } from '../store/redis';
@@ -33,8 +34,6 @@ export const getJobQuerySchema = z
       .optional(),
   })
   .strict();
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** One HGET: whether the job has finished, or left the hash. */
 async function hasEnded(ctx: EngineContext, queue: string, id: string): Promise<boolean> {
@@ -55,7 +54,7 @@ function retryable(error: unknown): never {
 }
 
 /** The job; with `?waitMs=N`, once it has finished or N ms have passed (real time, not ctx.now). */
-export async function waitForJob(ctx: EngineContext, queue: string, id: string, query: unknown = {}): Promise<Job> {
+export async function waitForJob(ctx: EngineContext, { queue, id, query = {} }: JobRef & Query): Promise<Job> {
   checkQueueName(queue);
   parseParam(jobIdSchema, id, 'id');
   const { waitMs = 0 } = parse(getJobQuerySchema, query);

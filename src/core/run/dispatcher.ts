@@ -9,7 +9,7 @@
 import { type DeliveryOptions, deliver } from '../push/delivery';
 import { type OutcomeToSend, type PushTarget, pushTarget } from '../store/leased';
 import { queueOfTag } from '../store/partitions';
-import type { Engine } from '../engine';
+import type { RunCalls } from '../engine';
 import { QueueError } from '../../protocol/errors';
 import { type Invocation, nextTurn } from './invocation';
 import { type LeasedJob, type Settled, type Settlement, placeOf } from '../engine/leases';
@@ -26,8 +26,10 @@ export interface DrainReport {
   cut: boolean;
 }
 
-export interface Dispatcher {
-  engine: Engine;
+/** What a run of the push layer works with in one invocation. */
+export interface RunContext {
+  /** The engine calls a run makes. */
+  engine: RunCalls;
   invocation: Invocation;
   delivery: DeliveryOptions;
   /** The invocation's log, its lines carrying its requestId. */
@@ -52,7 +54,7 @@ export interface Leased {
  * not sent, and does not count. Never throws: an attempt that is not settled comes round again
  * through the tick when its lease ends.
  */
-export async function sendOutcomes(d: Dispatcher, queue: string, outcomes: readonly OutcomeToSend[]): Promise<void> {
+export async function sendOutcomes(d: RunContext, queue: string, outcomes: readonly OutcomeToSend[]): Promise<void> {
   if (outcomes.length === 0) return;
   const attempts = await Promise.all(
     outcomes.map(async (outcome) => {
@@ -88,7 +90,7 @@ const SETTLE_ATTEMPTS = 3;
  */
 const LINGER_MS = 20;
 
-async function settleWithRetry(d: Dispatcher, queue: string, settlements: Settlement[], reserve: number): Promise<Settled | null> {
+async function settleWithRetry(d: RunContext, queue: string, settlements: Settlement[], reserve: number): Promise<Settled | null> {
   for (let attempt = 1; ; attempt++) {
     try {
       // A retry reserves nothing: if the lost answer had leased jobs, their leases expire and the
@@ -114,7 +116,7 @@ async function settleWithRetry(d: Dispatcher, queue: string, settlements: Settle
  * once (their slots are claimed) and the turns after it wait for it. A drain cut by its budget
  * leaves the rest to the due index, as any drain does.
  */
-export function drain(d: Dispatcher, queue: string, leased?: Leased): Promise<DrainReport> {
+export function drain(d: RunContext, queue: string, leased?: Leased): Promise<DrainReport> {
   if (queueOfTag(queue) === queue) return drainNow(d, queue, leased);
   const holds = (leased?.jobs.length ?? 0) > 0 || (leased?.outcomes?.length ?? 0) > 0;
   // A partition another drain of this isolate is on gets one more round from it instead: fewer
@@ -148,7 +150,7 @@ export function drain(d: Dispatcher, queue: string, leased?: Leased): Promise<Dr
 /** Per isolate: the partitions a drain is on, and whether another asked it for one more round. */
 const draining = new Map<string, { again: boolean }>();
 
-async function drainNow(d: Dispatcher, queue: string, leased?: Leased): Promise<DrainReport> {
+async function drainNow(d: RunContext, queue: string, leased?: Leased): Promise<DrainReport> {
   const { invocation } = d;
   const report: DrainReport = { delivered: 0, retrying: 0, cut: false };
   const settlements: Settlement[] = [];

@@ -2,52 +2,19 @@
 // drain the queues it names, then sleep until its next entry within the window, without polling
 // Redis in between), and a request's follow-up (drain what it leased; then tick and drain the
 // queue if this isolate knows a timer of it is due, under a short Redis lock).
-import { type Dispatcher, type DrainReport, type Leased, drain, sendOutcomes } from './dispatcher';
+import { type RunContext, type DrainReport, type Leased, drain, sendOutcomes } from './dispatcher';
 import type { TickResult } from '../engine/scheduler';
+import type { DueTimes } from './due-times';
 import { nextTurn } from './invocation';
+import { sleep } from '../../protocol/sleep';
 
 /** Tick passes in a row while a tick reports more work (500 items per phase each). */
 const MAX_PASSES = 10;
 
-/**
- * Per isolate: when each queue next needs a tick, as last learned (this isolate's view of what
- * the due index holds). Unknown means now.
- */
-export class DueTimes {
-  private readonly at = new Map<string, number | null>();
-  private readonly sleeping = new Set<string>();
-
-  isDue(queue: string, now: number): boolean {
-    const at = this.at.get(queue);
-    return at === undefined || (at !== null && at <= now);
-  }
-
-  set(queue: string, at: number | null): void {
-    this.at.set(queue, at);
-  }
-
-  /** A timer at `at` exists (a delayed job, a retry): tick by then. */
-  lower(queue: string, at: number): void {
-    const current = this.at.get(queue);
-    if (current === null || (current !== undefined && at < current)) this.at.set(queue, at);
-  }
-
-  /** One request follow-up per isolate and queue sleeps for the next due time; false if one does. */
-  claimSleep(queue: string): boolean {
-    if (this.sleeping.has(queue)) return false;
-    this.sleeping.add(queue);
-    return true;
-  }
-
-  releaseSleep(queue: string): void {
-    this.sleeping.delete(queue);
-  }
-}
-
 // Only the first pass competes for the lock: the passes after it would find their own lock.
 // Every pass's outcome callbacks are leased to us: all of them are returned, to be sent.
 // Passes are rounds of their own: the isolate's requests go between them (nextTurn).
-async function tickFully(d: Dispatcher, queue: string, opportunistic: boolean): Promise<TickResult> {
+async function tickFully(d: RunContext, queue: string, opportunistic: boolean): Promise<TickResult> {
   let result = await d.engine.tick(queue, { opportunistic });
   const outcomes = [...result.outcomes];
   for (let pass = 1; result.more && !result.locked && pass < MAX_PASSES; pass++) {
@@ -58,14 +25,12 @@ async function tickFully(d: Dispatcher, queue: string, opportunistic: boolean): 
   return { ...result, outcomes };
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /**
  * Tick, drain what is ready, and while the next timer falls before `until`, sleep until it and
  * go again: second precision for delays and retries. `opportunistic` (a request, not the cron)
  * takes the tick lock and leaves the sleeping to one follow-up per isolate.
  */
-export async function runQueue(d: Dispatcher, due: DueTimes, queue: string, until: number, opportunistic = false): Promise<TickResult> {
+export async function runQueue(d: RunContext, due: DueTimes, queue: string, until: number, opportunistic = false): Promise<TickResult> {
   const { invocation } = d;
   for (let round = 0; ; round++) {
     // A request competes for the tick lock once; having won it, its later rounds are its own.
@@ -100,7 +65,7 @@ export async function runQueue(d: Dispatcher, due: DueTimes, queue: string, unti
  * ready); then, if this isolate knows the queue's tick is due, run the queue until the
  * invocation's deadline. A retry the drain scheduled makes the tick due: only it knows when.
  */
-export async function followUp(d: Dispatcher, due: DueTimes, queue: string, start: Leased | 'drain'): Promise<void> {
+export async function followUp(d: RunContext, due: DueTimes, queue: string, start: Leased | 'drain'): Promise<void> {
   try {
     let report: DrainReport | null = null;
     if (start === 'drain') report = await drain(d, queue);
@@ -126,7 +91,7 @@ type QueueResult = TickResult | { error: string };
  * the index's next entry falls before `until`. An idle pass is one command, whatever the number
  * of queues. One queue failing does not stop the others (it is left for the next invocation).
  */
-export async function runDueQueues(d: Dispatcher, due: DueTimes, until: number): Promise<Record<string, QueueResult>> {
+export async function runDueQueues(d: RunContext, due: DueTimes, until: number): Promise<Record<string, QueueResult>> {
   const { engine, invocation } = d;
   const results: Record<string, QueueResult> = {};
   const failed = new Set<string>();

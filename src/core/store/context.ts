@@ -1,12 +1,14 @@
 // What every engine operation is given: a Redis script runner, a clock and deployment options.
-import type * as z from 'zod';
 import type { ConfigOptions } from '../../protocol/config';
-import { QueueError } from '../../protocol/errors';
 import type { PartitionCounts } from './partitions';
+import type { Pool } from './pool';
 import type { ScriptRunner } from './scripts';
 
 export interface EngineContext {
+  /** Where scripts run: one database's client, or a pool's runner that sends each where its queue lives. */
   redis: ScriptRunner;
+  /** The pool `redis` routes over, when it is one (pool.ts): placing queues, moving partitions, each database's due index. */
+  pool?: Pool;
   /** Epoch milliseconds; tests inject a clock. */
   now: () => number;
   options: ConfigOptions;
@@ -16,22 +18,25 @@ export interface EngineContext {
   partitions?: PartitionCounts;
 }
 
-/** Parses input with zod; a failure is VALIDATION_FAILED with zod's issues as details. */
-export function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
-  const result = schema.safeParse(input);
-  if (result.success) return result.data;
-  const details = result.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message }));
-  const first = details[0];
-  throw new QueueError('VALIDATION_FAILED', first ? `${first.path || 'body'}: ${first.message}` : 'invalid input', details);
+// What an operation is called with: one object, named as the HTTP route names its parts (path
+// parameters, `body`, `query`), so a route passes what it read as it is (src/handlers/mount.ts).
+export interface QueueRef {
+  queue: string;
 }
-
-/**
- * Parses a path parameter (`param`: its name in the route, e.g. `queue`); a failure is
- * VALIDATION_FAILED whose details say so: `[{in: 'path', path: param, message}]`.
- */
-export function parseParam<S extends z.ZodType>(schema: S, value: string, param: string): z.output<S> {
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const message = result.error.issues[0]?.message ?? 'invalid';
-  throw new QueueError('VALIDATION_FAILED', `path parameter ${param}: ${message}`, [{ in: 'path', path: param, message }]);
+export interface JobRef extends QueueRef {
+  id: string;
+}
+export interface GroupRef extends QueueRef {
+  group: string;
+}
+export interface RepeatRef extends QueueRef {
+  key: string;
+}
+/** A request's JSON body, as sent: the operation parses it. */
+export interface Body {
+  body: unknown;
+}
+/** A request's query parameters, as sent: the operation parses them. */
+export interface Query {
+  query?: unknown;
 }

@@ -12,9 +12,10 @@ import { asQueueError } from './redis';
 
 type DueRedis = Pick<Redis, 'zadd' | 'zrange' | 'zrem'>;
 
-/** What the due index needs of a Redis client: one, or a pool's router with each database's (pool.ts). */
+/** What the due index needs: a Redis client (one, or a pool's runner), and the pool's databases (pool.ts). */
 export interface DueContext {
-  redis: DueRedis | (DueRedis & { readonly databases: readonly DueRedis[] });
+  redis: DueRedis;
+  pool?: { readonly databases: readonly DueRedis[] };
 }
 
 async function call<T>(run: () => Promise<T>): Promise<T> {
@@ -31,8 +32,8 @@ async function call<T>(run: () => Promise<T>): Promise<T> {
  * database failed does the read fail.
  */
 async function onEach<T>(ctx: DueContext, read: (redis: DueRedis) => Promise<T>): Promise<T[]> {
-  if (!('databases' in ctx.redis)) return [await call(() => read(ctx.redis))];
-  const settled = await Promise.allSettled(ctx.redis.databases.map((redis) => read(redis)));
+  if (!ctx.pool) return [await call(() => read(ctx.redis))];
+  const settled = await Promise.allSettled(ctx.pool.databases.map((redis) => read(redis)));
   const answered = settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
   const failure = settled.find((result) => result.status === 'rejected');
   if (answered.length === 0 && failure) throw asQueueError(failure.reason);

@@ -1,5 +1,5 @@
 // Turns the tuples scripts return into the job objects the API shows.
-import type { Attempt, Job, OutcomeStatus } from '../../protocol/api-types';
+import type { Attempt, Job, OutcomeStatus } from '../../protocol/api/types';
 import { queueOfTag } from './partitions';
 import type { JobTuple } from './replies';
 

@@ -136,14 +136,13 @@ export class Placements {
  * Whether each database of a pool answers (one ZRANGE of its due index each), by index. A
  * single client is a pool of one.
  */
-export async function databaseStates(redis: ScriptRunner): Promise<('ok' | 'down')[]> {
-  const databases = 'databases' in redis ? (redis as PoolRunner).databases : [redis];
-  const answers = await Promise.allSettled(databases.map((database) => database.zrange(DUE_KEY, 0, 0)));
+export async function databaseStates({ redis, pool }: { redis: ScriptRunner; pool?: Pool }): Promise<('ok' | 'down')[]> {
+  const answers = await Promise.allSettled((pool?.databases ?? [redis]).map((database) => database.zrange(DUE_KEY, 0, 0)));
   return answers.map((answer) => (answer.status === 'fulfilled' ? 'ok' : 'down'));
 }
 
-/** What the engine gets of a pool: a runner routed by queue, each database's own, and placing. */
-export interface PoolRunner extends ScriptRunner {
+/** What the engine knows of a pool besides its routed runner: each database's own runner, and placing. */
+export interface Pool {
   /** Each database's runner, by index: the due index is read on each. */
   readonly databases: readonly ScriptRunner[];
   /** The database `tag` (a queue's name, or a partition's tag) lives on, as this isolate knows it. */
@@ -152,6 +151,16 @@ export interface PoolRunner extends ScriptRunner {
   forget(tag: string): void;
   /** Records a new queue's placement (and its partitions') before its first write. */
   place(queue: string, partitions: number): Promise<void>;
+}
+
+/** A pool's runner, which sends each command where its queue lives, and the pool it routes over. */
+export interface PoolRunner extends ScriptRunner {
+  readonly pool: Pool;
+}
+
+/** The pool `redis` routes over, if it is a pool's runner (the engine's context keeps it: EngineContext.pool). */
+export function poolOf(redis: ScriptRunner): Pool | undefined {
+  return 'pool' in redis ? (redis as PoolRunner).pool : undefined;
 }
 
 /** A runner over `databases` (database 0 the control database) that sends each command where its queue lives. */
@@ -199,8 +208,7 @@ export function poolRunner(databases: readonly ScriptRunner[], placements: Place
       return (control.zrange as (...a: unknown[]) => Promise<unknown>)(key, ...rest);
     }) as ScriptRunner['zrange'],
   };
-  return {
-    ...runner,
+  const pool: Pool = {
     databases,
     databaseOf: (tag) => placements.of(control, tag),
     forget: (tag) => placements.forget(tag),
@@ -210,4 +218,5 @@ export function poolRunner(databases: readonly ScriptRunner[], placements: Place
       await placements.place(control, [queue, ...tags], partitions === 1 ? chosen.slice(0, 1) : chosen, keyLocking);
     },
   };
+  return { ...runner, pool };
 }

@@ -1,9 +1,9 @@
 // 405 for a path that has routes, asked with a method none of them takes. The methods are read
 // from the app's own router, so the Allow header cannot drift from the routes.
 import type { Context, Hono } from 'hono';
-import { QueueError } from '../protocol/errors';
+import { QueueError } from '../../protocol/errors';
 import { errorResponse } from './errors';
-import type { AppEnv } from './scope';
+import type { AppEnv } from '../scope';
 
 /** What is read of the app: its routes, and the router that matches them. */
 type Routes = Pick<Hono<AppEnv>, 'routes' | 'router'>;

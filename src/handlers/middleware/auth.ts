@@ -8,10 +8,10 @@
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { timingSafeEqual } from 'hono/utils/buffer';
-import { type StoredConfig, TOKEN_PATTERN } from '../protocol/config';
-import { QueueError } from '../protocol/errors';
-import { sha256Hex } from '../protocol/ids';
-import type { AppEnv } from './scope';
+import { type StoredConfig, TOKEN_PATTERN } from '../../protocol/config';
+import { QueueError } from '../../protocol/errors';
+import { sha256Hex } from '../../protocol/ids';
+import type { AppEnv } from '../scope';
 
 export function bearerOf(c: Context): string | null {
   return bearerIn(c.req.header('authorization'));

@@ -4,7 +4,7 @@
 // overflows the stack), and no lone surrogate in any string or key (400: Redis, its Lua cjson and
 // the REST wire all need valid UTF-8, and a string that is not would fail there, half written).
 import type { Context } from 'hono';
-import { QueueError } from '../protocol/errors';
+import { QueueError } from '../../protocol/errors';
 
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 /** Arrays and objects inside each other; zod's recursive z.json() overflows near 1,400. */

@@ -3,10 +3,10 @@
 // sees it (an UpstashError's message holds the script and its arguments). The requestId is the
 // answer's x-request-id: what to quote when asking what happened (docs/logs.md).
 import type { Context } from 'hono';
-import { fallbackLog } from '../core/log';
-import { QueueError } from '../protocol/errors';
-import type { ErrorBody } from '../protocol/api-types';
-import type { AppEnv } from './scope';
+import { fallbackLog } from '../../core/log';
+import { QueueError } from '../../protocol/errors';
+import type { ErrorBody } from '../../protocol/api/types';
+import type { AppEnv } from '../scope';
 
 export function errorResponse(c: Context<AppEnv>, error: QueueError): Response {
   const body: ErrorBody['error'] = { code: error.code, message: error.message };

@@ -6,9 +6,9 @@
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { matchedRoutes } from 'hono/route';
-import { type Log, createLog } from '../core/log';
-import type { AppEnv } from './scope';
-import { settingsOf } from './settings';
+import { type Log, createLog } from '../../core/log';
+import type { AppEnv } from '../scope';
+import { settingsOf } from '../settings';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 

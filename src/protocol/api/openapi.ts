@@ -1,9 +1,9 @@
-// Builds the OpenAPI 3.1 document from the route table (operations.ts) and the zod schemas,
+// Builds the OpenAPI 3.1 document from the operations' rows (src/handlers/operations.ts) and the zod schemas,
 // with zod's own JSON Schema output (draft 2020-12, OpenAPI 3.1's dialect). Run by
-// scripts/build-openapi.mjs, which writes src/protocol/openapi.generated.json; never at run time.
+// scripts/build-openapi.mjs, which writes src/protocol/api/openapi.generated.json; never at run time.
 import * as z from 'zod';
-import { ERROR_STATUS, type ErrorCode } from './errors';
-import { COMMON_ERRORS, OPERATIONS, type Operation, PATH_PARAMETERS } from './operations';
+import { ERROR_STATUS, type ErrorCode } from '../errors';
+import { COMMON_ERRORS, type Operation, PATH_PARAMETERS } from './operation';
 import * as responses from './responses';
 import { WEBHOOKS, type Webhook } from './webhooks';
 
@@ -192,8 +192,8 @@ const TAGS = {
   Repeats: 'Repeatable jobs (admin token).',
 };
 
-/** The OpenAPI 3.1 document of the HTTP API (`version`: the package's). */
-export function openApiDocument(version: string): Json {
+/** The OpenAPI 3.1 document of the HTTP API (`version`: the package's) from its operations' rows (src/handlers/operations.ts). */
+export function openApiDocument(version: string, operations: readonly Operation[]): Json {
   // Answers are named by their schema's name in responses.ts (jobSchema: Job); bodies by their route.
   const responseNames = new Map<z.ZodType, string>();
   for (const [name, value] of Object.entries(responses)) {
@@ -201,7 +201,7 @@ export function openApiDocument(version: string): Json {
   }
   responseNames.set(responses.errorBodySchema, 'Error');
   const bodyNames = new Map<z.ZodType, string>();
-  for (const op of OPERATIONS) {
+  for (const op of operations) {
     if (op.body) bodyNames.set(op.body, `${pascal(op.id)}Request`);
     for (const answer of Object.values(op.ok)) {
       if (answer instanceof z.ZodType && !responseNames.has(answer)) responseNames.set(answer, `${pascal(op.id)}Response`);
@@ -211,7 +211,7 @@ export function openApiDocument(version: string): Json {
   // A webhook's body is what groupq sends: named like an answer.
   for (const hook of WEBHOOKS) responseNames.set(hook.body, `${pascal(hook.id)}Body`);
   const paths: Record<string, Json> = {};
-  for (const op of OPERATIONS) (paths[op.path] ??= {})[op.method] = operationOf(op, names);
+  for (const op of operations) (paths[op.path] ??= {})[op.method] = operationOf(op, names);
   const parameters = Object.fromEntries(
     Object.entries(PATH_PARAMETERS).map(([name, schema]) => [name, { name, in: 'path', required: true, schema: parameterSchema(schema) }]),
   );
@@ -226,7 +226,7 @@ export function openApiDocument(version: string): Json {
     components: {
       schemas: { ...schemasOf(responseNames, 'output'), ...schemasOf(bodyNames, 'input'), JsonValue: JSON_VALUE },
       parameters,
-      responses: errorResponses(new Set(OPERATIONS.flatMap((op) => [...errorsOf(op).keys()]))),
+      responses: errorResponses(new Set(operations.flatMap((op) => [...errorsOf(op).keys()]))),
       securitySchemes: {
         adminToken: { type: 'http', scheme: 'bearer', description: 'GROUPQ_ADMIN_TOKEN: opens every route.' },
         publishToken: {

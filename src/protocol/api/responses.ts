@@ -3,9 +3,9 @@
 // (openapi.ts). Nothing parses responses with them at run time, so only `import type` reaches
 // this module from the Worker and the client: the client's bundle stays free of zod.
 import * as z from 'zod';
-import { type QueueConfig, type QueueConfigInput, groupLimitsSchema, queueConfigFields } from './config';
-import { ERROR_STATUS } from './errors';
-import { type GroupState, JOB_STATES } from './job-input';
+import { type QueueConfig, type QueueConfigInput, groupLimitsSchema, queueConfigFields } from '../config';
+import { ERROR_STATUS } from '../errors';
+import { type GroupState, JOB_STATES } from '../job-input';
 
 const count = z.number().int().min(0);
 /** Epoch milliseconds. */

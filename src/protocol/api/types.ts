@@ -4,8 +4,8 @@
 import type * as z from 'zod';
 import type * as responses from './responses';
 
-export type { GroupState, JobState } from './job-input';
-export type { GroupLimits, QueueConfig } from './config';
+export type { GroupState, JobState } from '../job-input';
+export type { GroupLimits, QueueConfig } from '../config';
 
 export type QueueCounts = z.output<typeof responses.queueCountsSchema>;
 export type QueueInfo = z.output<typeof responses.queueInfoSchema>;

@@ -3,10 +3,10 @@
 // document's `webhooks`; the headers listed are the ones deliver() and sendOutcome() set
 // (src/core/push). Only the build and the tests load it.
 import * as z from 'zod';
-import { FINISHED_STATES } from './constants';
-import { deliveryBodySchema } from './delivery-body';
-import { outcomeBodySchema } from './outcome-body';
-import { TRACEPARENT, TRACESTATE } from './trace-context';
+import { FINISHED_STATES } from '../constants';
+import { deliveryBodySchema } from '../delivery-body';
+import { outcomeBodySchema } from '../outcome-body';
+import { TRACEPARENT, TRACESTATE } from '../trace-context';
 
 export interface WebhookHeader {
   schema: z.ZodType;
