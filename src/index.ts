@@ -38,7 +38,7 @@ async function drainBody(request: Request): Promise<void> {
 
 /**
  * The app's answer, or the 500 of a Worker whose bindings do not parse: with a request id as the
- * app's answers have (src/handlers/request-log.ts), logged at error whatever GROUPQ_LOG_LEVEL
+ * app's answers have (src/handlers/middleware/request-log.ts), logged at error whatever GROUPQ_LOG_LEVEL
  * says (it is one of the bindings that may not parse). Which binding is broken tells a stranger
  * how the deployment is set up: only the log and the admin token's answer name it.
  */

@@ -250,7 +250,7 @@ async function drainRateLimited(stack: BenchStack, queue: string, jobs: number, 
   let ticks = 0;
   const ticker = (async () => {
     while (completed < jobs) {
-      if ((await engine.dueQueues(Date.now(), 1000)).includes(queue)) {
+      if ((await engine.dueTags(Date.now(), 1000)).includes(queue)) {
         await engine.tick(queue);
         ticks++;
       }

@@ -3,7 +3,7 @@
 // complete without reserving more) and the way a drain runs it (settle([], n), then the completion
 // in settle([complete], n), which also looks for a next job and finds none).
 import type { Engine } from '../../src/core/engine';
-import { type LeasePlace, type LeasedJob, placeOf } from '../../src/core/engine/leases';
+import { type LeaseSpot, type LeasedJob, spotOf } from '../../src/core/engine/leases';
 import type { BenchStack } from './stack';
 import type { FetchCounter } from './fetch-counter';
 import type { RespClient } from '../../scripts/resp.mjs';
@@ -28,7 +28,7 @@ export interface SingleJobResult {
   drain: SingleJobVariant;
 }
 
-type LoneState = { id: string; lease: string; place?: LeasePlace };
+type LoneState = { id: string; lease: string; spot?: LeaseSpot };
 type Steps = Record<Phase, (engine: Engine, queue: string, state: LoneState) => Promise<void>>;
 
 async function measure(
@@ -96,7 +96,7 @@ export async function runSingleJob(
   const took = (state: LoneState, jobs: LeasedJob[]) => {
     if (jobs.length !== 1 || jobs[0]!.id !== state.id) throw new Error('single job: reserve did not return the job');
     state.lease = jobs[0]!.lease.token;
-    state.place = placeOf(jobs[0]!); // what a dispatcher knows of its own leases
+    state.spot = spotOf(jobs[0]!); // what a dispatcher knows of its own leases
   };
 
   log(`single job: ${iterations} x enqueue, reserve(q, 1), complete`);
@@ -104,7 +104,7 @@ export async function runSingleJob(
     enqueue,
     reserve: async (engine, queue, state) => took(state, (await engine.reserve(queue, 1)).jobs),
     complete: async (engine, queue, state) => {
-      const { state: done } = await engine.complete(queue, { id: state.id, lease: state.lease, place: state.place });
+      const { state: done } = await engine.complete(queue, { id: state.id, lease: state.lease, spot: state.spot });
       if (done !== 'completed') throw new Error(`single job: complete gave ${done}`);
     },
   });
@@ -114,7 +114,7 @@ export async function runSingleJob(
     enqueue,
     reserve: async (engine, queue, state) => took(state, (await engine.settle(queue, [], reserveBatch)).jobs),
     complete: async (engine, queue, state) => {
-      const settled = await engine.settle(queue, [{ kind: 'complete', id: state.id, lease: state.lease, place: state.place }], reserveBatch);
+      const settled = await engine.settle(queue, [{ kind: 'complete', id: state.id, lease: state.lease, spot: state.spot }], reserveBatch);
       if (settled.results[0]?.state !== 'completed' || settled.jobs.length !== 0) throw new Error('single job: settle did not complete it alone');
     },
   });

@@ -4,7 +4,7 @@
 // (INFO commandstats, including those run inside scripts) and REST requests are counted per
 // phase. The two phases are exported on their own for the scale rows (bench/lib/scale-engine.ts),
 // which measure memory between them.
-import { type Settlement, placeOf } from '../../src/core/engine/leases';
+import { type Settlement, spotOf } from '../../src/core/engine/leases';
 import type { BenchStack } from './stack';
 import type { FetchCounter } from './fetch-counter';
 import { type CommandCounts, addCounts, commandStats, perUnit, redisCpuMs, resetStats, round, totalCalls } from './redis-stats';
@@ -151,7 +151,7 @@ export async function drainPhase(stack: BenchStack, queue: string, options: Thro
             emptySettles++;
             return;
           }
-          outcomes = settled.jobs.map((job) => ({ kind: 'complete', id: job.id, lease: job.lease.token, place: placeOf(job) }));
+          outcomes = settled.jobs.map((job) => ({ kind: 'complete', id: job.id, lease: job.lease.token, spot: spotOf(job) }));
         }
       }),
     );

@@ -33,7 +33,7 @@ async function metrics({ client, out, args, flags }: CommandContext): Promise<nu
   return EXIT_OK;
 }
 
-/** GET /health's document (healthSchema in src/protocol/responses.ts): `databases` with a pool. */
+/** GET /health's document (healthSchema in src/protocol/api/responses.ts): `databases` with a pool. */
 interface Health {
   ok: boolean;
   redis: string;

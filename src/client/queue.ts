@@ -30,7 +30,7 @@ export type CleanOptions = z.input<typeof cleanJobsSchema>;
 export type RepeatInput<T = unknown> = Omit<z.input<typeof repeatInputSchema>, 'data'> & { data?: T };
 export type { GroupLimits, QueueConfigInput };
 
-// The answers' types come from the server's response schemas (src/protocol/responses.ts), as
+// The answers' types come from the server's response schemas (src/protocol/api/responses.ts), as
 // types only: a change there fails the client's compile, and nothing of zod reaches its bundle.
 
 /** A page of jobs (GET /jobs); `data` typed by the queue's `T`. */

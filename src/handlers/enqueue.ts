@@ -114,7 +114,8 @@ async function enqueueWith(c: Context<AppEnv>, add: typeof producer.enqueue, inp
   const { ctx, followUps } = c.var;
   const { results } = await followUps.leasing(
     (reserve) => add(ctx, { ...input, reserve }),
-    ({ leased, config, parts }) => parts.map(({ tag, more }) => ({ tag, jobs: leased.filter((job) => job.tag === tag), target: pushTarget(config), more })),
+    ({ leased, config, parts }) =>
+      parts.map(({ tag, more }) => ({ tag, jobs: leased.filter((job) => job.tag === tag), target: pushTarget(config), more })),
     // A delayed job is a timer this isolate has not seen: tick soon to learn when.
     ({ results }) => (results.some((r) => r.state === 'delayed') ? followUps.now() : null),
   );

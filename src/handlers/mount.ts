@@ -3,7 +3,7 @@
 // called with the engine's context, the follow-up the row names, and the answer with the row's
 // status. A row that needs more than that brings its own handlers instead (enqueue, lease
 // callbacks, the pages), and they are mounted as they are.
-import type { Handler, Hono, MiddlewareHandler } from 'hono';
+import type { Context, Handler, Hono, MiddlewareHandler } from 'hono';
 import type { KeepGoing } from '../core/engine/bulk';
 import type { FollowUp } from '../core/run/follow-ups';
 import type { EngineContext } from '../core/store/context';
@@ -50,14 +50,18 @@ export function mount(app: Hono<AppEnv>, row: Row): void {
     app.on(row.method.toUpperCase(), [path], ...row.handle);
     return;
   }
-  const status = Number(Object.keys(row.ok)[0]);
   const auth: MiddlewareHandler<AppEnv>[] = row.access === 'admin' ? [adminAuth] : [];
-  app.on(row.method.toUpperCase(), [path], ...auth, async (c) => {
-    const { ctx, followUps } = c.var;
-    const body = row.body ? await readJson(c) : undefined;
-    const input = { ...(c.req.param() as Record<string, string>), query: c.req.query(), body, keepGoing: followUps.bulkBudget() } as RouteInput;
-    const done = await followUps.follow(row.then, input, row.call(ctx, input));
-    if (status === 204) return c.body(null, 204);
-    return c.json(row.answer ? row.answer(done as never) : done, status as 200);
-  });
+  app.on(row.method.toUpperCase(), [path], ...auth, (c) => serve(c, row));
+}
+
+/** One request of a row that calls its engine function: read, call, follow up, answer. */
+async function serve(c: Context<AppEnv>, row: Operation & Calls): Promise<Response> {
+  const { ctx, followUps } = c.var;
+  const body = row.body ? await readJson(c) : undefined;
+  const params = c.req.param() as Record<string, string>;
+  const input = { ...params, query: c.req.query(), body, keepGoing: followUps.bulkBudget() } as RouteInput;
+  const done = await followUps.follow(row.then, input, row.call(ctx, input));
+  const status = Number(Object.keys(row.ok)[0]);
+  if (status === 204) return c.body(null, 204);
+  return c.json(row.answer ? row.answer(done as never) : done, status as 200);
 }

@@ -9,7 +9,7 @@ import * as z from 'zod';
 import * as bulk from '../core/engine/bulk';
 import * as groupLimits from '../core/engine/group-limits';
 import * as jobOps from '../core/engine/job-ops';
-import * as metrics from '../core/engine/metrics';
+import * as minutes from '../core/engine/minutes';
 import * as move from '../core/engine/move';
 import * as queues from '../core/engine/queues';
 import * as reads from '../core/engine/reads';
@@ -56,10 +56,17 @@ export const OPERATIONS: Row[] = [
   page('/openapi.json', 'openapi', 'This document', 'application/json', { handle: [etag(), openApi] }),
   page('/dashboard', 'dashboard', 'The dashboard (it asks for the admin token)', 'text/html', { handle: [etag(), asset('/dashboard/')] }),
   page('/dashboard/', 'dashboardSlash', 'The dashboard, with a trailing slash', 'text/html', { handle: [etag(), asset('/dashboard/')] }),
-  page('/dashboard/app.js', 'dashboardScript', "The dashboard's script", 'text/javascript', { handle: [etag(), asset('/dashboard/app.js')] }),
+  page('/dashboard/app.js', 'dashboardScript', "The dashboard's script", 'text/javascript', {
+    handle: [etag(), asset('/dashboard/app.js')],
+  }),
   page('/dashboard/app.css', 'dashboardStyles', "The dashboard's styles", 'text/css', { handle: [etag(), asset('/dashboard/app.css')] }),
 
-  operation('get', '/v1/queues', 'listQueues', 'List queues', { call: queues.listQueues, answer: (queues: QueueSummary[]) => ({ queues }), tag: 'Queues', access: 'admin', ok: { 200: r.queueListSchema } }),
+  operation('get', '/v1/queues', 'listQueues', 'List queues', {
+    call: queues.listQueues, answer: (list: QueueSummary[]) => ({ queues: list }),
+    tag: 'Queues',
+    access: 'admin',
+    ok: { 200: r.queueListSchema },
+  }),
   queueOp('put', Q, 'putQueue', 'Create a queue, or replace its whole config', {
     call: queues.putQueue, then: 'changingConfig', answer: configOf,
     description: 'Omitted fields take their defaults.',
@@ -76,10 +83,22 @@ export const OPERATIONS: Row[] = [
     ok: { 200: r.queuePutSchema },
     errors: ['INVALID_STATE'],
   }),
-  queueOp('get', Q, 'getQueue', 'A queue: its config, counts and whether it is paused', { call: queues.getQueue, ok: { 200: r.queueInfoSchema } }),
-  queueOp('delete', Q, 'deleteQueue', 'Delete a queue and every job, group and repeat of it', { call: queues.deleteQueue, then: 'changingConfig', ok: { 204: null } }),
-  queueOp('post', `${Q}/pause`, 'pauseQueue', 'Pause a queue: nothing is delivered until it resumes', { call: queues.pauseQueue, ok: { 200: r.queuePausedSchema } }),
-  queueOp('post', `${Q}/resume`, 'resumeQueue', 'Resume a queue', { call: queues.resumeQueue, then: 'thenDrain', ok: { 200: r.queuePausedSchema } }),
+  queueOp('get', Q, 'getQueue', 'A queue: its config, counts and whether it is paused', {
+    call: queues.getQueue,
+    ok: { 200: r.queueInfoSchema },
+  }),
+  queueOp('delete', Q, 'deleteQueue', 'Delete a queue and every job, group and repeat of it', {
+    call: queues.deleteQueue, then: 'changingConfig',
+    ok: { 204: null },
+  }),
+  queueOp('post', `${Q}/pause`, 'pauseQueue', 'Pause a queue: nothing is delivered until it resumes', {
+    call: queues.pauseQueue,
+    ok: { 200: r.queuePausedSchema },
+  }),
+  queueOp('post', `${Q}/resume`, 'resumeQueue', 'Resume a queue', {
+    call: queues.resumeQueue, then: 'thenDrain',
+    ok: { 200: r.queuePausedSchema },
+  }),
   queueOp('post', `${Q}/repair`, 'repairQueue', 'Bring back jobs that scripts failing half way left in no index', {
     call: repair.repairQueue, then: 'thenDrain',
     ok: { 200: r.repairReportSchema },
@@ -97,7 +116,10 @@ export const OPERATIONS: Row[] = [
     ok: { 200: r.partitionSchema },
     errors: ['MOVE_IN_PROGRESS'],
   }),
-  queueOp('get', `${Q}/metrics`, 'getMetrics', 'Outcomes per minute, the last 60 minutes, oldest first', { call: metrics.getMetrics, answer: (minutes: MinuteMetrics[]) => ({ minutes }), ok: { 200: r.metricsSchema } }),
+  queueOp('get', `${Q}/metrics`, 'getMetrics', 'Outcomes per minute, the last 60 minutes, oldest first', {
+    call: minutes.getMinutes, answer: (ring: MinuteMetrics[]) => ({ minutes: ring }),
+    ok: { 200: r.metricsSchema },
+  }),
 
   preflightOp(`${Q}/jobs`, 'enqueuePreflight', 'CORS preflight of enqueue', { handle: [enqueueCors] }),
   preflightOp(`${Q}/jobs/batch`, 'enqueueBatchPreflight', 'CORS preflight of enqueue batch', { handle: [enqueueCors] }),
@@ -120,7 +142,12 @@ export const OPERATIONS: Row[] = [
     ok: { 201: r.batchResultSchema },
   }),
 
-  queueOp('get', `${Q}/jobs`, 'listJobs', 'A page of jobs of one state', { call: reads.listJobs, tag: 'Jobs', query: listJobsSchema, ok: { 200: r.jobPageSchema } }),
+  queueOp('get', `${Q}/jobs`, 'listJobs', 'A page of jobs of one state', {
+    call: reads.listJobs,
+    tag: 'Jobs',
+    query: listJobsSchema,
+    ok: { 200: r.jobPageSchema },
+  }),
   queueOp('delete', `${Q}/jobs`, 'cleanJobs', 'Delete every job of a finished state', {
     call: bulk.cleanJobs,
     tag: 'Jobs',
@@ -145,9 +172,21 @@ export const OPERATIONS: Row[] = [
     ok: { 200: r.jobSchema },
     errors: ['INVALID_STATE', 'PAYLOAD_TOO_LARGE', 'QUEUE_FULL'],
   }),
-  jobOp('delete', `${Q}/jobs/{id}`, 'removeJob', 'Remove a job that is not active', { call: jobOps.removeJob, ok: { 204: null }, errors: ['INVALID_STATE'] }),
-  jobOp('post', `${Q}/jobs/{id}/retry`, 'retryJob', 'Send a failed job back to waiting', { call: jobOps.retryJob, then: 'thenDrain', ok: { 200: r.jobSchema }, errors: ['INVALID_STATE'] }),
-  jobOp('post', `${Q}/jobs/{id}/promote`, 'promoteJob', 'Make a delayed job ready now', { call: jobOps.promoteJob, then: 'thenDrain', ok: { 200: r.jobSchema }, errors: ['INVALID_STATE'] }),
+  jobOp('delete', `${Q}/jobs/{id}`, 'removeJob', 'Remove a job that is not active', {
+    call: jobOps.removeJob,
+    ok: { 204: null },
+    errors: ['INVALID_STATE'],
+  }),
+  jobOp('post', `${Q}/jobs/{id}/retry`, 'retryJob', 'Send a failed job back to waiting', {
+    call: jobOps.retryJob, then: 'thenDrain',
+    ok: { 200: r.jobSchema },
+    errors: ['INVALID_STATE'],
+  }),
+  jobOp('post', `${Q}/jobs/{id}/promote`, 'promoteJob', 'Make a delayed job ready now', {
+    call: jobOps.promoteJob, then: 'thenDrain',
+    ok: { 200: r.jobSchema },
+    errors: ['INVALID_STATE'],
+  }),
   jobOp('post', `${Q}/jobs/{id}/cancel`, 'cancelJob', 'Cancel a waiting, delayed or active job', {
     call: jobOps.cancelJob, then: 'thenDrain',
     ok: { 200: r.cancelledSchema },
@@ -175,26 +214,46 @@ export const OPERATIONS: Row[] = [
     ok: { 200: r.leaseEndSchema },
   }),
 
-  groupOp('get', `${Q}/groups`, 'listGroups', 'A page of groups', { call: reads.listGroups, query: pageSchema, ok: { 200: r.groupPageSchema } }),
+  groupOp('get', `${Q}/groups`, 'listGroups', 'A page of groups', {
+    call: reads.listGroups,
+    query: pageSchema,
+    ok: { 200: r.groupPageSchema },
+  }),
   groupOp('get', `${Q}/groups/{group}`, 'getGroup', 'A group: its state, limits and jobs in order', {
     call: reads.getGroup,
     ok: { 200: r.groupDetailSchema },
     errors: ['GROUP_NOT_FOUND'],
   }),
-  groupOp('post', `${Q}/groups/{group}/pause`, 'pauseGroup', 'Pause one group', { call: queues.pauseGroup, ok: { 200: r.groupPausedSchema } }),
-  groupOp('post', `${Q}/groups/{group}/resume`, 'resumeGroup', 'Resume one group', { call: queues.resumeGroup, then: 'thenDrain', ok: { 200: r.groupPausedSchema } }),
+  groupOp('post', `${Q}/groups/{group}/pause`, 'pauseGroup', 'Pause one group', {
+    call: queues.pauseGroup,
+    ok: { 200: r.groupPausedSchema },
+  }),
+  groupOp('post', `${Q}/groups/{group}/resume`, 'resumeGroup', 'Resume one group', {
+    call: queues.resumeGroup, then: 'thenDrain',
+    ok: { 200: r.groupPausedSchema },
+  }),
   groupOp('put', `${Q}/groups/{group}/limits`, 'setGroupLimits', "Set a group's own concurrency and rate limit", {
     call: groupLimits.setGroupLimits, then: 'thenDrain',
     body: groupLimitsSchema,
     ok: { 200: r.groupLimitsResultSchema },
   }),
-  groupOp('delete', `${Q}/groups/{group}/limits`, 'clearGroupLimits', "Delete a group's own limits (the queue's apply)", { call: groupLimits.clearGroupLimits, then: 'thenDrain', ok: { 204: null } }),
+  groupOp('delete', `${Q}/groups/{group}/limits`, 'clearGroupLimits', "Delete a group's own limits (the queue's apply)", {
+    call: groupLimits.clearGroupLimits, then: 'thenDrain',
+    ok: { 204: null },
+  }),
 
-  repeatOp('get', `${Q}/repeats`, 'listRepeats', 'List repeatable jobs', { call: repeats.listRepeats, answer: (repeats: Repeat[]) => ({ repeats }), ok: { 200: r.repeatListSchema } }),
+  repeatOp('get', `${Q}/repeats`, 'listRepeats', 'List repeatable jobs', {
+    call: repeats.listRepeats, answer: (list: Repeat[]) => ({ repeats: list }),
+    ok: { 200: r.repeatListSchema },
+  }),
   repeatOp('put', `${Q}/repeats/{key}`, 'putRepeat', 'Create or replace a repeatable job', {
     call: repeats.putRepeat, then: 'noteTimer',
     body: repeatInputSchema,
     ok: { 200: r.repeatPutSchema },
   }),
-  repeatOp('delete', `${Q}/repeats/{key}`, 'deleteRepeat', 'Delete a repeatable job', { call: repeats.deleteRepeat, ok: { 204: null }, errors: ['REPEAT_NOT_FOUND'] }),
+  repeatOp('delete', `${Q}/repeats/{key}`, 'deleteRepeat', 'Delete a repeatable job', {
+    call: repeats.deleteRepeat,
+    ok: { 204: null },
+    errors: ['REPEAT_NOT_FOUND'],
+  }),
 ];

@@ -1,4 +1,4 @@
-// The cron trigger: for every queue the due index names (delayed jobs, retries, expired leases,
+// The cron trigger: for every queue the due index names (delayed jobs, retries, lapsed leases,
 // repeats, retention), tick and drain what is ready, then keep waking for the index's next entry
 // until the stay window ends, so delays and retries have second precision with a one-minute cron.
 // A run has an id of its own, `cron-<uuid>` (no request, no cf-ray): its lines carry it, and so

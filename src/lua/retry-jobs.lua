@@ -1,7 +1,7 @@
 #!lua flags=allow-key-locking
 --[[ retry-jobs: one bounded step of "retry every failed job": the jobs named (read by
 finished-page, their group keys declared) go back to waiting, attempts reset, each at its own
-place in its group, as retry-job does for one. A job whose group is not the declared one
+place in its group, as rejoin-job does for one. A job whose group is not the declared one
 (removed and enqueued again meanwhile) is left for the caller's next read, which names the
 right group; an id whose job is no longer failed leaves the failed zset.
 

@@ -15,7 +15,7 @@ KEYS[4] outcome-records  hash  job id -> outcome record
 ARGV[1] now (epoch ms)
 ARGV[2] m, the number of attempts; then 4 fields per attempt:
         job id, attempt (the record's `n`), finishedAt (its `f`),
-        error ('' = delivered, '-' = not sent, src/core/push/outcomes.ts NOT_SENT)
+        error ('' = delivered, '-' = not sent, src/core/push/outcome-callback.ts NOT_SENT)
 
 Returns {1, dueAt}
 Errors  {-1} QUEUE_NOT_FOUND

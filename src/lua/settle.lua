@@ -3,7 +3,7 @@
 ready jobs, in one round trip. Reserve-only, complete-and-reserve-next and batched acks of a
 drain are all this one script. Finished groups offer their next job to `ready` first, so the
 reservation picks the oldest heads across all groups, this group's next one included (G5).
-The caller names each outcome's group (it leased the job, or read its record), so the group's
+The caller names each settlement's group (it leased the job, or read its record), so the group's
 key is declared; the lease member '<id> <token><group>' fences the claim.
 
 KEYS[1]    meta            hash  config and counters (meta.lua)
@@ -23,15 +23,15 @@ KEYS[14]   debounce        hash  debounce key -> job id (a leased job's goes, de
 KEYS[15]   dedup           zset  ids of ended jobs remembered by the dedup window (dedup.lua)
 KEYS[16]   results         zset  ids of completed jobs kept for a waiter, by expiry (finish.lua)
 KEYS[17]   expiring        zset  TTL jobs not started (a reserved one's entry goes, expiry.lua)
-KEYS[17+i] group           zset  the group zset of outcome i
+KEYS[17+i] group           zset  the group zset of settlement i
 
 ARGV[1] now (epoch ms)
 ARGV[2] seed (random hex, for new lease tokens)
-ARGV[3] m, the number of outcomes
+ARGV[3] m, the number of settlements
 ARGV[4] n, how many jobs to reserve afterwards (0: none)
-ARGV[5] '1': reserve only if every outcome's lease was live (complete/fail of one lease: a
+ARGV[5] '1': reserve only if every settlement's lease was live (complete/fail of one lease: a
         stale holder must change nothing, not even lease jobs it would never receive)
-then 13 fields per outcome: kind ('complete'|'fail'), id, lease token, group, sequence,
+then 13 fields per settlement: kind ('complete'|'fail'), id, lease token, group, sequence,
   hint ('s' leased solo, 'm' in its group zset, '?' unknown: finish.lua),
   payload (complete: result JSON text or ''; fail: error text),
   flag (complete: '1' = result truncated; fail: '1' = may retry),
@@ -128,16 +128,16 @@ if m > 0 then
   B.reserving = n > 0 and not M.v.paused
   for i = 1, m do
     local kind, payload, flag = arg(i, 1), arg(i, 7), arg(i, 8) == '1'
-    local outcome
+    local newState
     if not live[i] then
-      outcome = wasRevoked(K.revoked, leases[i].id, leases[i].token) and 'JOB_CANCELLED' or 'LEASE_LOST'
+      newState = wasRevoked(K.revoked, leases[i].id, leases[i].token) and 'JOB_CANCELLED' or 'LEASE_LOST'
     elseif kind == 'complete' then
-      outcome = completeJob(K, B, cfg, leases[i], payload, flag, now)
+      newState = completeJob(K, B, cfg, leases[i], payload, flag, now)
     else
-      outcome = failJob(K, B, cfg, leases[i], payload, flag, tonumber(arg(i, 9)), seed, now)
+      newState = failJob(K, B, cfg, leases[i], payload, flag, tonumber(arg(i, 9)), seed, now)
     end
-    results[i] = { leases[i].id, outcome }
-    countOutcome(T, outcome)
+    results[i] = { leases[i].id, newState }
+    countEnd(T, newState)
   end
   flushBatch(K, B)
   writeTally(M, T, now)

@@ -1,6 +1,6 @@
 #!lua flags=allow-key-locking
 --[[ tick-scan: the first half of the scheduler's pass over one queue. Tells whether anything is
-due, and if so which groups the due items (delayed jobs, ended backoffs, expired leases, jobs
+due, and if so which groups the due items (delayed jobs, ended backoffs, lapsed leases, jobs
 past their deadline to start) belong to: the tick that follows must declare their keys (pending
 outcome callbacks that are due make the tick worth running too; they belong to no group). When the queue's timer has come but nothing
 is due after all (a lease it was set for has ended), it sets the timer to the next one itself,
@@ -52,8 +52,8 @@ if not M.v.paused and metaNum(M, 'ready') > 0 then
   if ranked and (not first or tonumber(string.sub(ranked, 1, 15)) < first) then first = tonumber(string.sub(ranked, 1, 15)) end
   if first then readyAt = math.max(first + cfg.orderingWindowMs, metaNum(M, 'hold')) end
 end
-local readyDue = readyAt ~= nil and readyAt <= now
-if (not timer or timer > now) and not readyDue then return { 1, 'idle', timer or -1 } end
+local readyNow = readyAt ~= nil and readyAt <= now
+if (not timer or timer > now) and not readyNow then return { 1, 'idle', timer or -1 } end
 if lockMs > 0 and not redis.call('SET', KEYS[5], '1', 'NX', 'PX', lockMs) then return { 1, 'locked' } end
 
 -- Each timed set's first entry says whether it holds anything due, or when it next will.
@@ -76,7 +76,7 @@ local ttl = metaGet(M, 'expiring') -- a queue that never had a TTL job reads nei
 if ttl then look(KEYS[13], tonumber(redis.call('ZRANGE', KEYS[13], 0, 0, 'WITHSCORES')[2])) end
 local trim = redis.call('ZCARD', KEYS[8]) > cfg.keepCompleted or redis.call('ZCARD', KEYS[9]) > cfg.keepFailed
   or redis.call('ZCARD', KEYS[11]) > cfg.keepFailed or (ttl and redis.call('ZCARD', KEYS[14]) > cfg.keepFailed)
-if not next(dueKeys) and not trim and not readyDue then
+if not next(dueKeys) and not trim and not readyNow then
   if readyAt and (not nextAt or readyAt < nextAt) then nextAt = readyAt end
   metaSet(M, 'timer', nextAt and int(nextAt) or false)
   saveMeta(M)

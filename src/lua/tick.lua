@@ -1,8 +1,8 @@
 #!lua flags=allow-key-locking
 --[[ tick: the scheduler's bounded pass over one queue, after tick-scan named the groups due
 items belong to. Expires jobs not started by their deadline (expiry.lua), promotes due delayed
-jobs, releases groups whose retry backoff ended, expires leases past their deadline (a failed
-attempt: retry or fail), trims retention, lists repeats
+jobs, releases groups whose retry backoff ended, ends leases that lapsed (past their deadline
+without an answer: a failed attempt, retried or failed), trims retention, lists repeats
 that are due (the caller computes their next time and commits each with commit-repeat), and
 leases pending outcome callbacks that are due (the caller sends them), sets meta's count of
 leases to the size of `active` (a count a failed script left wrong lasts one pass), and sets the
@@ -36,13 +36,13 @@ ARGV[2] seed (random hex, for new lease tokens and jitter)
 ARGV[3] limit: at most this many items per phase
 ARGV[4...] group names, one per declared group key
 
-Returns {1, nextDueAt (epoch ms, -1 = nothing scheduled), readyDue 0|1, more 0|1,
+Returns {1, nextDueAt (epoch ms, -1 = nothing scheduled), readyNow 0|1, more 0|1,
          {{repeat key, spec JSON}...},
          {{job id, outcome record JSON, signingSecret, signingSecretNext}...}}
   the last list: outcome callbacks leased to the caller to send (due ones, and those of jobs
   this tick failed for good), each with the queue's own signing secrets ('' where unset;
   outcome.lua)
-  readyDue: jobs are ready to be reserved now; more: a phase hit its limit or met an
+  readyNow: jobs are ready to be reserved now; more: a phase hit its limit or met an
   undeclared group, tick again
 Errors  {-1} QUEUE_NOT_FOUND
 ]]
@@ -97,12 +97,12 @@ local function declared(items, groupOf)
 end
 
 local B, T = newBatch(M, now), newTally()
-B.reserving = true -- the caller drains when this tick reports readyDue
--- Every record the tick reads (the promoted jobs', the expired leases', the lapsed TTL jobs') is
+B.reserving = true -- the caller drains when this tick reports readyNow
+-- Every record the tick reads (the promoted jobs', the lapsed leases', the TTL jobs') is
 -- read and decoded before its first write, so a record that cannot be read stops the script
 -- before it changed anything (Redis does not roll back a script that errors half way); a
 -- member whose record is gone is dropped. Promotion and release write records only through the
--- batch, and touch neither `active` nor the leased jobs, so reading the expired leases first
+-- batch, and touch neither `active` nor the leased jobs, so reading the lapsed leases first
 -- reads what it did.
 local function readJobs(ids)
   local jobs = {}
@@ -119,24 +119,24 @@ local promoted = declared(due(K.delayed), function(m) return select(2, splitMemb
 local promotedIds = {}
 for i, m in ipairs(promoted) do promotedIds[i] = splitMember(m) end
 local released = declared(due(K.held), function(g) return g end)
-local expired, deadlines = declared(due(K.active), function(m) return select(2, splitLease(m)) end)
-local expiredIds = {}
-for i, m in ipairs(expired) do expiredIds[i] = splitLease(m) end
-local promotedJobs, expiredJobs = readJobs(promotedIds), readJobs(expiredIds)
+local lapsed, deadlines = declared(due(K.active), function(m) return select(2, splitLease(m)) end)
+local lapsedIds = {}
+for i, m in ipairs(lapsed) do lapsedIds[i] = splitLease(m) end
+local promotedJobs, lapsedJobs = readJobs(promotedIds), readJobs(lapsedIds)
 -- TTL jobs past their deadline to start, read with the others. A job that started never expires:
 -- its entry left at its start, so the look at its lease only guards against an entry a script
 -- that failed half way left behind. An entry whose job ended, or started, just goes.
 local ttl = metaGet(M, 'expiring')
-local lapsed = ttl and declared(due(K.expiring), function(m) return select(2, splitMember(m)) end) or {}
-local lapsedIds = {}
-for i, m in ipairs(lapsed) do lapsedIds[i] = splitMember(m) end
-local lapsedJobs = readJobs(lapsedIds)
-for i, id in ipairs(lapsedIds) do
-  local job = lapsedJobs[i]
+local expiringNow = ttl and declared(due(K.expiring), function(m) return select(2, splitMember(m)) end) or {}
+local expiringIds = {}
+for i, m in ipairs(expiringNow) do expiringIds[i] = splitMember(m) end
+local expiringJobs = readJobs(expiringIds)
+for i, id in ipairs(expiringIds) do
+  local job = expiringJobs[i]
   local state = job and job.state
   if state and not (state.st and state.st ~= 'delayed') and pastDeadline(state, now) and keyOf[state.g]
     and not (not state.st and redis.call('ZSCORE', K.active, leaseMember(leaseToken(M, id, state), id, state.g))) then
-    job.due = true
+    job.expire = true
   end
 end
 
@@ -156,11 +156,11 @@ local function expireJob(groupKey, id, state, data)
 end
 -- First, so that a job both due to start and past its deadline is not promoted.
 local gone = {}
-if #lapsed > 0 then
-  redis.call('ZREM', K.expiring, unpack(lapsed))
-  for i, id in ipairs(lapsedIds) do
-    local job = lapsedJobs[i]
-    if job and job.due then
+if #expiringNow > 0 then
+  redis.call('ZREM', K.expiring, unpack(expiringNow))
+  for i, id in ipairs(expiringIds) do
+    local job = expiringJobs[i]
+    if job and job.expire then
       gone[id] = true
       expireJob(keyOf[job.state.g], id, job.state, job.data)
     end
@@ -180,18 +180,18 @@ if #released > 0 then
   for _, group in ipairs(released) do releaseGroup(K, B, keyOf[group], group) end
 end
 
-if #expired > 0 then
-  redis.call('ZREM', K.active, unpack(expired))
-  for i, id in ipairs(expiredIds) do
-    local job = expiredJobs[i]
+if #lapsed > 0 then
+  redis.call('ZREM', K.active, unpack(lapsed))
+  for i, id in ipairs(lapsedIds) do
+    local job = lapsedJobs[i]
     if job then
       local state = job.state
       local lease = {
         id = id, group = state.g, groupKey = keyOf[state.g], member = memberOf(state.s, id),
-        hint = '?', state = state, data = job.data, deadline = deadlines[i], expired = true,
+        hint = '?', state = state, data = job.data, deadline = deadlines[i], lapsed = true,
       }
       local err = 'lease expired: no answer within ' .. leaseMsOf(state, cfg) .. ' ms'
-      countOutcome(T, failJob(K, B, cfg, lease, err, true, -1, seed, now)) -- retried, or failed at the last attempt
+      countEnd(T, failJob(K, B, cfg, lease, err, true, -1, seed, now)) -- retried, or failed at the last attempt
     end
   end
 end
@@ -239,7 +239,7 @@ if #repeats > 0 then consider(now + RECHECK_MS) end
 -- Ready heads: due now (drain), and the first one the ordering window (or a future orderMs)
 -- still holds back, which is a timer.
 -- A full rate window or a 429 ("queue") holds the dispatch: its end is the next tick.
-local readyDue = 0
+local readyNow = 0
 local hold = metaNum(M, 'hold')
 if hold > 0 and hold <= now then metaSet(M, 'hold', false) end
 if type(cfg.rateLimit) == 'table' then
@@ -251,7 +251,7 @@ if hold > now then
 elseif not M.v.paused and metaNum(M, 'ready') > 0 then
   local cutoff = now - cfg.orderingWindowMs
   if #redis.call('ZRANGEBYSCORE', K.ready, '-inf', cutoff, 'LIMIT', 0, 1) > 0 then
-    readyDue = 1
+    readyNow = 1
     consider(now + RECHECK_MS)
   end
   local waiting = redis.call('ZRANGEBYSCORE', K.ready, '(' .. cutoff, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
@@ -262,7 +262,7 @@ elseif not M.v.paused and metaNum(M, 'ready') > 0 then
   if ranked then
     local at = tonumber(string.sub(ranked, 1, 15)) + cfg.orderingWindowMs
     if at <= now then
-      readyDue = 1
+      readyNow = 1
       consider(now + RECHECK_MS)
     else
       consider(at)
@@ -271,4 +271,4 @@ elseif not M.v.paused and metaNum(M, 'ready') > 0 then
 end
 metaSet(M, 'timer', nextAt and int(nextAt) or false)
 saveMeta(M)
-return { 1, nextAt or -1, readyDue, more and 1 or 0, repeats, outcomes }
+return { 1, nextAt or -1, readyNow, more and 1 or 0, repeats, outcomes }

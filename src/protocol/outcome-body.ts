@@ -1,6 +1,7 @@
-// The body of an outcome callback (docs/delivery.md#outcome-callbacks), as a zod schema: the Worker builds
-// it (outcomeBody in outcomes.ts) and the receiver (src/receiver) parses it, so both sides share
-// one description. Plain module: zod only, nothing that needs Redis or the Worker.
+// The body of an outcome callback (docs/delivery.md#outcome-callbacks), as a zod schema: the Worker
+// builds it (outcomeBody in src/core/push/outcome-callback.ts) and the receiver (src/receiver)
+// parses it, so both sides share one description. Plain module: zod only, nothing that needs
+// Redis or the Worker.
 import * as z from 'zod';
 import { FINISHED_STATES } from './constants';
 

@@ -50,7 +50,7 @@ export class DeliveryVerificationError extends Error {
 }
 
 /**
- * The lease of the job being run is no longer this receiver's (it expired and the job went back
+ * The lease of the job being run is no longer this receiver's (it lapsed and the job went back
  * to the queue, the job was completed elsewhere, or its queue was deleted): the work's result
  * will not be recorded. It is the reason of `ctx.signal` when that aborts.
  */
@@ -67,7 +67,7 @@ export class JobCancelledError extends LeaseLostError {
 }
 
 /**
- * The job function did not settle within the handler's `maxDurationMs`: the attempt fails with
+ * The job function did not end within the handler's `maxDurationMs`: the attempt fails with
  * this error (retried like any other), and it is the reason of `ctx.signal` when that aborts.
  */
 export class MaxDurationError extends Error {

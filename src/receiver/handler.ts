@@ -4,12 +4,12 @@
 // (500). A job that runs asynchronously (`async: true`, or one about to outlive the
 // dispatcher's wait) gets 202 instead and finishes in the background: heartbeats keep its
 // lease, then the complete or fail callback reports how it ended. A function that has not
-// settled after `maxDurationMs` is given up: the attempt fails and ctx.signal aborts.
+// ended after `maxDurationMs` is given up: the attempt fails and ctx.signal aborts.
 import { type Delivery, LEASE_GRACE_MS } from '../protocol/delivery-body';
 import { type FetchLike, leaseCalls } from './callbacks';
 import { DeliveryVerificationError, MaxDurationError } from './errors';
 import { type JobContext, Lease } from './lease';
-import { type Settled, outcomeOf, parseErrorText, refusalStatus, responseOf, settle, textResponse } from './outcomes';
+import { type Captured, capture, endOf, parseErrorText, refusalStatus, responseOf, textResponse } from './run-end';
 import { traceContextOf } from './trace';
 import { type DeliveryVerifyOptions, createVerifier } from './verify';
 
@@ -34,7 +34,7 @@ export interface HandlerOptions<T> extends DeliveryVerifyOptions {
   /** Where trouble in the background goes (a callback that could not be sent). @default console.error */
   onError?: (error: unknown, job: Delivery<T>) => void;
   /**
-   * Gives up on a function that has not settled after this long: the attempt fails (retried
+   * Gives up on a function that has not ended after this long: the attempt fails (retried
    * like any failure) and ctx.signal aborts with a MaxDurationError. @default no limit
    */
   maxDurationMs?: number;
@@ -54,7 +54,7 @@ const TIMED_OUT = Symbol('timed out');
  * Resolves `run`, or TIMED_OUT after `ms`, whichever comes first; the timer never outlives the
  * race (a pending timer would keep a Node process or a Worker invocation busy).
  */
-async function raceTimer(run: Promise<Settled>, ms: number): Promise<Settled | typeof TIMED_OUT> {
+async function raceTimer(run: Promise<Captured>, ms: number): Promise<Captured | typeof TIMED_OUT> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<typeof TIMED_OUT>((resolve) => {
     timer = setTimeout(() => resolve(TIMED_OUT), Math.max(0, ms));
@@ -70,7 +70,7 @@ async function raceTimer(run: Promise<Settled>, ms: number): Promise<Settled | t
  * `run`, or a failure with MaxDurationError once `ms` have passed, which also aborts `limit`
  * (the function's signal) so that a function that listens can stop its work.
  */
-async function limitDuration(run: Promise<Settled>, ms: number | undefined, limit: AbortController): Promise<Settled> {
+async function limitDuration(run: Promise<Captured>, ms: number | undefined, limit: AbortController): Promise<Captured> {
   if (ms === undefined) return run;
   const first = await raceTimer(run, ms);
   if (first !== TIMED_OUT) return first;
@@ -122,12 +122,12 @@ export function createHandler<T = unknown, R = unknown>(
     });
     const limit = new AbortController();
     const signal = maxDurationMs === undefined ? lease.signal : AbortSignal.any([lease.signal, limit.signal]);
-    const run = limitDuration(settle(() => fn(job, lease.context(signal))), maxDurationMs, limit);
+    const run = limitDuration(capture(() => fn(job, lease.context(signal))), maxDurationMs, limit);
 
     /** 202 now; the run ends in the background, kept alive by heartbeats, reported by callback. */
     const continueAsync = (): Response => {
       lease.keepAlive();
-      const background = run.then((settled) => lease.finish(outcomeOf(settled))).catch(onError);
+      const background = run.then((captured) => lease.finish(endOf(captured))).catch(onError);
       options.waitUntil?.(background);
       return new Response(null, { status: 202 });
     };

@@ -45,7 +45,7 @@ export interface JobContext {
 }
 
 /** How a job's run ended, as the complete or fail callback reports it. */
-export type Outcome = { kind: 'complete'; result: unknown } | ({ kind: 'fail' } & FailBody);
+export type RunEnd = { kind: 'complete'; result: unknown } | ({ kind: 'fail' } & FailBody);
 
 export interface LeaseOptions {
   now: () => number;
@@ -145,16 +145,16 @@ export class Lease {
     this.schedule();
   }
 
-  /** Stops the heartbeats, then reports the outcome unless the lease is gone. */
-  async finish(outcome: Outcome): Promise<void> {
+  /** Stops the heartbeats, then reports how the run ended unless the lease is gone. */
+  async finish(end: RunEnd): Promise<void> {
     this.finished = true;
     clearTimeout(this.timer);
     // A heartbeat still on its way could land after complete and read as a lost lease.
     await Promise.allSettled([...this.inFlight]);
     if (this.lost) return;
     try {
-      if (outcome.kind === 'complete') await this.completeOrExplain(outcome.result);
-      else await this.calls.fail(outcome);
+      if (end.kind === 'complete') await this.completeOrExplain(end.result);
+      else await this.calls.fail(end);
     } catch (error) {
       if (error instanceof LeaseLostError) this.lose(error);
       else this.options.onError(error);
@@ -189,8 +189,8 @@ export class Lease {
       return { expiresAt };
     });
     this.inFlight.add(call);
-    const settle = () => this.inFlight.delete(call);
-    call.then(settle, settle);
+    const forget = () => this.inFlight.delete(call);
+    call.then(forget, forget);
     return call;
   }
 

@@ -5,7 +5,7 @@
 // (`out_` and 32 hex digits, the same on every attempt, unique per outcome).
 import type { OutcomeCallback } from '../protocol/outcome-body';
 import { DeliveryVerificationError } from './errors';
-import { errorText, refusalStatus, settle, textResponse } from './outcomes';
+import { capture, errorText, refusalStatus, textResponse } from './run-end';
 import { type TraceContext, traceContextOf } from './trace';
 import { type VerifyOptions, createOutcomeVerifier } from './verify';
 
@@ -36,7 +36,7 @@ export function createOutcomeHandler(fn: OutcomeFunction, options: VerifyOptions
       throw error;
     }
     const { traceparent, tracestate } = traceContextOf(request);
-    const run = await settle(() => fn(outcome, { webhookId: request.headers.get('webhook-id')!, traceparent, tracestate }));
+    const run = await capture(() => fn(outcome, { webhookId: request.headers.get('webhook-id')!, traceparent, tracestate }));
     return run.ok ? new Response(null, { status: 204 }) : textResponse(500, errorText(run.error));
   };
 }

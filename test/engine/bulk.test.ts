@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { BULK_STEP } from '../../src/core/engine/bulk';
 import type { Engine } from '../../src/core/engine';
-import { placeOf } from '../../src/core/engine/leases';
+import { spotOf } from '../../src/core/engine/leases';
 import { createRedis } from '../../src/core/store/redis';
 import { callScript } from '../../src/core/store/scripts';
 import { scripts } from '../../src/lua/scripts.generated';
@@ -27,8 +27,8 @@ async function runAll(engine: Engine, q: string, how: 'complete' | 'fail'): Prom
     ran.push(...jobs.map((job) => job.id));
     const outcomes = jobs.map((job) =>
       how === 'complete'
-        ? { kind: 'complete' as const, id: job.id, lease: job.lease.token, place: placeOf(job) }
-        : { kind: 'fail' as const, id: job.id, lease: job.lease.token, error: 'HTTP 500', retry: false, place: placeOf(job) },
+        ? { kind: 'complete' as const, id: job.id, lease: job.lease.token, spot: spotOf(job) }
+        : { kind: 'fail' as const, id: job.id, lease: job.lease.token, error: 'HTTP 500', retry: false, spot: spotOf(job) },
     );
     ({ jobs } = await engine.settle(q, outcomes, 1000));
   }

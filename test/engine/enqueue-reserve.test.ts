@@ -26,7 +26,7 @@ describe('enqueueAndReserve', () => {
     expect(Number(await admin.call(['ZSCORE', DUE_KEY, q]))).toBe(deadline);
     expect((await engine.getJob(q, 'a')).state).toBe('active');
     // The lease's deadline is a timer: the tick expires it then, and not before.
-    expect(await engine.tick(q)).toMatchObject({ nextDueAt: deadline, readyDue: false });
+    expect(await engine.tick(q)).toMatchObject({ nextDueAt: deadline, readyNow: false });
     // The group is busy: its next job waits, and is leased when the first completes.
     expect((await engine.enqueueAndReserve(q, { id: 'b', group: 'g' }, 6)).leased).toEqual([]);
     const done = await engine.complete(q, { id: 'a', lease: leased[0]!.lease.token }, 6);

@@ -4,7 +4,7 @@
 // them; and what it costs, on a Redis of this file's own.
 import { describe, expect, it } from 'vitest';
 import { commandStats, diffCounts } from '../../bench/lib/redis-stats';
-import { type LeasedJob, placeOf } from '../../src/core/engine/leases';
+import { type LeasedJob, spotOf } from '../../src/core/engine/leases';
 import { queueKeys } from '../../src/core/store/keys';
 import { T0, rejectsWith, usePrivateEngine } from '../helpers/engine';
 import { uniqueName } from '../helpers/stack';
@@ -18,12 +18,12 @@ async function queue(): Promise<string> {
   return q;
 }
 
-/** Enqueues, leases and completes a job as the dispatcher does (its place known). */
+/** Enqueues, leases and completes a job as the dispatcher does (its spot known). */
 async function run(q: string, job: Record<string, unknown>): Promise<LeasedJob> {
   await env.engine.enqueue(q, job);
   const { jobs } = await env.engine.reserve(q, 1);
   const leased = jobs[0]!;
-  await env.engine.settle(q, [{ kind: 'complete', id: leased.id, lease: leased.lease.token, result: { ok: leased.id }, place: placeOf(leased) }], 0);
+  await env.engine.settle(q, [{ kind: 'complete', id: leased.id, lease: leased.lease.token, result: { ok: leased.id }, spot: spotOf(leased) }], 0);
   return leased;
 }
 
@@ -63,7 +63,7 @@ describe('keepResult', () => {
       await env.engine.enqueue(q, { group: 'g', keepResult });
       const { jobs } = await env.engine.reserve(q, 1);
       const before = await commandStats(env.admin);
-      await env.engine.settle(q, [{ kind: 'complete', id: jobs[0]!.id, lease: jobs[0]!.lease.token, place: placeOf(jobs[0]!) }], 0);
+      await env.engine.settle(q, [{ kind: 'complete', id: jobs[0]!.id, lease: jobs[0]!.lease.token, spot: spotOf(jobs[0]!) }], 0);
       return diffCounts(before, await commandStats(env.admin));
     };
     const plain = await measure(false);

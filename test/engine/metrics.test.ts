@@ -8,8 +8,8 @@ import { countsOf } from '../../bench/lib/redis-stats';
 import type { RespClient } from '../../scripts/resp.mjs';
 import type { Engine } from '../../src/core/engine';
 import { queueKeys } from '../../src/core/store/keys';
-import { type LeasedJob, placeOf } from '../../src/core/engine/leases';
-import type { MinuteMetrics } from '../../src/core/engine/metrics';
+import { type LeasedJob, spotOf } from '../../src/core/engine/leases';
+import type { MinuteMetrics } from '../../src/core/engine/minutes';
 import { rejectsWith, setupQueue, T0, usePrivateEngine } from '../helpers/engine';
 import { adminClient, uniqueName } from '../helpers/stack';
 
@@ -41,12 +41,12 @@ describe('what counts', () => {
     const { engine, q } = await setupQueue();
     await engine.enqueueBatch(q, [{ id: 'a', group: 'a' }, { id: 'b', group: 'b' }, { id: 'c', group: 'c' }]);
     const [a, b, c] = await reserveAll(engine, q, 3);
-    expect(await engine.getMetrics(q)).toEqual(expected(T0)); // leasing is not an outcome
+    expect(await engine.getMinutes(q)).toEqual(expected(T0)); // leasing is not an outcome
 
     await engine.complete(q, ref(a!));
     expect((await engine.fail(q, { ...ref(b!), error: 'boom' })).state).toBe('waiting');
     expect((await engine.fail(q, { ...ref(c!), error: 'bad input', retry: false })).state).toBe('failed');
-    const minutes = await engine.getMetrics(q);
+    const minutes = await engine.getMinutes(q);
     expect(minutes).toEqual(expected(T0, { [M0]: { completed: 1, failed: 1, retried: 1 } }));
     expect(minutes.at(-1)!.at).toBe(M0);
   });
@@ -59,7 +59,7 @@ describe('what counts', () => {
     // The same lease again, and a made-up one: LEASE_LOST, nothing counted.
     await rejectsWith(engine.fail(q, { ...ref(job!), error: 'again' }), 'LEASE_LOST');
     await rejectsWith(engine.complete(q, { id: 'j', lease: 'nope' }), 'LEASE_LOST');
-    expect(await engine.getMetrics(q)).toEqual(expected(T0, { [M0]: { failed: 1 } }));
+    expect(await engine.getMinutes(q)).toEqual(expected(T0, { [M0]: { failed: 1 } }));
   });
 
   it('a batched settle counts each outcome, across kinds, once', async () => {
@@ -75,7 +75,7 @@ describe('what counts', () => {
       { kind: 'complete', ...ref(jobs[3]!) }, // the same lease again: lost
     ], 0);
     expect(settled.results.map((r) => r.state)).toEqual(['completed', 'completed', 'completed', 'waiting', 'failed', 'LEASE_LOST']);
-    expect(await engine.getMetrics(q)).toEqual(expected(T0, { [M0]: { completed: 3, failed: 1, retried: 1 } }));
+    expect(await engine.getMinutes(q)).toEqual(expected(T0, { [M0]: { completed: 3, failed: 1, retried: 1 } }));
   });
 
   it('an expired lease counts as retried through the tick, and as failed on the last attempt', async () => {
@@ -93,7 +93,7 @@ describe('what counts', () => {
     await engine.tick(q);
     expect((await engine.getJob(q, 'j')).state).toBe('failed');
     const minuteOf = (t: number) => Math.floor(t / MINUTE) * MINUTE;
-    expect(await engine.getMetrics(q)).toEqual(
+    expect(await engine.getMinutes(q)).toEqual(
       expected(clock.now(), { [minuteOf(first)]: { retried: 1 }, [minuteOf(clock.now())]: { failed: 1 } }),
     );
   });
@@ -113,27 +113,27 @@ describe('the last hour', () => {
     await completeOne(engine, q, 'b');
     clock.set(M0 + 5 * MINUTE + 30_000);
     await completeOne(engine, q, 'c');
-    expect(await engine.getMetrics(q)).toEqual(
+    expect(await engine.getMinutes(q)).toEqual(
       expected(clock.now(), { [M0]: { completed: 2 }, [M0 + 5 * MINUTE]: { completed: 1 } }),
     );
 
     // 59 minutes on: M0 is still the oldest entry.
     clock.set(M0 + 59 * MINUTE);
-    const at59 = await engine.getMetrics(q);
+    const at59 = await engine.getMinutes(q);
     expect(at59[0]).toEqual({ ...zero(M0), completed: 2 });
 
     // 60 minutes on: the current minute reuses M0's slot. Nothing is read from that slot's old
     // minute, and a new count starts from 0, not from M0's 2.
     clock.set(M0 + 60 * MINUTE);
-    expect(await engine.getMetrics(q)).toEqual(expected(clock.now(), { [M0 + 5 * MINUTE]: { completed: 1 } }));
+    expect(await engine.getMinutes(q)).toEqual(expected(clock.now(), { [M0 + 5 * MINUTE]: { completed: 1 } }));
     await completeOne(engine, q, 'd');
-    expect(await engine.getMetrics(q)).toEqual(
+    expect(await engine.getMinutes(q)).toEqual(
       expected(clock.now(), { [M0 + 5 * MINUTE]: { completed: 1 }, [M0 + 60 * MINUTE]: { completed: 1 } }),
     );
 
     // Hours later every old minute is gone; the ring never holds more than 60 minutes' fields.
     clock.set(M0 + 300 * MINUTE);
-    expect(await engine.getMetrics(q)).toEqual(expected(clock.now()));
+    expect(await engine.getMinutes(q)).toEqual(expected(clock.now()));
     const admin = adminClient();
     try {
       expect(await counterFields(admin, q)).toBeLessThanOrEqual(180);
@@ -152,7 +152,7 @@ describe('the last hour', () => {
     const [bAgain, c] = await reserveAll(engine, q, 2);
     expect([bAgain!.id, c!.id]).toEqual(['b', 'c']);
     await engine.settle(q, [{ kind: 'complete', ...ref(c!) }, { kind: 'fail', ...ref(bAgain!), error: 'x', retry: false }], 0);
-    expect(await engine.getMetrics(q)).toEqual(expected(clock.now(), { [M0 + 120 * MINUTE]: { completed: 1, failed: 1 } }));
+    expect(await engine.getMinutes(q)).toEqual(expected(clock.now(), { [M0 + 120 * MINUTE]: { completed: 1, failed: 1 } }));
   });
 });
 
@@ -173,9 +173,9 @@ describe('the queue', () => {
       expect(await counterFields(admin, q)).toBeGreaterThan(0);
       await engine.deleteQueue(q);
       expect(await admin.call(['EXISTS', queueKeys(q).meta])).toBe(0);
-      await rejectsWith(engine.getMetrics(q), 'QUEUE_NOT_FOUND');
+      await rejectsWith(engine.getMinutes(q), 'QUEUE_NOT_FOUND');
       await engine.putQueue(q, { endpoint: 'http://127.0.0.1:9/jobs' });
-      expect(await engine.getMetrics(q)).toEqual(expected(T0));
+      expect(await engine.getMinutes(q)).toEqual(expected(T0));
     } finally {
       admin.close();
     }
@@ -184,8 +184,8 @@ describe('the queue', () => {
   it('an unknown queue is QUEUE_NOT_FOUND, a bad name VALIDATION_FAILED; neither writes a key', async () => {
     const { engine } = await setupQueue();
     const unknown = uniqueName('q');
-    await rejectsWith(engine.getMetrics(unknown), 'QUEUE_NOT_FOUND');
-    await rejectsWith(engine.getMetrics('bad name!'), 'VALIDATION_FAILED');
+    await rejectsWith(engine.getMinutes(unknown), 'QUEUE_NOT_FOUND');
+    await rejectsWith(engine.getMinutes('bad name!'), 'VALIDATION_FAILED');
     const admin = adminClient();
     try {
       expect(await admin.call(['EXISTS', queueKeys(unknown).meta])).toBe(0);
@@ -213,7 +213,7 @@ describe('cost: the counters ride on the one write of meta each script call make
     env.clock.set(T0);
     const { q, jobs } = await queueWithLeases(41);
     const complete = (batch: LeasedJob[]) =>
-      env.engine.settle(q, batch.map((job) => ({ kind: 'complete' as const, ...ref(job), place: placeOf(job) })), 0);
+      env.engine.settle(q, batch.map((job) => ({ kind: 'complete' as const, ...ref(job), spot: spotOf(job) })), 0);
 
     const first = await commandsOf(() => complete(jobs.slice(0, 1))); // the minute's first write
     expect(first).toMatchObject({ hmget: 1, hset: 1 }); // meta, read and written once
@@ -224,7 +224,7 @@ describe('cost: the counters ride on the one write of meta each script call make
 
     const reserveOnly = await commandsOf(() => env.engine.settle(q, [], 10));
     expect(reserveOnly.hset ?? 0).toBe(0);
-    expect(await env.engine.getMetrics(q)).toEqual(expected(T0, { [M0]: { completed: 41 } }));
+    expect(await env.engine.getMinutes(q)).toEqual(expected(T0, { [M0]: { completed: 41 } }));
   });
 
   it('several kinds: still no command of their own', async () => {
@@ -233,12 +233,12 @@ describe('cost: the counters ride on the one write of meta each script call make
     const outcomes = jobs.map((job, i) =>
       i % 2 === 0 ? { kind: 'complete' as const, ...ref(job) } : { kind: 'fail' as const, ...ref(job), error: 'x', retry: false },
     );
-    const counts = await commandsOf(() => env.engine.settle(q, outcomes.map((o, i) => ({ ...o, place: placeOf(jobs[i]!) })), 0));
+    const counts = await commandsOf(() => env.engine.settle(q, outcomes.map((o, i) => ({ ...o, spot: spotOf(jobs[i]!) })), 0));
     // Failed jobs are not kept (keepFailed 0): the one HSET is meta's. HMGETs: meta, and the
     // records of the failed jobs.
     expect(counts).toMatchObject({ hmget: 2, hset: 1 });
     expect(counts.hincrby).toBeUndefined();
-    expect((await env.engine.getMetrics(q)).at(-1)).toEqual({ ...zero(M0 + 10 * MINUTE), completed: 20, failed: 20 });
+    expect((await env.engine.getMinutes(q)).at(-1)).toEqual({ ...zero(M0 + 10 * MINUTE), completed: 20, failed: 20 });
   });
 
   it('a tick expiring many leases writes the counters once', async () => {
@@ -248,7 +248,7 @@ describe('cost: the counters ride on the one write of meta each script call make
     const counts = await commandsOf(() => env.engine.tick(q));
     expect(counts).toMatchObject({ hset: 1 }); // meta's: failed for good, not kept, no record writes
     expect(counts.hincrby).toBeUndefined();
-    const minutes = await env.engine.getMetrics(q);
+    const minutes = await env.engine.getMinutes(q);
     expect(minutes.reduce((sum, m) => sum + m.failed, 0)).toBe(30);
   });
 

@@ -102,7 +102,7 @@ describe('adversarial names against the reference model', () => {
         await settle(got.map((job, i): Outcome => (i % 2 === 0 ? { kind: 'complete', id: job.id, lease: job.lease } : { kind: 'fail', id: job.id, lease: job.lease, error: 'again' })), 3 * (round % 2));
         clock.advance(700);
         model.now = clock.now();
-        expect((await engine.tick(q)).readyDue).toBe(model.tick().readyDue);
+        expect((await engine.tick(q)).readyNow).toBe(model.tick().readyNow);
       }
       // The dedup window knows the adversarial ids that ended.
       const again = IDS.map((id): EnqueueInput => ({ id, group: 'z', data: 'again' }));
@@ -118,7 +118,7 @@ describe('adversarial names against the reference model', () => {
       expect(left.filter((v) => v !== null)).toEqual([]);
       // All of it ran inside one minute: the chart counts each job that ended, plus the old
       // ring's 1 in 'c:<this minute>' (its 'f:<this minute>' went with the first touch of its group).
-      const minute = (await engine.getMetrics(q)).at(-1)!;
+      const minute = (await engine.getMinutes(q)).at(-1)!;
       const ended = { completed: model.listJobs('completed').length, failed: model.listJobs('failed').length };
       expect({ completed: minute.completed, failed: minute.failed }).toEqual({ completed: ended.completed + 1, failed: ended.failed });
     } finally {
@@ -165,7 +165,7 @@ async function flowScenario(engine: Engine, clock: TestClock, names: readonly st
         : { kind: 'complete' as const, id: j.id, lease: j.lease.token })), 0);
       out.push(results);
       clock.advance(3000);
-      out.push((await engine.tick(q)).readyDue);
+      out.push((await engine.tick(q)).readyNow);
     }
     const groups = (await engine.listGroups(q, { limit: 1000 })).groups.map(({ group, ...rest }) => ({ group: index.get(group), ...rest }));
     out.push(groups.sort((a, b) => a.group! - b.group!), (await engine.getQueue(q)).counts);

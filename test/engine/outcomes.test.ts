@@ -7,7 +7,7 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { queueKeys } from '../../src/core/store/keys';
 import type { LeasedJob } from '../../src/core/engine/leases';
-import { NOT_SENT, outcomeBody, sendOutcome } from '../../src/core/push/outcomes';
+import { NOT_SENT, outcomeBody, sendOutcome } from '../../src/core/push/outcome-callback';
 import { createSigners } from '../../src/core/push/signing';
 import { startEndpoint } from '../helpers/endpoint';
 import { rejectsWith, setupQueue, T0 } from '../helpers/engine';

@@ -189,7 +189,7 @@ describe('partitioned queues', () => {
       for (const job of jobs) await engine.fail(q, { id: job.id, lease: job.lease.token, error: 'no' });
     }
     expect((await engine.getQueue(q)).counts.failed).toBe(12);
-    const minute = (await engine.getMetrics(q)).at(-1)!;
+    const minute = (await engine.getMinutes(q)).at(-1)!;
     expect(minute.failed).toBe(12);
     expect(await engine.retryJobs(q, { state: 'failed' })).toEqual({ count: 12, done: true });
     expect((await engine.getQueue(q)).counts).toMatchObject({ waiting: 12, failed: 0 });

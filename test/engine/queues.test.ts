@@ -244,7 +244,7 @@ describe('pauseQueue, resumeQueue', () => {
     expect((await engine.getQueue(q)).paused).toBe(true);
     expect(await engine.enqueue(q, { group: 'c', data: 3 })).toMatchObject({ state: 'waiting' });
     expect((await engine.reserve(q, 10)).jobs).toEqual([]);
-    expect((await engine.tick(q)).readyDue).toBe(false);
+    expect((await engine.tick(q)).readyNow).toBe(false);
     const done = await engine.complete(q, { id: active!.id, lease: active!.lease.token }, 10);
     expect(done).toEqual({ state: 'completed', next: [], target: expect.objectContaining({ endpoint: expect.any(String) }), outcomes: [], tag: q });
 

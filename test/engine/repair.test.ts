@@ -61,7 +61,7 @@ describe('repair of stranded jobs', () => {
     expect((await engine.getJob(q, 'd1')).state).toBe('delayed'); // and it would stay so for ever
 
     expect(await engine.repairQueue(q)).toEqual({ reindexed: 2, offered: 0 });
-    expect((await engine.tick(q)).readyDue).toBe(true);
+    expect((await engine.tick(q)).readyNow).toBe(true);
     const ids = (await engine.reserve(q, 5)).jobs.map((j) => j.id).sort();
     expect(ids).toEqual(['d1', 'd2']);
   });
@@ -152,7 +152,7 @@ describe('the tick and meta.active', () => {
     await engine.enqueue(q, { id: 'a', group: 'g' });
     expect((await engine.reserve(q, 1)).jobs).toEqual([]); // the queue believes it is full
 
-    expect((await engine.tick(q)).readyDue).toBe(true);
+    expect((await engine.tick(q)).readyNow).toBe(true);
     expect((await engine.reserve(q, 1)).jobs.map((j) => j.id)).toEqual(['a']);
     expect(await get('HGET', k.meta, 'active')).toBe('1');
   });
@@ -166,7 +166,7 @@ describe('the tick and meta.active', () => {
     const { leased } = await engine.enqueueAndReserve(q, { id: 'a', group: 'g' }, 1);
     expect(leased).toEqual([]);
     expect(Number(await get('ZSCORE', 'gq:due', q))).toBe(clock.now()); // the cron comes now
-    expect((await engine.tick(q)).readyDue).toBe(true);
+    expect((await engine.tick(q)).readyNow).toBe(true);
     expect((await engine.reserve(q, 1)).jobs.map((j) => j.id)).toEqual(['a']);
   });
 
@@ -176,7 +176,7 @@ describe('the tick and meta.active', () => {
     // A timer that came with nothing due (the lease it was set for is gone): the scan alone runs.
     await admin.call(['HSET', k.meta, 'active', '3', 'timer', String(clock.now())]);
     expect((await engine.getQueue(q)).counts.active).toBe(3);
-    expect(await engine.tick(q)).toMatchObject({ readyDue: false, nextDueAt: null });
+    expect(await engine.tick(q)).toMatchObject({ readyNow: false, nextDueAt: null });
     expect((await engine.getQueue(q)).counts.active).toBe(0);
   });
 });
@@ -192,7 +192,7 @@ describe("the old layout's per-minute counters", () => {
       `r:${(minute - 1) % 60}`, at(minute - 1, 4), // the minute before: old ring only
       `f:${(minute - 2) % 60}`, '{"t":[],"o":0,"r":[1]}', // group "<n>"'s flow state, not a counter
     ]);
-    const chart = await engine.getMetrics(q);
+    const chart = await engine.getMinutes(q);
     expect(chart.at(-1)).toMatchObject({ completed: 5, failed: 0, retried: 0 });
     expect(chart.at(-2)).toMatchObject({ completed: 0, failed: 0, retried: 4 });
     expect(chart.at(-3)).toMatchObject({ completed: 0, failed: 0, retried: 0 });

@@ -58,7 +58,7 @@ describe('robustness', () => {
       const delivery = { signers: createSigners(['whsec_MDEyMzQ1Njc4OWFiY2RlZg==']), publicUrl: 'http://127.0.0.1', now: clock.now };
       const results = await runDueQueues({ engine, invocation, delivery, log: fallbackLog }, new DueTimes(), clock.now());
       expect(results[broken]).toMatchObject({ error: expect.any(String) });
-      expect(results[healthy]).toMatchObject({ readyDue: true });
+      expect(results[healthy]).toMatchObject({ readyNow: true });
       // Its drain had nowhere to push (port 9): the attempt failed, the job waits for its retry.
       expect((await engine.getJob(healthy, 'd')).attempts).toBe(1);
     } finally {

@@ -16,11 +16,11 @@ describe('tick: delayed jobs', () => {
     const { clock, engine, q } = await setupQueue();
     await engine.enqueue(q, { id: 'd', group: 'g', delayMs: 5000 });
     clock.set(T0 + 4999);
-    expect(await engine.tick(q)).toMatchObject({ nextDueAt: T0 + 5000, readyDue: false });
+    expect(await engine.tick(q)).toMatchObject({ nextDueAt: T0 + 5000, readyNow: false });
     expect(await reservedIds(engine, q)).toEqual([]);
     expect((await engine.getJob(q, 'd')).state).toBe('delayed');
     clock.advance(1);
-    expect(await engine.tick(q)).toMatchObject({ readyDue: true, more: false });
+    expect(await engine.tick(q)).toMatchObject({ readyNow: true, more: false });
     expect(await reservedIds(engine, q)).toEqual(['d']);
   });
 });
@@ -33,11 +33,11 @@ describe('tick: the lock of opportunistic ticks', () => {
     await engine.enqueue(q, { id: 'a', group: 'g1', delayMs: 1000 });
     await engine.enqueue(q, { id: 'b', group: 'g2', delayMs: 2000 });
     clock.advance(1000);
-    expect(await engine.tick(q, { opportunistic: true })).toMatchObject({ locked: false, readyDue: true });
+    expect(await engine.tick(q, { opportunistic: true })).toMatchObject({ locked: false, readyNow: true });
     clock.advance(1000);
-    expect(await engine.tick(q, { opportunistic: true })).toMatchObject({ locked: true, readyDue: false });
+    expect(await engine.tick(q, { opportunistic: true })).toMatchObject({ locked: true, readyNow: false });
     expect((await engine.getJob(q, 'b')).state).toBe('delayed');
-    expect(await engine.tick(q)).toMatchObject({ locked: false, readyDue: true });
+    expect(await engine.tick(q)).toMatchObject({ locked: false, readyNow: true });
     expect((await engine.getJob(q, 'b')).state).toBe('waiting');
   });
 
@@ -47,7 +47,7 @@ describe('tick: the lock of opportunistic ticks', () => {
     await engine.enqueue(q, { id: 'a', group: 'g', delayMs: 1000 });
     expect(await engine.tick(q, { opportunistic: true })).toMatchObject({ locked: false, nextDueAt: T0 + 1000 });
     clock.advance(1000);
-    expect(await engine.tick(q, { opportunistic: true })).toMatchObject({ locked: false, readyDue: true });
+    expect(await engine.tick(q, { opportunistic: true })).toMatchObject({ locked: false, readyNow: true });
   });
 });
 
@@ -58,10 +58,10 @@ describe('tick: held groups', () => {
     const [job] = (await engine.reserve(q, 1)).jobs;
     await engine.fail(q, { id: 'j', lease: job!.lease.token, error: 'boom' });
     clock.set(T0 + 1999);
-    expect(await engine.tick(q)).toMatchObject({ nextDueAt: T0 + 2000, readyDue: false });
+    expect(await engine.tick(q)).toMatchObject({ nextDueAt: T0 + 2000, readyNow: false });
     expect(await reservedIds(engine, q)).toEqual([]);
     clock.advance(1);
-    expect((await engine.tick(q)).readyDue).toBe(true);
+    expect((await engine.tick(q)).readyNow).toBe(true);
     expect(await reservedIds(engine, q)).toEqual(['j']);
   });
 });
@@ -123,9 +123,9 @@ describe('tick: what it reports', () => {
     await engine.putRepeat(q, 'r', { group: 'r', every: 3000 });
     const [held] = (await engine.reserve(q, 2)).jobs;
     await engine.fail(q, { id: held!.id, lease: held!.lease.token, error: 'x' });
-    expect(await engine.tick(q)).toEqual({ nextDueAt: T0 + 2000, readyDue: false, more: false, repeatsCreated: 0, locked: false, outcomes: [] });
+    expect(await engine.tick(q)).toEqual({ nextDueAt: T0 + 2000, readyNow: false, more: false, repeatsCreated: 0, locked: false, outcomes: [] });
     clock.set(T0 + 2000);
-    expect(await engine.tick(q)).toMatchObject({ nextDueAt: T0 + 3000, readyDue: true });
+    expect(await engine.tick(q)).toMatchObject({ nextDueAt: T0 + 3000, readyNow: true });
     await engine.deleteRepeat(q, 'r');
     expect((await engine.tick(q)).nextDueAt).toBe(T0 + 5000);
     await engine.removeJob(q, 'd');
@@ -139,20 +139,20 @@ describe('tick: what it reports', () => {
     expect(await engine.tick(q)).toMatchObject({ repeatsCreated: 1, nextDueAt: T0 + 2 * MINUTE });
   });
 
-  it('readyDue says jobs can be reserved now, and not while the queue is paused', async () => {
+  it('readyNow says jobs can be reserved now, and not while the queue is paused', async () => {
     const { engine, q } = await setupQueue();
-    expect((await engine.tick(q)).readyDue).toBe(false);
+    expect((await engine.tick(q)).readyNow).toBe(false);
     await engine.enqueue(q, { group: 'g' });
-    expect((await engine.tick(q)).readyDue).toBe(true);
+    expect((await engine.tick(q)).readyNow).toBe(true);
     await engine.pauseQueue(q);
-    expect((await engine.tick(q)).readyDue).toBe(false);
+    expect((await engine.tick(q)).readyNow).toBe(false);
     await engine.resumeQueue(q);
-    expect((await engine.tick(q)).readyDue).toBe(true);
+    expect((await engine.tick(q)).readyNow).toBe(true);
   });
 
   it('an idle queue reports nothing to do, tick after tick', async () => {
     const { clock, engine, q } = await setupQueue();
-    const idle = { nextDueAt: null, readyDue: false, more: false, repeatsCreated: 0, locked: false, outcomes: [] };
+    const idle = { nextDueAt: null, readyNow: false, more: false, repeatsCreated: 0, locked: false, outcomes: [] };
     expect(await engine.tick(q)).toEqual(idle);
     clock.advance(MINUTE);
     expect(await engine.tick(q)).toEqual(idle);
@@ -164,10 +164,10 @@ describe('orderingWindowMs', () => {
     const { clock, engine, q } = await setupQueue({ orderingWindowMs: 5000 });
     await engine.enqueue(q, { id: 'j', group: 'g' });
     clock.set(T0 + 4999);
-    expect(await engine.tick(q)).toMatchObject({ nextDueAt: T0 + 5000, readyDue: false });
+    expect(await engine.tick(q)).toMatchObject({ nextDueAt: T0 + 5000, readyNow: false });
     expect(await reservedIds(engine, q)).toEqual([]);
     clock.advance(1);
-    expect((await engine.tick(q)).readyDue).toBe(true);
+    expect((await engine.tick(q)).readyNow).toBe(true);
     expect(await reservedIds(engine, q)).toEqual(['j']);
   });
 
@@ -247,7 +247,7 @@ describe('repeat runs', () => {
     const { clock, engine, q } = await setupQueue();
     await engine.putRepeat(q, 'sync', { group: 'g', data: { items: [] }, every: MINUTE });
     clock.set(T0 + MINUTE);
-    expect(await engine.tick(q)).toMatchObject({ repeatsCreated: 1, readyDue: true });
+    expect(await engine.tick(q)).toMatchObject({ repeatsCreated: 1, readyNow: true });
     expect(await engine.tick(q)).toMatchObject({ repeatsCreated: 0 });
     const id = `repeat:sync:${T0 + MINUTE}`;
     expect(await engine.getJob(q, id)).toMatchObject({ id, group: 'g', state: 'waiting', data: { items: [] }, orderMs: T0 + MINUTE });

@@ -4,7 +4,7 @@
 // them in, partitions, the bounded scrape and its copy, and the cost: counting takes no command.
 import { describe, expect, it } from 'vitest';
 import { countsOf, totalCalls } from '../../bench/lib/redis-stats';
-import { type LeasedJob, placeOf } from '../../src/core/engine/leases';
+import { type LeasedJob, spotOf } from '../../src/core/engine/leases';
 import { HISTOGRAM_BOUNDS_MS, type PartFigures } from '../../src/core/engine/scrape';
 import { createRedis } from '../../src/core/store/redis';
 import { callScript } from '../../src/core/store/scripts';
@@ -45,10 +45,10 @@ describe('what counts', () => {
     const { jobs } = await env.engine.reserve(q, 4);
     const [a, b, c, d] = jobs;
     env.clock.advance(40);
-    await env.engine.settle(q, [{ kind: 'complete', ...ref(a!), place: placeOf(a!) }], 0); // the lone path: its start told
+    await env.engine.settle(q, [{ kind: 'complete', ...ref(a!), spot: spotOf(a!) }], 0); // the lone path: its start told
     await env.engine.complete(q, ref(b!)); // a lease callback: settle reads the lease's deadline
     await env.engine.fail(q, { ...ref(c!), error: 'bad input', retry: false });
-    await env.engine.settle(q, [{ kind: 'fail', ...ref(d!), error: 'slow down', status: 429, place: placeOf(d!) }], 0);
+    await env.engine.settle(q, [{ kind: 'fail', ...ref(d!), error: 'slow down', status: 429, spot: spotOf(d!) }], 0);
     await env.engine.enqueue(q, { id: 'e', group: 'e', delayMs: 60_000 });
     await env.engine.cancelJob(q, 'e');
     expect((await env.engine.enqueue(q, { id: 'a', group: 'a' })).duplicate).toBe(true); // adds no job
@@ -134,7 +134,7 @@ describe('what counts', () => {
     const q = await newQueue({ partitions: 4 });
     await env.engine.enqueueBatch(q, Array.from({ length: 40 }, (_, i) => ({ id: `j${i}`, group: `g${i}` })));
     const { jobs } = await env.engine.reserve(q, 40);
-    await env.engine.settle(q, jobs.map((job) => ({ kind: 'complete' as const, ...ref(job), place: placeOf(job) })), 0);
+    await env.engine.settle(q, jobs.map((job) => ({ kind: 'complete' as const, ...ref(job), spot: spotOf(job) })), 0);
     const parts = await figuresOf(q);
     expect(parts.map((part) => part.partition)).toEqual([0, 1, 2, 3]);
     expect(parts.reduce((sum, part) => sum + part.totals.completed, 0)).toBe(40);
@@ -199,7 +199,7 @@ describe('cost: counting rides on the one read and write of meta each call makes
     const q = await newQueue({ keepCompleted: 0 });
     await env.engine.enqueue(q, { group: 'g' }); // an id of groupq's: its end is not remembered
     const { jobs } = await env.engine.reserve(q, 1);
-    const counts = await countsOf(env.admin, () => env.engine.settle(q, [{ kind: 'complete', ...ref(jobs[0]!), place: placeOf(jobs[0]!) }], 0));
+    const counts = await countsOf(env.admin, () => env.engine.settle(q, [{ kind: 'complete', ...ref(jobs[0]!), spot: spotOf(jobs[0]!) }], 0));
     // EVALSHA; meta's HMGET, HSET and HDEL (the group's count); ZREMs of the lease and of the job
     // in its group; HDEL of the record. No read of the lease's deadline: the dispatcher told its start.
     expect(counts).toEqual({ evalsha: 1, hmget: 1, hset: 1, hdel: 2, zrem: 2 });

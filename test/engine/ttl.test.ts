@@ -8,9 +8,9 @@
 // the dedup window; and a job without a TTL costs what it did.
 import { describe, expect, it } from 'vitest';
 import { countsOf, totalCalls } from '../../bench/lib/redis-stats';
-import { type LeasedJob, placeOf } from '../../src/core/engine/leases';
+import { type LeasedJob, spotOf } from '../../src/core/engine/leases';
 import type { PartFigures } from '../../src/core/engine/scrape';
-import { outcomeBody } from '../../src/core/push/outcomes';
+import { outcomeBody } from '../../src/core/push/outcome-callback';
 import { queueKeys } from '../../src/core/store/keys';
 import { rejectsWith, T0, usePrivateEngine } from '../helpers/engine';
 import { uniqueName } from '../helpers/stack';
@@ -67,7 +67,7 @@ describe('a job not started by its deadline', () => {
     expect(done.next ?? []).toEqual([]);
     expect((await env.engine.reserve(q, 10)).jobs).toEqual([]);
     const tick = await env.engine.tick(q);
-    expect(tick.readyDue).toBe(true);
+    expect(tick.readyNow).toBe(true);
     expect((await env.engine.getJob(q, 'late')).state).toBe('expired');
     expect((await env.engine.reserve(q, 10)).jobs.map((job) => job.id)).toEqual(['next']);
   });
@@ -274,7 +274,7 @@ describe('what a TTL costs', () => {
     const lone = async (q: string) => {
       let leased: LeasedJob | undefined;
       const enqueue = await commandsOf(async () => (leased = (await env.engine.enqueueAndReserve(q, { group: 'g' }, 1)).leased[0]));
-      const settle = await commandsOf(() => env.engine.settle(q, [{ kind: 'complete', ...ref(leased!), place: placeOf(leased!) }], 1));
+      const settle = await commandsOf(() => env.engine.settle(q, [{ kind: 'complete', ...ref(leased!), spot: spotOf(leased!) }], 1));
       return { enqueue, settle };
     };
     // docs/cost.md's lone job: an enqueue of 5 commands, leased solo, and a completion of 6 (the

@@ -106,8 +106,8 @@ describe('every refusal of a write script writes nothing', () => {
     const changed = { message: 'job changed group' }; // the engine reads the group again and retries
     await refusedUnchanged(q, () => direct('cancelJob', { queue: q, group: 'zz' }, ['waiting', 'zz', now]), changed);
     await refusedUnchanged(q, () => direct('removeJob', { queue: q, group: 'zz' }, ['waiting', 'zz', now]), changed);
-    await refusedUnchanged(q, () => direct('promoteJob', { queue: q, group: 'zz' }, ['later', 'zz', now]), changed);
-    await refusedUnchanged(q, () => direct('retryJob', { queue: q, group: 'zz' }, ['bad', 'seed', 'zz', now]), changed);
+    await refusedUnchanged(q, () => direct('rejoinJob', { queue: q, group: 'zz' }, ['later', 'zz', now, 'delayed', '']), changed);
+    await refusedUnchanged(q, () => direct('rejoinJob', { queue: q, group: 'zz' }, ['bad', 'zz', now, 'failed', 'seed']), changed);
     await refusedUnchanged(q, () => direct('updateJob', { queue: q, group: 'zz' }, [now, 'waiting', '2', 0, 'zz']), changed);
   });
 

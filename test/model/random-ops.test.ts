@@ -356,9 +356,9 @@ async function run(label: string, count: number, nextOp: NextOp, config = CONFIG
       const expected = runModel(model, op);
       log.push(`#${i} ${brief(op)} -> ${brief(expected.value)}`);
       if (op.op === 'tick') {
-        const { nextDueAt, readyDue } = expected.value as ReturnType<ReferenceModel['tick']>;
+        const { nextDueAt, readyNow } = expected.value as ReturnType<ReferenceModel['tick']>;
         const got = actual.value as Awaited<ReturnType<Engine['tick']>>;
-        expect({ readyDue: got.readyDue, more: got.more }, where(i, 'tick')).toEqual({ readyDue, more: false });
+        expect({ readyNow: got.readyNow, more: got.more }, where(i, 'tick')).toEqual({ readyNow, more: false });
         // The tick may wake early (a spurious tick is cheap), never late, never in the past.
         const late = nextDueAt !== null && (got.nextDueAt === null || got.nextDueAt > nextDueAt);
         const past = got.nextDueAt !== null && got.nextDueAt <= clock.now();

@@ -181,7 +181,7 @@ export class ReferenceModel {
 
   // ---- scheduler -------------------------------------------------------------------------
   /** Promotes due delayed jobs, releases due holds, expires leases past their deadline. */
-  tick(): { readyDue: boolean; nextDueAt: number | null } {
+  tick(): { readyNow: boolean; nextDueAt: number | null } {
     for (const job of this.inState('delayed')) {
       if (job.runAt! <= this.now) Object.assign(job, { state: 'waiting', runAt: undefined });
     }
@@ -204,7 +204,7 @@ export class ReferenceModel {
       // their ordering window to the next tick.
       ...(anyDue ? [] : heads.map((head) => head.orderMs + window)),
     ];
-    return { readyDue: !this.paused && anyDue, nextDueAt: times.length > 0 ? Math.min(...times) : null };
+    return { readyNow: !this.paused && anyDue, nextDueAt: times.length > 0 ? Math.min(...times) : null };
   }
 
   // ---- jobs by hand ----------------------------------------------------------------------

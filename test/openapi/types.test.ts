@@ -20,7 +20,7 @@ describe('the response schemas', () => {
     expectTypeOf<Answer<'pauseQueue'>>().toExtend<Out<typeof r.queuePausedSchema>>();
     expectTypeOf<Answer<'resumeQueue'>>().toExtend<Out<typeof r.queuePausedSchema>>();
     expectTypeOf<Answer<'repairQueue'>>().toExtend<Out<typeof r.repairReportSchema>>();
-    expectTypeOf<{ minutes: Answer<'getMetrics'> }>().toExtend<Out<typeof r.metricsSchema>>();
+    expectTypeOf<{ minutes: Answer<'getMinutes'> }>().toExtend<Out<typeof r.metricsSchema>>();
     expectTypeOf<Answer<'enqueue'>>().toExtend<Out<typeof r.enqueueResultSchema>>();
     expectTypeOf<{ jobs: Answer<'enqueueBatch'> }>().toExtend<Out<typeof r.batchResultSchema>>();
     expectTypeOf<Answer<'listJobs'>>().toExtend<Out<typeof r.jobPageSchema>>();

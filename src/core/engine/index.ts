@@ -8,9 +8,9 @@ import type { EngineContext } from '../store/context';
 import * as groupLimits from './group-limits';
 import * as jobOps from './job-ops';
 import * as leases from './leases';
-import * as metrics from './metrics';
+import * as minutes from './minutes';
 import * as move from './move';
-import * as outcomes from './outcomes';
+import * as outcomeAttempts from './outcome-attempts';
 import * as producer from './producer';
 import type { Publisher } from './producer';
 import * as queues from './queues';
@@ -40,7 +40,7 @@ type CompleteInput = Omit<Parameters<typeof leases.complete>[1], 'queue' | 'rese
 type FailInput = Omit<Parameters<typeof leases.fail>[1], 'queue' | 'reserve'>;
 type HeartbeatInput = Omit<Parameters<typeof leases.heartbeat>[1], 'queue'>;
 type ProgressInput = Omit<Parameters<typeof leases.progress>[1], 'queue'>;
-type OutcomeAttempts = Parameters<typeof outcomes.settleOutcomes>[2];
+type OutcomeAttempts = Parameters<typeof outcomeAttempts.settleOutcomes>[2];
 
 /** The engine's context: its Redis, clock and options, as every operation takes it. */
 export function engineContext({ redis, now = Date.now, keyLocking = true, partitions = new PartitionCounts(), ...options }: EngineOptions): EngineContext {
@@ -54,11 +54,11 @@ export function engineContext({ redis, now = Date.now, keyLocking = true, partit
 export function runCalls(ctx: EngineContext) {
   return {
     settle: (tag: string, ended: leases.Settlement[], reserve: number) => leases.settle(ctx, tag, ended, reserve),
-    settleOutcomes: (tag: string, attempts: OutcomeAttempts) => outcomes.settleOutcomes(ctx, tag, attempts),
+    settleOutcomes: (tag: string, attempts: OutcomeAttempts) => outcomeAttempts.settleOutcomes(ctx, tag, attempts),
     tick: (tag: string, options?: { opportunistic?: boolean }) => scheduler.tickAny(ctx, tag, options),
     noteDue: (tag: string, at: number) => dueIndex.noteDue(ctx, tag, at),
     firstDue: () => dueIndex.firstDue(ctx),
-    dueQueues: (at: number, limit: number) => dueIndex.dueQueues(ctx, at, limit),
+    dueTags: (at: number, limit: number) => dueIndex.dueTags(ctx, at, limit),
     nextDueAfter: (at: number) => dueIndex.nextDueAfter(ctx, at),
     /** Where `group`'s jobs live (a partition's tag, or the queue's name), as this engine knows the queue. */
     tagOfGroup: (queue: string, group: string) => partitions.tagOfGroup(ctx, queue, group),
@@ -118,7 +118,7 @@ export function createEngine(options: EngineOptions) {
     listJobs: (queue: string, query?: unknown) => reads.listJobs(ctx, { queue, query }),
     listGroups: (queue: string, query?: unknown) => reads.listGroups(ctx, { queue, query }),
     getGroup: (queue: string, group: string) => reads.getGroup(ctx, { queue, group }),
-    getMetrics: (queue: string) => metrics.getMetrics(ctx, { queue }),
+    getMinutes: (queue: string) => minutes.getMinutes(ctx, { queue }),
     /** Every queue's totals and gauges for GET /metrics, at a bounded cost (scrape.ts). */
     scrape: (options?: scrape.ScrapeOptions) => scrape.scrape(ctx, options),
 

@@ -46,13 +46,13 @@ export async function removeJob(ctx: EngineContext, { queue, id }: JobRef): Prom
 /** failed -> waiting, attempts reset. */
 export async function retryJob(ctx: EngineContext, { queue, id }: JobRef): Promise<Job> {
   return onJobOf(ctx, queue, id, async (tag, group) =>
-    toJob(tag, await callScript(ctx, scripts.retryJob, { queue: tag, group }, [id, randomSeed(), group, ctx.now()])),
+    toJob(tag, await callScript(ctx, scripts.rejoinJob, { queue: tag, group }, [id, group, ctx.now(), 'failed', randomSeed()])),
   );
 }
 
 /** delayed -> waiting now. */
 export async function promoteJob(ctx: EngineContext, { queue, id }: JobRef): Promise<Job> {
-  return onJobOf(ctx, queue, id, async (tag, group) => toJob(tag, await callScript(ctx, scripts.promoteJob, { queue: tag, group }, [id, group, ctx.now()])));
+  return onJobOf(ctx, queue, id, async (tag, group) => toJob(tag, await callScript(ctx, scripts.rejoinJob, { queue: tag, group }, [id, group, ctx.now(), 'delayed', ''])));
 }
 
 /**

@@ -14,7 +14,7 @@ import { textHead } from '../../protocol/encoding';
 import { randomSeed } from '../../protocol/ids';
 import { isJobId, jobIdSchema } from '../../protocol/job-input';
 import type { JobRecord } from '../store/job-records';
-import type { LeasePlace, LeasedJob, Settlement } from '../store/leased';
+import type { LeaseSpot, LeasedJob, Settlement } from '../store/leased';
 import { LEASE_GRACE_MS, type OutcomeToSend, pushTarget, toOutcomesToSend } from '../store/leased';
 import { routed, checkTag } from './partitions';
 import { leaseTag, partitionOfTag, partitionTag, publicLease, queueOfTag, splitLease } from '../store/partitions';
@@ -22,7 +22,7 @@ import type { LeasedTuple } from '../store/replies';
 import { callScript } from '../store/scripts';
 
 
-export type { LeasedJob, LeasePlace, Settlement } from '../store/leased';
+export type { LeasedJob, LeaseSpot, Settlement } from '../store/leased';
 
 export interface Settled {
   /** Per settlement: the job's new state, or LEASE_LOST / JOB_CANCELLED (nothing changed for it). */
@@ -70,14 +70,14 @@ export function toLeasedJob(tag: string, config: StoredConfig, [id, stateJson, r
   };
 }
 
-/** What settle needs to know of a leased job's place. */
-export function placeOf(job: LeasedJob): LeasePlace {
+/** What settle needs to know of a leased job's spot in its group. */
+export function spotOf(job: LeasedJob): LeaseSpot {
   const startedAt = job.lease.expiresAt - job.timeoutMs - LEASE_GRACE_MS;
   return { group: job.group, seq: job.seq, solo: job.solo, recordNeeded: job.recordNeeded, named: job.named, startedAt };
 }
 
-/** Reads where job `id` sits (its group and sequence): the one read a lease callback adds. */
-async function readPlace(ctx: EngineContext, queue: string, id: string): Promise<LeasePlace> {
+/** Reads job `id`'s spot (its group and sequence): the one read a lease callback adds. */
+async function readSpot(ctx: EngineContext, queue: string, id: string): Promise<LeaseSpot> {
   try {
     return await callScript(ctx, scripts.jobGroup, { queue }, [id]);
   } catch (error) {
@@ -87,7 +87,7 @@ async function readPlace(ctx: EngineContext, queue: string, id: string): Promise
   }
 }
 
-function settlementArgs(settlement: Settlement, { group, seq, solo, recordNeeded, named, startedAt }: LeasePlace): (string | number)[] {
+function settlementArgs(settlement: Settlement, { group, seq, solo, recordNeeded, named, startedAt }: LeaseSpot): (string | number)[] {
   const hint = solo === undefined ? '?' : solo ? 's' : 'm';
   const lease = [settlement.id, splitLease(settlement.lease).token, group, seq, hint];
   const status = settlement.status ?? 0;
@@ -107,11 +107,11 @@ async function runSettle(ctx: EngineContext, queue: string, settlements: Settlem
     throw new QueueError('VALIDATION_FAILED', `at most ${MAX_BATCH} settlements per call`, [{ path: 'settlements', message: 'too many' }]);
   }
   for (const settlement of settlements) parseLeaseRef(settlement);
-  const places = await Promise.all(settlements.map((settlement) => settlement.place ?? readPlace(ctx, queue, settlement.id)));
+  const spots = await Promise.all(settlements.map((settlement) => settlement.spot ?? readSpot(ctx, queue, settlement.id)));
   const n = Math.min(Math.max(0, reserve), MAX_BATCH);
   const args: (string | number)[] = [ctx.now(), randomSeed(), settlements.length, n, onlyIfLive ? '1' : '0'];
-  for (const [i, settlement] of settlements.entries()) args.push(...settlementArgs(settlement, places[i]!));
-  const groups = places.map((place) => place.group);
+  for (const [i, settlement] of settlements.entries()) args.push(...settlementArgs(settlement, spots[i]!));
+  const groups = spots.map((spot) => spot.group);
   // callScript lowers the due index before the new leases are pushed (see producer.ts).
   const { results, config, leased, recorded } = await callScript(ctx, scripts.settle, { queue, groups }, args);
   return {
@@ -211,7 +211,7 @@ interface Reserving {
 /** Completes a leased job; with `reserve` > 0 it also leases the next ready jobs. */
 export function complete(
   ctx: EngineContext,
-  { queue, reserve = 0, ...input }: QueueRef & Reserving & { id: string; lease: string; result?: unknown; resultTruncated?: boolean; place?: LeasePlace },
+  { queue, reserve = 0, ...input }: QueueRef & Reserving & { id: string; lease: string; result?: unknown; resultTruncated?: boolean; spot?: LeaseSpot },
 ) {
   return endLease(ctx, queue, { kind: 'complete', ...input }, reserve);
 }
@@ -219,7 +219,7 @@ export function complete(
 /** Fails an attempt: retried with backoff while attempts remain (and `retry` is not false). */
 export function fail(
   ctx: EngineContext,
-  { queue, reserve = 0, ...input }: QueueRef & Reserving & { id: string; lease: string; error: string; retry?: boolean; retryAfterMs?: number; place?: LeasePlace },
+  { queue, reserve = 0, ...input }: QueueRef & Reserving & { id: string; lease: string; error: string; retry?: boolean; retryAfterMs?: number; spot?: LeaseSpot },
 ) {
   return endLease(ctx, queue, { kind: 'fail', ...input }, reserve);
 }

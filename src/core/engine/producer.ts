@@ -65,7 +65,7 @@ const ANSWER_FLAGS = [{}, { duplicate: true }, { debounced: true }] as const;
 
 /**
  * A publish token's enqueue: the queue's config as the route read it (what the token may send),
- * the client whose publishRateLimit it spends (src/handlers/publish-client.ts) and the token's
+ * the client whose publishRateLimit it spends (src/protocol/publish-client.ts) and the token's
  * SHA-256, whose publishTokenRateLimit it spends too.
  */
 export interface Publisher {

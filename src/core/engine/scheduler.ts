@@ -12,14 +12,14 @@ import { partitionOfTag, partitionTags } from '../store/partitions';
 import { callScript } from '../store/scripts';
 import { routed, checkTag } from './partitions';
 
-/** Items per phase of one tick (delayed, held, expired leases, trims, repeats): bounded work. */
+/** Items per phase of one tick (delayed, held, lapsed leases, trims, repeats): bounded work. */
 const TICK_LIMIT = 500;
 
 export interface TickResult {
   /** When the queue next needs a tick (epoch ms), or null when nothing is scheduled. */
   nextDueAt: number | null;
   /** Jobs are ready to be reserved now: drain. */
-  readyDue: boolean;
+  readyNow: boolean;
   /** A phase hit its limit: tick again soon. */
   more: boolean;
   /** Runs of repeatable jobs created by this tick. */
@@ -53,7 +53,7 @@ export async function tick(ctx: EngineContext, queue: string, { opportunistic = 
   checkTag(queue);
   const now = ctx.now();
   const scan = await callScript(ctx, scripts.tickScan, { queue }, [now, TICK_LIMIT, opportunistic ? TICK_LOCK_MS : 0]);
-  const idle = { readyDue: false, more: false, repeatsCreated: 0, locked: false, outcomes: [] };
+  const idle = { readyNow: false, more: false, repeatsCreated: 0, locked: false, outcomes: [] };
   if (scan.kind === 'locked') return { ...idle, nextDueAt: null, locked: true };
   if (scan.kind === 'idle') {
     // The cron came because the index said due: tell it the truth. A request's look changes nothing.
@@ -61,7 +61,7 @@ export async function tick(ctx: EngineContext, queue: string, { opportunistic = 
     return { ...idle, nextDueAt: scan.timer };
   }
   const { groups } = scan;
-  const { nextDueAt, readyDue, more, repeatsToRun, outcomes } = await callScript(ctx, scripts.tick, { queue, groups }, [
+  const { nextDueAt, readyNow, more, repeatsToRun, outcomes } = await callScript(ctx, scripts.tick, { queue, groups }, [
     now, randomSeed(), TICK_LIMIT, ...groups,
   ]);
   let repeatsCreated = 0;
@@ -86,7 +86,7 @@ export async function tick(ctx: EngineContext, queue: string, { opportunistic = 
   await resetDue(ctx, queue, nextDueAt);
   return {
     nextDueAt: nextAt,
-    readyDue: readyDue || repeatsCreated > 0,
+    readyNow: readyNow || repeatsCreated > 0,
     more,
     repeatsCreated,
     locked: false,
@@ -106,7 +106,7 @@ export function tickAny(ctx: EngineContext, queue: string, options: { opportunis
     const times = all.flatMap(({ nextDueAt }) => (nextDueAt === null ? [] : [nextDueAt]));
     return {
       nextDueAt: times.length > 0 ? Math.min(...times) : null,
-      readyDue: all.some((result) => result.readyDue),
+      readyNow: all.some((result) => result.readyNow),
       more: all.some((result) => result.more),
       repeatsCreated: all.reduce((sum, result) => sum + result.repeatsCreated, 0),
       locked: all.every((result) => result.locked),

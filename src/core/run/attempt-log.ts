@@ -3,7 +3,7 @@
 // back to the request or cron run that pushed them, and the endpoint got the same id as its
 // groupq-request-id header. A failed attempt is a warning; the rest are info.
 import type { Log } from '../log';
-import { NOT_SENT } from '../push/outcomes';
+import { NOT_SENT } from '../push/outcome-callback';
 import type { LeasedJob, OutcomeToSend, Settlement } from '../store/leased';
 
 /** One delivery attempt: `settlement` as deliver() returned it (null: the endpoint answered 202). */

@@ -12,8 +12,8 @@ import { queueOfTag } from '../store/partitions';
 import type { RunCalls } from '../engine';
 import { QueueError } from '../../protocol/errors';
 import { type Invocation, nextTurn } from './invocation';
-import { type LeasedJob, type Settled, type Settlement, placeOf } from '../engine/leases';
-import { NOT_SENT, lastStartAt, sendOutcome } from '../push/outcomes';
+import { type LeasedJob, type Settled, type Settlement, spotOf } from '../engine/leases';
+import { NOT_SENT, lastStartAt, sendOutcome } from '../push/outcome-callback';
 import type { Log } from '../log';
 import { logDelivery, logOutcome } from './attempt-log';
 
@@ -48,13 +48,13 @@ export interface Leased {
 }
 
 /**
- * Sends outcome callbacks this invocation holds leases for, each in a push slot (at most
- * MAX_OUTCOME_FETCHES of the invocation's: deliveries always keep the others), then settles them
- * in one call. An attempt that got no slot while its lease could still cover it is settled as
- * not sent, and does not count. Never throws: an attempt that is not settled comes round again
- * through the tick when its lease ends.
+ * Sends outcome callbacks this invocation holds leases for, all of partition `tag`, each in a
+ * push slot (at most MAX_OUTCOME_FETCHES of the invocation's: deliveries always keep the others),
+ * then settles them in one call. An attempt that got no slot while its lease could still cover it
+ * is settled as not sent, and does not count. Never throws: an attempt that is not settled comes
+ * round again through the tick when its lease ends.
  */
-export async function sendOutcomes(d: RunContext, queue: string, outcomes: readonly OutcomeToSend[]): Promise<void> {
+export async function sendOutcomes(d: RunContext, tag: string, outcomes: readonly OutcomeToSend[]): Promise<void> {
   if (outcomes.length === 0) return;
   const attempts = await Promise.all(
     outcomes.map(async (outcome) => {
@@ -74,9 +74,9 @@ export async function sendOutcomes(d: RunContext, queue: string, outcomes: reado
     }),
   );
   try {
-    await d.engine.settleOutcomes(queue, attempts);
+    await d.engine.settleOutcomes(tag, attempts);
   } catch (error) {
-    d.log.error('settle_outcomes_failed', `settling outcome callbacks of queue ${queue} failed`, { queue, error });
+    d.log.error('settle_outcomes_failed', `settling outcome callbacks of queue ${tag} failed`, { queue: tag, error });
   }
 }
 
@@ -90,15 +90,15 @@ const SETTLE_ATTEMPTS = 3;
  */
 const LINGER_MS = 20;
 
-async function settleWithRetry(d: RunContext, queue: string, settlements: Settlement[], reserve: number): Promise<Settled | null> {
+async function settleWithRetry(d: RunContext, tag: string, settlements: Settlement[], reserve: number): Promise<Settled | null> {
   for (let attempt = 1; ; attempt++) {
     try {
-      // A retry reserves nothing: if the lost answer had leased jobs, their leases expire and the
+      // A retry reserves nothing: if the lost answer had leased jobs, their leases lapse and the
       // tick retries them; settlements acked twice are LEASE_LOST the second time, harmless.
-      return await d.engine.settle(queue, settlements, attempt === 1 ? reserve : 0);
+      return await d.engine.settle(tag, settlements, attempt === 1 ? reserve : 0);
     } catch (error) {
-      d.log.error('settle_failed', `settle on queue ${queue} failed (attempt ${attempt})`, { queue, attempt, error });
-      // Unacked settlements are not lost: their leases expire and the jobs are retried (G3). Only
+      d.log.error('settle_failed', `settle on queue ${tag} failed (attempt ${attempt})`, { queue: tag, attempt, error });
+      // Unacked settlements are not lost: their leases lapse and the jobs are retried (G3). Only
       // an unreachable Redis, or a partition moving to another database, is worth another try (a
       // deleted queue or a bug stays as it is).
       const transient = error instanceof QueueError && (error.code === 'REDIS_UNAVAILABLE' || error.code === 'PARTITION_MOVING');
@@ -109,19 +109,19 @@ async function settleWithRetry(d: RunContext, queue: string, settlements: Settle
 }
 
 /**
- * Drains one queue (or one partition: `queue` is its tag) until nothing is ready, or the
- * invocation's budget is spent. The partitions of a queue take turns in an invocation, so that
- * each drain gets all its push slots and acks and leases them in a few calls rather than many
- * calls of one job each; a drain that holds jobs or outcome callbacks leased already starts at
- * once (their slots are claimed) and the turns after it wait for it. A drain cut by its budget
+ * Drains one partition (`tag`: its queue's name when the queue has one) until nothing is ready,
+ * or the invocation's budget is spent. The partitions of a queue take turns in an invocation, so
+ * that each drain gets all its push slots and acks and leases them in a few calls rather than
+ * many calls of one job each; a drain that holds jobs or outcome callbacks leased already starts
+ * at once (their slots are claimed) and the turns after it wait for it. A drain cut by its budget
  * leaves the rest to the due index, as any drain does.
  */
-export function drain(d: RunContext, queue: string, leased?: Leased): Promise<DrainReport> {
-  if (queueOfTag(queue) === queue) return drainNow(d, queue, leased);
+export function drain(d: RunContext, tag: string, leased?: Leased): Promise<DrainReport> {
+  if (queueOfTag(tag) === tag) return drainNow(d, tag, leased);
   const holds = (leased?.jobs.length ?? 0) > 0 || (leased?.outcomes?.length ?? 0) > 0;
   // A partition another drain of this isolate is on gets one more round from it instead: fewer
   // drains at once, each acking and leasing more jobs per call.
-  const active = draining.get(queue);
+  const active = draining.get(tag);
   if (active && !holds) {
     active.again = true;
     return Promise.resolve({ delivered: 0, retrying: 0, cut: false });
@@ -129,11 +129,11 @@ export function drain(d: RunContext, queue: string, leased?: Leased): Promise<Dr
   const rounds = async () => {
     const total: DrainReport = { delivered: 0, retrying: 0, cut: false };
     const mine = { again: false };
-    if (!active) draining.set(queue, mine);
+    if (!active) draining.set(tag, mine);
     try {
       for (let first = true; first || mine.again; first = false) {
         mine.again = false;
-        const report = await drainNow(d, queue, first ? leased : undefined);
+        const report = await drainNow(d, tag, first ? leased : undefined);
         total.delivered += report.delivered;
         total.retrying += report.retrying;
         total.cut = report.cut;
@@ -141,16 +141,16 @@ export function drain(d: RunContext, queue: string, leased?: Leased): Promise<Dr
       }
       return total;
     } finally {
-      if (draining.get(queue) === mine) draining.delete(queue);
+      if (draining.get(tag) === mine) draining.delete(tag);
     }
   };
-  return d.invocation.inTurn(queueOfTag(queue), rounds, holds);
+  return d.invocation.inTurn(queueOfTag(tag), rounds, holds);
 }
 
 /** Per isolate: the partitions a drain is on, and whether another asked it for one more round. */
 const draining = new Map<string, { again: boolean }>();
 
-async function drainNow(d: RunContext, queue: string, leased?: Leased): Promise<DrainReport> {
+async function drainNow(d: RunContext, tag: string, leased?: Leased): Promise<DrainReport> {
   const { invocation } = d;
   const report: DrainReport = { delivered: 0, retrying: 0, cut: false };
   const settlements: Settlement[] = [];
@@ -158,7 +158,7 @@ async function drainNow(d: RunContext, queue: string, leased?: Leased): Promise<
   let mayHaveMore = leased?.more ?? true; // the last reservation was not short: more may be ready
 
   let ackOnly = false; // Redis failed us: ack what comes back, lease nothing more
-  const sending = [sendOutcomes(d, queue, leased?.outcomes ?? [])]; // outcome callbacks, in the background
+  const sending = [sendOutcomes(d, tag, leased?.outcomes ?? [])]; // outcome callbacks, in the background
   // Each job's slot was claimed before it was leased (Invocation.claim).
   const push = (job: LeasedJob, target: PushTarget) => {
     mine++;
@@ -167,7 +167,7 @@ async function drainNow(d: RunContext, queue: string, leased?: Leased): Promise<
     void deliver(job, target, d.delivery).then((settlement) => {
       mine--;
       // 202: the endpoint holds the lease; its slot is free for the next job.
-      if (settlement) settlements.push({ ...settlement, place: placeOf(job) });
+      if (settlement) settlements.push({ ...settlement, spot: spotOf(job) });
       else mayHaveMore = true;
       invocation.pushEnded();
       logDelivery(d.log, job, settlement, Date.now() - start);
@@ -189,15 +189,15 @@ async function drainNow(d: RunContext, queue: string, leased?: Leased): Promise<
     const reserve = !ackOnly && (mayHaveMore || settlements.length > 0) ? invocation.claim() : 0;
     if (settlements.length > 0 || reserve > 0) {
       const batch = settlements.splice(0);
-      const settled = await settleWithRetry(d, queue, batch, reserve);
+      const settled = await settleWithRetry(d, tag, batch, reserve);
       if (!settled) {
-        // Those settlements' leases expire and their jobs are retried (G3); finish what is open.
+        // Those settlements' leases lapse and their jobs are retried (G3); finish what is open.
         invocation.release(reserve);
         ackOnly = true;
         continue;
       }
       invocation.release(reserve - settled.jobs.length);
-      sending.push(sendOutcomes(d, queue, settled.outcomes));
+      sending.push(sendOutcomes(d, tag, settled.outcomes));
       report.retrying += settled.results.filter((r) => r.state === 'waiting').length;
       mayHaveMore = settled.jobs.length === reserve && reserve > 0;
       const target = pushTarget(settled.config);

@@ -1,11 +1,13 @@
-// The due index (`gq:due`): every queue with a timer, scored by when it next needs a tick, so the
-// cron finds due queues with one command whatever the number of queues. Scripts cannot write it
-// (it is outside every queue's hash slot): a script that lowers its queue's `timer` reports it
+// The due index (`gq:due`): every partition with a timer, by its tag (its queue's name when the
+// queue has one partition), scored by when it next needs a tick, so the cron finds due
+// partitions with one command whatever the number of queues. Scripts cannot write it (it is
+// outside every queue's hash slot): a script that lowers its partition's `timer` reports it
 // (dueAt), and callScript (scripts.ts) lowers the entry here, right after. Only a tick raises an
-// entry (setDue): it writes the exact next time, then reads the queue's timer again and lowers
-// the entry to it (src/core/engine/scheduler.ts), so a timer another call lowered in between is
-// never lost. In a pool of databases (pool.ts) each database holds the entries of its own
-// queues: writes go where the queue lives, and reads ask every database, once each.
+// entry (setDue): it writes the exact next time, then reads the partition's timer again and
+// lowers the entry to it (src/core/engine/scheduler.ts), so a timer another call lowered in
+// between is never lost. In a pool of databases (pool.ts) each database holds the entries of
+// its own partitions: writes go where the partition lives, and reads ask every database, once
+// each.
 import type { Redis } from '@upstash/redis';
 import { DUE_KEY } from './keys';
 import { asQueueError } from './redis';
@@ -28,7 +30,7 @@ async function call<T>(run: () => Promise<T>): Promise<T> {
 
 /**
  * `read` on each database's due index, in parallel. A database that fails is left out, so the
- * queues of the others still run (docs/scaling-out.md#when-a-database-is-down); only when every
+ * partitions of the others still run (docs/scaling-out.md#when-a-database-is-down); only when every
  * database failed does the read fail.
  */
 async function onEach<T>(ctx: DueContext, read: (redis: DueRedis) => Promise<T>): Promise<T[]> {
@@ -42,18 +44,18 @@ async function onEach<T>(ctx: DueContext, read: (redis: DueRedis) => Promise<T>)
 
 /** The earliest of several [member, score] pairs' scores, or null. */
 const earliest = (pairs: string[][]) =>
-  pairs.reduce<{ queue: string; at: number } | null>((best, [queue, at]) => {
-    if (queue === undefined || (best !== null && best.at <= Number(at))) return best;
-    return { queue, at: Number(at) };
+  pairs.reduce<{ tag: string; at: number } | null>((best, [tag, at]) => {
+    if (tag === undefined || (best !== null && best.at <= Number(at))) return best;
+    return { tag, at: Number(at) };
   }, null);
 
-/** The queue's timer is now `at`: lower the queue's entry to it (an entry already earlier stays). */
-export async function noteDue(ctx: DueContext, queue: string, at: number): Promise<void> {
-  await call(() => ctx.redis.zadd(DUE_KEY, { lt: true }, { score: at, member: queue }));
+/** The partition's timer is now `at`: lower its entry to it (an entry already earlier stays). */
+export async function noteDue(ctx: DueContext, tag: string, at: number): Promise<void> {
+  await call(() => ctx.redis.zadd(DUE_KEY, { lt: true }, { score: at, member: tag }));
 }
 
-/** The earliest entry: the queue and when it is due, or null when no queue has a timer. */
-export async function firstDue(ctx: DueContext): Promise<{ queue: string; at: number } | null> {
+/** The earliest entry: the partition and when it is due, or null when none has a timer. */
+export async function firstDue(ctx: DueContext): Promise<{ tag: string; at: number } | null> {
   return earliest(await onEach(ctx, (redis) => redis.zrange<string[]>(DUE_KEY, 0, 0, { withScores: true })));
 }
 
@@ -65,17 +67,17 @@ export async function nextDueAfter(ctx: DueContext, now: number): Promise<number
   return earliest(firsts)?.at ?? null;
 }
 
-/** Up to `limit` queues due by `now` on each database, earliest first on each. */
-export async function dueQueues(ctx: DueContext, now: number, limit: number): Promise<string[]> {
+/** The tags of up to `limit` partitions due by `now` on each database, earliest first on each. */
+export async function dueTags(ctx: DueContext, now: number, limit: number): Promise<string[]> {
   return (await onEach(ctx, (redis) => redis.zrange<string[]>(DUE_KEY, '-inf', now, { byScore: true, offset: 0, count: limit }))).flat();
 }
 
-/** A tick's word: the queue's entry becomes `next`, higher or lower (null: removed). */
-export async function setDue(ctx: DueContext, queue: string, next: number | null): Promise<void> {
-  await call(() => (next === null ? ctx.redis.zrem(DUE_KEY, queue) : ctx.redis.zadd(DUE_KEY, { score: next, member: queue })));
+/** A tick's word: the partition's entry becomes `next`, higher or lower (null: removed). */
+export async function setDue(ctx: DueContext, tag: string, next: number | null): Promise<void> {
+  await call(() => (next === null ? ctx.redis.zrem(DUE_KEY, tag) : ctx.redis.zadd(DUE_KEY, { score: next, member: tag })));
 }
 
-/** A deleted queue leaves the index. */
-export async function dropDue(ctx: DueContext, queue: string): Promise<void> {
-  await call(() => ctx.redis.zrem(DUE_KEY, queue));
+/** A deleted queue's partitions leave the index, one `tag` a call. */
+export async function dropDue(ctx: DueContext, tag: string): Promise<void> {
+  await call(() => ctx.redis.zrem(DUE_KEY, tag));
 }

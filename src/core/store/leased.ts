@@ -41,10 +41,10 @@ export interface LeasedJob<T = unknown> extends TraceContext {
 export const LEASE_GRACE_MS = 5_000;
 
 /**
- * Where the job of a lease sits, as its leaser knows it: its group (whose key settle declares),
- * its sequence, and whether it was leased solo. Without it, settle reads it first.
+ * A leased job's spot in its group, as its leaser knows it: its group (whose key settle
+ * declares), its sequence, and whether it was leased solo. Without it, settle reads it first.
  */
-export interface LeasePlace {
+export interface LeaseSpot {
   group: string;
   seq: number;
   /** Unknown (a lease callback): settle then does what either case needs. */
@@ -61,7 +61,7 @@ export interface LeasePlace {
  * How a lease ends, as settle.lua takes it: the job completed, or its attempt failed.
  * `status`: the endpoint's HTTP answer when a delivery ended it, for the job's history.
  */
-export type Settlement = { place?: LeasePlace; status?: number } & (
+export type Settlement = { spot?: LeaseSpot; status?: number } & (
   | { kind: 'complete'; id: string; lease: string; result?: unknown; resultTruncated?: boolean }
   | { kind: 'fail'; id: string; lease: string; error: string; retry?: boolean; retryAfterMs?: number }
 );

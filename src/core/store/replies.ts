@@ -126,8 +126,8 @@ export const replies = {
     callbackUrl: callbackUrl === '' ? null : callbackUrl,
     outcome: outcome === '' ? null : outcome,
   })),
-  /** The ring's values, c:0..59, f:0..59, r:0..59, null where unset (metrics.ts). */
-  'get-metrics': reply(z.tuple([ok, z.array(text.nullable())]), ([, values]) => values),
+  /** The ring's values, c:0..59, f:0..59, r:0..59, null where unset (minutes.ts). */
+  'get-minutes': reply(z.tuple([ok, z.array(text.nullable())]), ([, values]) => values),
   'group-info': reply(z.tuple([ok, z.array(z.tuple([text, int, int, groupState, int]))]), ([, rows]) =>
     rows.map(([group, waiting, active, state, concurrency]) => ({ group, waiting, active, state, concurrency })),
   ),
@@ -159,7 +159,6 @@ export const replies = {
   /** Whether the queue is paused now. */
   'pause-queue': reply(z.tuple([ok, bit, int]), ([, paused]) => paused === 1, { dueAt: 2 }),
   progress: done,
-  'promote-job': jobChange,
   'publish-rate': done,
   /** previous: the config replaced, null when the queue was created. */
   'put-queue': reply(
@@ -202,8 +201,8 @@ export const replies = {
     ([, cursor, groups, reindexed, offered]) => ({ cursor, groups, reindexed, offered }),
     { dueAt: 5 },
   ),
+  'rejoin-job': jobChange,
   'remove-job': reply(z.tuple([ok, int]), () => undefined, { dueAt: 1 }),
-  'retry-job': jobChange,
   'retry-jobs': reply(z.tuple([ok, int, int, int]), ([, retried, left]) => ({ retried, left }), { dueAt: 3 }),
   'settle-outcomes': reply(z.tuple([ok, int]), () => undefined, { dueAt: 1 }),
   settle: reply(
@@ -237,9 +236,9 @@ export const replies = {
           : { kind: 'work' as const, groups: checked[2] },
   ),
   /** repeatsToRun: {key, spec JSON} of each repeat whose next run has come. */
-  tick: reply(z.tuple([ok, int, bit, bit, z.array(z.tuple([text, text])), outcomesToSend]), ([, nextDueAt, readyDue, more, repeatsToRun, outcomes]) => ({
+  tick: reply(z.tuple([ok, int, bit, bit, z.array(z.tuple([text, text])), outcomesToSend]), ([, nextDueAt, readyNow, more, repeatsToRun, outcomes]) => ({
     nextDueAt: instant(nextDueAt),
-    readyDue: readyDue === 1,
+    readyNow: readyNow === 1,
     more: more === 1,
     repeatsToRun,
     outcomes,

@@ -4,12 +4,12 @@
 -- producer named ends, dedup.lua), results (settle's alone: keepResult).
 --
 -- A lease L being ended: { id, group, groupKey, member (in the group zset), hint, state, data,
--- deadline, status?, expired? }. `hint` says whether the job is in its group zset: 's' no (a
+-- deadline, status?, lapsed? }. `hint` says whether the job is in its group zset: 's' no (a
 -- solo lease), 'm' yes, '?' unknown (the caller did not lease it itself): with '?' both removal
 -- and re-adding are done, harmless when there was nothing to do; '-' (retire only): the job is
 -- out of its group already and not counted there (delayed, or detached by the caller).
 -- `state`, `data` and `deadline` are read only when needed: completing a job that is not kept
--- needs none of them. `status` is the endpoint's HTTP answer (0: none), `expired` marks a lease
+-- needs none of them. `status` is the endpoint's HTTP answer (0: none), `lapsed` marks a lease
 -- that ran out; both go to the attempt history. `named` (optional): the producer named the
 -- job's id (its state's `i`), for a caller that does not read the state.
 
@@ -209,7 +209,7 @@ local function failJob(K, B, cfg, L, err, retry, retryAfterMs, seed, now)
   local attempts = (state.a or 0) + 1
   state.a = attempts
   state.e = err
-  noteAttempt(state, startOf(state, cfg, L.deadline), L.expired and 'e' or 'f', L.status, err, now)
+  noteAttempt(state, startOf(state, cfg, L.deadline), L.lapsed and 'e' or 'f', L.status, err, now)
   if retry and attempts < (state.ma or cfg.maxAttempts) then
     state.sa, state.p = nil, nil -- the next attempt starts afresh
     local delay = retryAfterMs

@@ -23,7 +23,7 @@
 -- Namespaces: a field built from a user's string (a group name) is '<g|l|f>:<string>'; every
 -- other field is groupq's own and never starts with 'g:', 'l:' or 'f:', so no name can collide
 -- with it. (Until issue 16 the counters were '<c|f|r>:<slot>': group "0".."59" read a counter
--- as its flow state. flow.lua treats such a leftover as absent and deletes it; get-metrics
+-- as its flow state. flow.lua treats such a leftover as absent and deletes it; get-minutes
 -- still reads the old ring for the hour it covers.)
 -- A script names, up front, the group and counter fields it will touch (openMeta's `extra`);
 -- one it did not name is read on first use, correct but one command more.
@@ -150,7 +150,7 @@ local function saveMeta(M)
   M.changed = {}
 end
 
--- Per-minute outcome counters for the dashboard's chart: how many attempts ended completed,
+-- Per-minute counters of ended attempts for the dashboard's chart: how many attempts ended completed,
 -- failed (for good) or retried, in each of the last 60 minutes. A ring of 60 minutes in meta:
 -- field 'm:<kind>:<minute % 60>' (c completed, f failed, r retried), value epoch minute * 1e8 +
 -- count. Carrying the minute in the value tells a slot that still holds a minute an hour (or
@@ -158,7 +158,7 @@ end
 -- 2^53, exact in Lua's doubles (counts below 1e8 per minute, minutes below 9e7).
 local MINUTE_MS = 60000
 local COUNT_SPAN = 100000000
--- Outcomes as completeJob/failJob name them ('waiting': retry pending), and their kinds.
+-- Attempts' ends as completeJob/failJob name them ('waiting': retry pending), and their kinds.
 local TALLIED = { { 'completed', 'c' }, { 'failed', 'f' }, { 'waiting', 'r' } }
 
 -- The meta fields a call that ends attempts at `now` writes (for openMeta's `extra`).
@@ -171,9 +171,9 @@ local function newTally()
   return { completed = 0, failed = 0, waiting = 0 }
 end
 
--- Counts one attempt's outcome; anything else (LEASE_LOST) is not an ended attempt.
-local function countOutcome(T, outcome)
-  if T[outcome] then T[outcome] = T[outcome] + 1 end
+-- Counts how one attempt ended; anything else (LEASE_LOST) is not an ended attempt.
+local function countEnd(T, ended)
+  if T[ended] then T[ended] = T[ended] + 1 end
 end
 
 local function writeTally(M, T, now)

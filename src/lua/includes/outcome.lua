@@ -23,7 +23,7 @@ local function pushAll(list, ...)
   for _, value in ipairs({ ... }) do list[#list + 1] = value end
 end
 
--- How long a sender holds an attempt; its request is aborted 5 s before (src/core/push/outcomes.ts).
+-- How long a sender holds an attempt; its request is aborted 5 s before (src/core/push/outcome-callback.ts).
 local OUTCOME_LEASE_MS = 15000
 
 -- Records a finished job's outcome, leased to the caller for its first attempt. `L` is the

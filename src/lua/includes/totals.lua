@@ -1,4 +1,4 @@
--- A queue's lifetime totals for Prometheus (GET /metrics, src/core/engine/prometheus.ts): counters
+-- A queue's lifetime totals for Prometheus (GET /metrics, src/handlers/prometheus.ts): counters
 -- that only go up while the queue lives, and two histograms. All are fields of meta, read by
 -- every call's HMGET and written by its HSET (meta.lua, TOTAL_FIELDS), so they cost no command.
 --   'n:a' jobs added (enqueued, a repeat's run, a finished job retried by hand),

@@ -1,5 +1,5 @@
 // What the HTTP API answers with, as zod schemas: the one source of the public shapes
-// (api-types.ts derives its types from them) and of the OpenAPI document's response schemas
+// (types.ts derives its types from them) and of the OpenAPI document's response schemas
 // (openapi.ts). Nothing parses responses with them at run time, so only `import type` reaches
 // this module from the Worker and the client: the client's bundle stays free of zod.
 import * as z from 'zod';

@@ -1,6 +1,6 @@
 // Outcome callbacks, their HTTP half (docs/delivery.md#outcome-callbacks): one attempt, POSTed to the
 // callback URL and signed like a delivery (the queue's secrets come with each leased outcome).
-// Settling attempts is src/core/engine/outcomes.ts.
+// Settling attempts is src/core/engine/outcome-attempts.ts.
 import { wholeUtf8 } from '../../protocol/encoding';
 import { OUTCOME_ID_PREFIX, type OutcomeCallback } from '../../protocol/outcome-body';
 import { addressKind } from '../../protocol/private-address';

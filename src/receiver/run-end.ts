@@ -1,14 +1,15 @@
-// What a job function's return or throw tells groupq, in the two ways it can be told: as the HTTP
-// answer to the delivery (synchronous) or as the complete/fail callback (after a 202).
-// NonRetryableError → no more attempts; RetryAfterError → the next attempt after its delay.
+// How a job function's run ended (its return or throw, captured), and what that tells groupq, in
+// the two ways it can be told: as the HTTP answer to the delivery (synchronous) or as the
+// complete/fail callback (after a 202). NonRetryableError → no more attempts; RetryAfterError →
+// the next attempt after its delay.
 import { type DeliveryVerificationError, NonRetryableError, RetryAfterError } from './errors';
-import type { Outcome } from './lease';
+import type { RunEnd } from './lease';
 
-/** A function's run, settled: its value, or what it threw. */
-export type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
+/** A function's run, captured: its value, or what it threw. */
+export type Captured = { ok: true; value: unknown } | { ok: false; error: unknown };
 
-/** Runs `fn` to a Settled; a synchronous throw counts like a rejection. */
-export async function settle(fn: () => unknown): Promise<Settled> {
+/** Runs `fn` to a Captured; a synchronous throw counts like a rejection. */
+export async function capture(fn: () => unknown): Promise<Captured> {
   try {
     return { ok: true, value: await fn() };
   } catch (error) {
@@ -33,8 +34,8 @@ export function parseErrorText(error: unknown): string {
   return issues.length > shown.length ? `${shown.join('; ')}; and ${issues.length - shown.length} more` : shown.join('; ');
 }
 
-/** The complete or fail callback a settled run makes. */
-export function outcomeOf(run: Settled): Outcome {
+/** The complete or fail callback a captured run makes. */
+export function endOf(run: Captured): RunEnd {
   if (run.ok) return { kind: 'complete', result: run.value };
   const error = errorText(run.error);
   if (run.error instanceof NonRetryableError) return { kind: 'fail', error, retry: false };
@@ -58,7 +59,7 @@ export function textResponse(status: number, text: string, headers: Record<strin
  * stores as null), or 500 with the error's message, marked with groupq-retry: false or
  * Retry-After (whole seconds, rounded up) as the error asks.
  */
-export function responseOf(run: Settled): Response {
+export function responseOf(run: Captured): Response {
   if (run.ok) {
     if (run.value === undefined) return new Response(null, { status: 200 });
     let json: string;

@@ -1,6 +1,7 @@
 #!lua flags=no-writes,allow-key-locking
---[[ get-metrics: the queue's per-minute outcome counters (the ring in meta, see meta.lua), as
-stored; the caller picks the last 60 minutes and drops slots that hold an older minute.
+--[[ get-minutes: the queue's per-minute counters of ended attempts (the ring in meta, see
+meta.lua), as stored; the caller picks the last 60 minutes and drops slots that hold an older
+minute.
 The ring moved from '<c|f|r>:<slot>' to 'm:<c|f|r>:<slot>' (issue 16: 'f:<slot>' was also the
 flow state of group "<slot>"); the old fields are read too, in the same command, so the hour
 written before the move still shows. A value that is not a number there is a group's flow state.
