@@ -1,4 +1,5 @@
-// The engine's one entry point: every queue operation, given a Redis client and a clock.
+// The engine's entry points: its context (what every operation takes), the calls the run layer
+// makes, and every queue operation with positional arguments for code that runs it in process.
 import type { ConfigOptions } from '../../protocol/config';
 import type { TraceContext } from '../../protocol/trace-context';
 import * as bulk from './bulk';
