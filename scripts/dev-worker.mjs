@@ -10,7 +10,7 @@ import { watch } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { Log, LogLevel, Miniflare } from 'miniflare';
-import { ASSETS, bundleWorker, COMPATIBILITY_DATE, fireScheduled } from './worker-stack.mjs';
+import { ASSETS, bundleWorker, COMPATIBILITY_DATE, DURABLE_OBJECTS, WORKER_NAME, fireScheduled } from './worker-stack.mjs';
 
 /** Lines that say nothing to a groupq developer: the health probe's access log, Miniflare's ready
  * line (we print ours once /health answers) and its count of _headers rules. */
@@ -107,6 +107,9 @@ export async function startDevWorker({ port, bindings, log, cwd, signal, startTi
     modules: [{ type: /** @type {const} */ ('ESModule'), path: 'index.mjs', contents: code }],
     compatibilityDate: COMPATIBILITY_DATE,
     assets: ASSETS,
+    name: WORKER_NAME,
+    // The event hub, as wrangler.toml declares it (worker-stack.mjs DURABLE_OBJECTS).
+    durableObjects: DURABLE_OBJECTS,
     host: '127.0.0.1',
     port,
     bindings,

@@ -32,6 +32,15 @@ export const ASSETS = {
 };
 
 /**
+ * wrangler.toml's [[durable_objects.bindings]] and [[migrations]] as wrangler hands them to
+ * Miniflare (`new_sqlite_classes`: useSQLite): the event hub, a class of this Worker. Change both
+ * together, as ASSETS.
+ */
+export const DURABLE_OBJECTS = { EVENT_HUB: { className: 'EventHub', useSQLite: true } };
+/** The Worker's name: the script that defines the hub, which the other Workers of a stack bind by name. */
+export const WORKER_NAME = 'groupq';
+
+/**
  * Bundles src/index.ts as wrangler would, in memory: no files to leave behind.
  * @param {{ sourcemap?: boolean }} [options] `sourcemap`: an inline source map at the end (the
  *   profiler, bench/profile-worker.ts, maps the Worker's functions back to their sources)
@@ -48,6 +57,8 @@ export async function bundleWorker({ sourcemap = false } = {}) {
     target: 'es2022',
     conditions: ['workerd', 'worker', 'browser'],
     mainFields: ['browser', 'module', 'main'],
+    // The runtime's own modules (cloudflare:workers, the hub's DurableObject), as wrangler leaves them.
+    external: ['cloudflare:*'],
     outfile: 'index.mjs',
     sourcemap: sourcemap ? 'inline' : false,
     logLevel: 'error',
@@ -102,6 +113,12 @@ export async function startPrivateStack({ appendonly = false, observeBridge } = 
 }
 
 /**
+ * Where the Worker's event hub lives: its name, the durable objects it defines or binds, and the
+ * dev registry by which Workers of one stack find the one that defines it.
+ * @typedef {{ name?: string, durableObjects?: Record<string, { className: string, useSQLite: boolean, scriptName?: string }>, unsafeDevRegistryPath?: string }} HubOptions
+ */
+
+/**
  * Starts the Worker in workerd on 127.0.0.1:<free port>, wired to `stack`. Its public URL is its
  * own origin, http endpoints on loopback are allowed, the scheduler's stay window is 0 (a cron
  * run returns once its work is done) and the log writes warnings and errors only (a line per
@@ -109,19 +126,20 @@ export async function startPrivateStack({ appendonly = false, observeBridge } = 
  * and signing secret are the caller's (GROUPQ_ADMIN_TOKEN, GROUPQ_SIGNING_SECRET).
  * @param {{ restUrl: string, restToken: string }} stack
  * @param {Record<string, string>} bindings
- * @param {{ runtimeOutputTo?: NodeJS.WritableStream, code?: string, inspectorPort?: number }} [options] where workerd's
+ * @param {{ runtimeOutputTo?: NodeJS.WritableStream, code?: string, inspectorPort?: number } & HubOptions} [options] where workerd's
  *   stdout/stderr go (Miniflare's default prints workerd's stdout on ours; a benchmark whose
  *   stdout is its result sends it to stderr); `code`: a bundle already built (bundleWorker);
- *   `inspectorPort`: workerd's V8 inspector on that port (0: any free one; mf.getInspectorURL())
+ *   `inspectorPort`: workerd's V8 inspector on that port (0: any free one; mf.getInspectorURL());
+ *   the hub's options: startMiniflareWorkers' (a Worker alone defines its own hub)
  */
-export async function startMiniflareWorker(stack, bindings, { runtimeOutputTo, code, inspectorPort } = {}) {
+export async function startMiniflareWorker(stack, bindings, { runtimeOutputTo, code, inspectorPort, ...hub } = {}) {
   const bundle = code ?? (await bundleWorker());
   // freePort() frees the port before workerd binds it: another process may take it meanwhile.
   // Starting again on a new port makes that race harmless.
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     try {
-      return await startOnPort(stack, bindings, bundle, port, runtimeOutputTo, inspectorPort);
+      return await startOnPort(stack, bindings, bundle, port, runtimeOutputTo, inspectorPort, hub);
     } catch (error) {
       if (attempt === 3) throw error;
     }
@@ -133,6 +151,12 @@ export async function startMiniflareWorker(stack, bindings, { runtimeOutputTo, c
  * database: each its own workerd process (one Miniflare each) on a port of its own, so each
  * instance's callback URLs lead back to it. Same bindings and options as startMiniflareWorker;
  * the bundle is built once. If one fails to start, those already started are disposed.
+ *
+ * One event hub per queue for all of them, as on Cloudflare: worker 0 (`groupq`) defines the
+ * EventHub class, the others (`groupq-<i>`) bind it by script name through Miniflare's dev
+ * registry, a folder of this stack's own (a temp dir, removed once every worker is disposed), so
+ * that stacks running side by side never see each other's `groupq`. The spike measured this
+ * (docs/design/events-plan.md): the binding code is production's, 2.5 ms p50 across processes.
  * @param {{ restUrl: string, restToken: string }} stack
  * @param {number} n
  * @param {Record<string, string>} bindings
@@ -140,14 +164,28 @@ export async function startMiniflareWorker(stack, bindings, { runtimeOutputTo, c
  */
 export async function startMiniflareWorkers(stack, n, bindings, options = {}) {
   const code = await bundleWorker();
+  const registry = await mkdtemp(path.join(os.tmpdir(), 'groupq-registry-'));
   /** @type {Awaited<ReturnType<typeof startMiniflareWorker>>[]} */
   const started = [];
+  let left = n;
+  const removeRegistry = () => rm(registry, { recursive: true, force: true });
   try {
     // One after another: n workerd processes booting at once on a small machine gain nothing.
-    for (let i = 0; i < n; i++) started.push(await startMiniflareWorker(stack, bindings, { ...options, code }));
+    for (let i = 0; i < n; i++) {
+      const hub = i === 0 ? {} : { name: `${WORKER_NAME}-${i}`, durableObjects: { EVENT_HUB: { ...DURABLE_OBJECTS.EVENT_HUB, scriptName: WORKER_NAME } } };
+      const worker = await startMiniflareWorker(stack, bindings, { ...options, code, unsafeDevRegistryPath: registry, ...hub });
+      const dispose = worker.dispose;
+      /** @type {Promise<void> | undefined} */
+      let disposed;
+      started.push({
+        ...worker,
+        dispose: () => (disposed ??= dispose().finally(() => (--left === 0 ? removeRegistry() : undefined))),
+      });
+    }
     return started;
   } catch (error) {
     for (const worker of started) await worker.dispose().catch(() => {});
+    await removeRegistry();
     throw error;
   }
 }
@@ -171,13 +209,17 @@ export async function fireScheduled(mf) {
  * @param {number} port
  * @param {NodeJS.WritableStream | undefined} runtimeOutputTo
  * @param {number | undefined} inspectorPort
+ * @param {HubOptions} hub
  */
-async function startOnPort(stack, bindings, code, port, runtimeOutputTo, inspectorPort) {
+async function startOnPort(stack, bindings, code, port, runtimeOutputTo, inspectorPort, hub) {
   const url = `http://127.0.0.1:${port}`;
   const mf = new Miniflare({
     modules: [{ type: 'ESModule', path: 'index.mjs', contents: code }],
     compatibilityDate: COMPATIBILITY_DATE,
     assets: ASSETS,
+    name: WORKER_NAME,
+    durableObjects: DURABLE_OBJECTS,
+    ...hub,
     host: '127.0.0.1',
     port,
     ...(inspectorPort === undefined ? {} : { inspectorPort }),

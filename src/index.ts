@@ -9,6 +9,10 @@ import { REQUEST_ID_HEADER, requestIdOf } from './handlers/middleware/request-lo
 import { runScheduled } from './handlers/scheduled';
 import { BindingsError, settingsOf } from './handlers/settings';
 
+// The event hub's class (wrangler.toml's EVENT_HUB binding): a Durable Object class is exported
+// by the Worker's main module.
+export { EventHub } from './core/events/hub';
+
 /** The most of an unread request body the Worker reads to keep the connection open: any body
  * the API accepts (a larger one is refused with 413 anyway). */
 const DRAIN_MAX_BYTES = MAX_BODY_BYTES;

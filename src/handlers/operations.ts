@@ -30,7 +30,9 @@ import {
 } from '../protocol/job-input';
 import * as callbacks from './callbacks';
 import { enqueue, enqueueBatch, enqueueCors } from './enqueue';
+import { LAST_EVENT_ID_HEADER, jobEvents, jobEventsQuerySchema, queueEvents, queueEventsQuerySchema } from './events';
 import { health } from './health';
+import { adminAuth } from './middleware/auth';
 import type { Row } from './mount';
 import { asset, home, openApi } from './pages';
 import { metricsAuth, prometheusMetrics } from './prometheus';
@@ -116,6 +118,19 @@ export const OPERATIONS: Row[] = [
     ok: { 200: r.partitionSchema },
     errors: ['MOVE_IN_PROGRESS'],
   }),
+  // The streams have handlers of their own (events.ts): the answer is SSE, not one JSON value.
+  queueOp('get', `${Q}/events`, 'queueEvents', "The queue's job events as they happen (Server-Sent Events)", {
+    handle: [adminAuth, queueEvents],
+    tag: 'Events',
+    description:
+      'Every change of a job of the queue (or of one group, with `group`) is one event, named for its kind, with the job\'s id, ' +
+      'group, state and attempt as its JSON data, and an id to resume after (Last-Event-ID). A comment every 15 s keeps the ' +
+      'stream open. A resume gets the events held after its id (5 minutes, 10,000 events at most), a `gap` event first when ' +
+      'some are no longer held (docs/events.md).',
+    headers: LAST_EVENT_ID_HEADER,
+    query: queueEventsQuerySchema,
+    ok: { 200: { mediaType: 'text/event-stream' } },
+  }),
   queueOp('get', `${Q}/metrics`, 'getMetrics', 'Outcomes per minute, the last 60 minutes, oldest first', {
     call: minutes.getMinutes, answer: (ring: MinuteMetrics[]) => ({ minutes: ring }),
     ok: { 200: r.metricsSchema },
@@ -165,6 +180,18 @@ export const OPERATIONS: Row[] = [
     description: 'With waitMs, answers once the job has finished, or after waitMs as it then is.',
     query: z.object({ waitMs: z.int().min(0).max(MAX_WAIT_MS).optional().describe('How long to wait for the job to finish, in ms.') }),
     ok: { 200: r.jobSchema },
+  }),
+  jobOp('get', `${Q}/jobs/{id}/events`, 'jobEvents', "A job's events until it ends (Server-Sent Events)", {
+    handle: [adminAuth, jobEvents],
+    tag: 'Events',
+    description:
+      'First the job as it is, as the event that brought it there, then each change of it, until the event that ends it ' +
+      '(completed, failed, cancelled, expired); the stream of a job that has ended is that end alone. A resume ' +
+      '(Last-Event-ID) gets what followed its id instead of the state, and 204 once it has seen the end, which stops ' +
+      'EventSource (docs/events.md).',
+    headers: LAST_EVENT_ID_HEADER,
+    query: jobEventsQuerySchema,
+    ok: { 200: { mediaType: 'text/event-stream' }, 204: null },
   }),
   jobOp('patch', `${Q}/jobs/{id}`, 'updateJob', "Change a waiting or delayed job's data or delay", {
     call: jobOps.updateJob, then: 'noteTimer',

@@ -25,9 +25,10 @@ ARGV[1] id
 ARGV[2] the job's group
 ARGV[3] now (epoch ms)
 
-Returns {1, dueAt, {{id, outcome record JSON, signingSecret, signingSecretNext}}}: the outcome
-  callback recorded (none when the job has no callback URL), leased to the caller to send, with
-  the queue's own signing secrets ('' where unset; outcome.lua)
+Returns {1, dueAt, {{id, outcome record JSON, signingSecret, signingSecretNext}}, events?}: the
+  outcome callback recorded (none when the job has no callback URL), leased to the caller to
+  send, with the queue's own signing secrets ('' where unset; outcome.lua); events: its
+  `cancelled` (events.lua, only while meta's `ev` is later than now)
 Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND,
         {-4, state} INVALID_STATE: finished already (completed, failed, cancelled or expired),
         {-10, group} JOB_CHANGED_GROUP: the job's group is another one; call again with it declared
@@ -44,6 +45,7 @@ Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND,
 -- @include debounce
 -- @include expiry
 -- @include bytes
+-- @include events
 
 local K = {
   jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5],
@@ -53,6 +55,7 @@ local K = {
 local id, now = ARGV[1], tonumber(ARGV[3])
 local M, raw, err = loadJob(KEYS[1], K.jobs, id, { groupField(ARGV[2]) })
 if err then return err end
+openEvents(M, now)
 local state, data = decodeJob(raw)
 if state.g ~= ARGV[2] then return { JOB_CHANGED_GROUP, state.g } end
 if state.st and state.st ~= 'delayed' then return { INVALID_STATE, state.st } end
@@ -84,6 +87,7 @@ if L.hint == '-' then countWaiting(M, id, -1, #data) end -- it waited (bytes.lua
 state.st, state.ra = 'cancelled', nil
 countTotal(M, 'n:x')
 retire(K, B, L, KEYS[7], M.cfg.keepFailed, now)
+noteEvent(M, 'cancelled', id, state.g, 'cancelled', state.a or 0, now)
 flushBatch(K, B)
 saveMeta(M)
-return { 1, dueReport(M, now), outcomesToSend(B) }
+return { 1, dueReport(M, now), outcomesToSend(B), M.events }

@@ -22,7 +22,8 @@ ARGV[4] runAt the caller read (epoch ms)
 ARGV[5] the run after it (epoch ms; -1 = none)
 ARGV[6] the repeat's group (as the caller read it)
 
-Returns {1, run id, run state, duplicate 0|1, dueAt}, or {0} when the repeat changed meanwhile
+Returns {1, run id, run state, duplicate 0|1, dueAt, events?}, or {0} when the repeat changed
+  meanwhile; events: the new run's `added` (events.lua, only while meta's `ev` is later than now)
 Errors  {-1} QUEUE_NOT_FOUND, {-7} REPEAT_NOT_FOUND
 ]]
 -- @include errors
@@ -33,6 +34,7 @@ Errors  {-1} QUEUE_NOT_FOUND, {-7} REPEAT_NOT_FOUND
 -- @include quota
 -- @include partition
 -- @include repeat-spec
+-- @include events
 
 local K = { jobs = KEYS[2], ready = KEYS[3], delayed = KEYS[4], active = KEYS[5], held = KEYS[8], prioritized = KEYS[9] }
 local repeatsKey, repeatDueKey, groupKey = KEYS[6], KEYS[7], KEYS[10]
@@ -42,6 +44,7 @@ local version, runAt, nextRunAt = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber
 local M = openMeta(KEYS[1], { groupField(group) })
 checkPartition(M, group)
 if not M.cfg then return { QUEUE_NOT_FOUND } end
+openEvents(M, now)
 local specJson = redis.call('HGET', repeatsKey, key)
 if not specJson then return { REPEAT_NOT_FOUND } end
 local spec = cjson.decode(specJson)
@@ -59,6 +62,7 @@ else
   local job = newJobState(now, spec.group, seq, runAt, 0, now ~= runAt and { c = now } or nil)
   B.fresh[1], B.fresh[2] = id, encodeJob(job, spec.data)
   state = placeJob(K, B, groupKey, id, job)
+  noteAdded(M, id, job, now)
   countJobs(M, 1) -- a run counts against maxJobs but is never refused: the scheduler is no stranger
   countBytes(M, #spec.data) -- and against maxBytes likewise (bytes.lua)
   flushBatch(K, B)
@@ -67,4 +71,4 @@ end
 
 saveRepeat(M, repeatsKey, repeatDueKey, key, spec, nextRunAt)
 saveMeta(M)
-return { 1, id, state, existing and 1 or 0, dueReport(M, now) }
+return { 1, id, state, existing and 1 or 0, dueReport(M, now), M.events }

@@ -41,11 +41,14 @@ ARGV[4]  '1': a publish token sent the jobs, its rate limits checked here (publi
          job a debounced enqueue collapses into keeps its own), `x` its deadline to start
          (enqueue + ttlMs: an entry in `expiring` unless it is leased solo, expiry.lua)
 
-Returns {1, {{id, state, flag}...}, config JSON, {{id, state JSON, data, lease deadline, hint, token, message id}...}, dueAt}
+Returns {1, {{id, state, flag}...}, config JSON, {{id, state JSON, data, lease deadline, hint, token, message id}...}, dueAt,
+         events?}
   flag 0 new; 1 duplicate, state being the job's current one or, for an id the dedup window
   remembers, the state its job ended in (completed|failed|removed|cancelled|expired); 2 debounced, id
   being the job it collapsed into; leased jobs as settle returns them, none when r is 0; dueAt:
-  lower the queue's due-index entry to this, -1 = nothing to do
+  lower the queue's due-index entry to this, -1 = nothing to do; events (events.lua, only
+  while meta's `ev` is later than now): `added` for each job added or moved between waiting and
+  delayed by a collapse, then `active` for each job leased
 Errors  (all before the first write: a refusal writes nothing)
   {-1} QUEUE_NOT_FOUND; {-5, i, limit, its name} PAYLOAD_TOO_LARGE for job i (maxPayloadBytes,
   or publishMaxDataBytes for a publish token); {-14, i, maxDelayMs} DELAY_TOO_LONG for job i;
@@ -69,6 +72,7 @@ Costs of the quotas: nothing for the admin (the counts live in meta); a publish 
 -- @include publish-rate
 -- @include partition
 -- @include expiry
+-- @include events
 
 local now, r, n, published = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4] ~= ''
 local F = 4 -- ARGV fields of job i start after F + (i - 1) * 6
@@ -80,6 +84,7 @@ for i = 1, n do groupFields[i] = groupField(arg(i, 2)) end
 local M = openMeta(KEYS[1], groupFields)
 for i = 1, n do checkPartition(M, arg(i, 2)) end
 if not M.cfg then return { QUEUE_NOT_FOUND } end
+openEvents(M, now)
 local cfg = M.cfg
 local maxDelay = maxDelayOf(cfg)
 local maxData, maxDataName = maxDataOf(cfg, published)
@@ -172,6 +177,7 @@ local function moveCollapsed(t)
   B.fresh[#B.fresh + 1] = encodeJob(t.state, t.data)
   t.placed = 'waiting'
   if delay or t.from == 'delayed' then t.placed = placeJob(K, B, t.groupKey, t.id, t.state) end
+  if t.placed ~= t.from then noteAdded(M, t.id, t.state, now) end
 end
 
 if n == 1 and not states[1].db then
@@ -208,11 +214,14 @@ if n == 1 and not states[1].db then
     observeWait(M, state, now)
     noteTimer(M, deadline)
     saveMeta(M)
+    noteAdded(M, id, state, now)
+    noteEvent(M, 'active', id, state.g, 'active', 1, now)
     local stateJson = string.sub(record, 1, #record - #data - 1)
-    return { 1, { { id, 'waiting', 0 } }, M.v.config, { { id, stateJson, data, deadline, 's', token, messageIdFor(M, id, state) } }, dueReport(M, now) }
+    return { 1, { { id, 'waiting', 0 } }, M.v.config, { { id, stateJson, data, deadline, 's', token, messageIdFor(M, id, state) } }, dueReport(M, now), M.events }
   end
   countWaiting(M, id, 1, #data) -- not leased solo: it waits
   out[1] = { id, placeJob(K, B, KEYS[G + 1], id, state), 0 }
+  noteAdded(M, id, state, now)
   noteExpiry(B, id, state)
 else
   local ids = {}
@@ -260,6 +269,7 @@ else
     B.fresh[#B.fresh + 1] = job.id
     B.fresh[#B.fresh + 1] = encodeJob(job.state, job.data)
     job.placed = placeJob(K, B, job.groupKey, job.id, job.state)
+    noteAdded(M, job.id, job.state, now)
     noteExpiry(B, job.id, job.state)
     if job.state.db then
       keys[#keys + 1] = job.state.db
@@ -283,4 +293,4 @@ flushBatch(K, B)
 local jobs = {}
 if reserving then jobs = reserveJobs(K, M, r, now) end
 saveMeta(M)
-return { 1, out, M.v.config, jobs, dueReport(M, now) }
+return { 1, out, M.v.config, jobs, dueReport(M, now), M.events }

@@ -9,14 +9,16 @@ KEYS[4] revoked zset  leases a cancel ended, '<id> <token>' (lease.lua)
 ARGV[1] id
 ARGV[2] lease token
 ARGV[3] progress (JSON text)
+ARGV[4] now (epoch ms: the event's time)
 
-Returns {1}
+Returns {1, events?}: a `progress` event (events.lua) while meta's `ev` is later than now
 Errors  {-11} JOB_CANCELLED (the job was cancelled under this lease), {-3} LEASE_LOST
 ]]
 -- @include errors
 -- @include job
 -- @include meta
 -- @include lease
+-- @include events
 
 local K = { jobs = KEYS[2], active = KEYS[3], revoked = KEYS[4] }
 local M = openMeta(KEYS[1])
@@ -25,4 +27,7 @@ local state, data = liveLease(K, M, ARGV[1], ARGV[2])
 if not state then return { lostLease(K.revoked, ARGV[1], ARGV[2]) } end
 state.p = ARGV[3]
 redis.call('HSET', K.jobs, ARGV[1], encodeJob(state, data))
-return { 1 }
+local now = tonumber(ARGV[4])
+openEvents(M, now)
+noteEvent(M, 'progress', ARGV[1], state.g, 'active', (state.a or 0) + 1, now, ARGV[3])
+return { 1, M.events }

@@ -18,7 +18,8 @@ ARGV[3] now (epoch ms)
 ARGV[4] the state it leaves: 'delayed' (promote) or 'failed' (retry)
 ARGV[5] seed (retry: random hex, the retried job's nonce, see tokenFor)
 
-Returns {1, job view (view.lua), dueAt}
+Returns {1, job view (view.lua), dueAt, events?}: events, its `added` (events.lua, only while
+  meta's `ev` is later than now)
 Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND, {-4, state} INVALID_STATE (not in that state),
         {-10, group} JOB_CHANGED_GROUP: the job's group is another one; call again with it declared
 ]]
@@ -29,6 +30,7 @@ Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND, {-4, state} INVALID_STATE (not
 -- @include job-ops
 -- @include view
 -- @include quota
+-- @include events
 
 local K = { jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[7], prioritized = KEYS[8] }
 local id, group, now, from = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
@@ -36,6 +38,7 @@ local id, group, now, from = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 -- The group is the one the caller declared: its key is the only group zset the script may touch.
 local M, raw, err = loadJob(KEYS[1], K.jobs, id, { groupField(group) })
 if err then return err end
+openEvents(M, now)
 local state, data = decodeJob(raw)
 if state.g ~= group then return { JOB_CHANGED_GROUP, state.g } end
 if state.st ~= from then return { INVALID_STATE, jobState(K, M, id, state) } end
@@ -54,6 +57,7 @@ end
 
 local B = newBatch(M, now)
 local record = attachWaiting(K, B, KEYS[9], id, state, data)
+noteAdded(M, id, state, now)
 flushBatch(K, B)
 saveMeta(M)
-return { 1, jobView(K, M, id, record, true), dueReport(M, now) }
+return { 1, jobView(K, M, id, record, true), dueReport(M, now), M.events }

@@ -18,7 +18,8 @@ ARGV[1] now (epoch ms)
 ARGV[2] seed (random hex: each retried job's nonce derives from it, see tokenFor)
 ARGV[3...] id, group of each job
 
-Returns {1, jobs retried, failed jobs left, dueAt}
+Returns {1, jobs retried, failed jobs left, dueAt, events?}: events, an `added` for each job
+  retried (events.lua, only while meta's `ev` is later than now)
 Errors  {-1} QUEUE_NOT_FOUND
 ]]
 -- @include errors
@@ -27,6 +28,7 @@ Errors  {-1} QUEUE_NOT_FOUND
 -- @include group
 -- @include job-ops
 -- @include quota
+-- @include events
 
 local now, seed = tonumber(ARGV[1]), ARGV[2]
 local n = (#ARGV - 2) / 2
@@ -37,6 +39,7 @@ for i = 1, n do
 end
 local M = openMeta(KEYS[1], groupFields)
 if not M.cfg then return { QUEUE_NOT_FOUND } end
+openEvents(M, now)
 local K = { jobs = KEYS[2], ready = KEYS[3], active = KEYS[5], held = KEYS[6], prioritized = KEYS[7] }
 local B, retried, leaving = newBatch(M, now), 0, {}
 local raws = n > 0 and redis.call('HMGET', K.jobs, unpack(ids)) or {}
@@ -54,6 +57,7 @@ for i = 1, n do
     state.a, state.e, state.f, state.sa, state.oc = 0, nil, nil, nil, nil
     state.n = string.sub(redis.sha1hex(seed .. '\1' .. id), 1, 8)
     attachWaiting(K, B, KEYS[7 + i], id, state, data)
+    noteAdded(M, id, state, now)
     retried = retried + 1
     countWaiting(M, id, 1, #data) -- it waits again (bytes.lua)
   end
@@ -62,4 +66,4 @@ if #leaving > 0 then redis.call('ZREM', KEYS[4], unpack(leaving)) end
 countJobs(M, retried) -- ended, they live again
 flushBatch(K, B)
 saveMeta(M)
-return { 1, retried, redis.call('ZCARD', KEYS[4]), dueReport(M, now) }
+return { 1, retried, redis.call('ZCARD', KEYS[4]), dueReport(M, now), M.events }

@@ -31,7 +31,7 @@ ARGV[3] m, the number of settlements
 ARGV[4] n, how many jobs to reserve afterwards (0: none)
 ARGV[5] '1': reserve only if every settlement's lease was live (complete/fail of one lease: a
         stale holder must change nothing, not even lease jobs it would never receive)
-then 13 fields per settlement: kind ('complete'|'fail'), id, lease token, group, sequence,
+then 14 fields per settlement: kind ('complete'|'fail'), id, lease token, group, sequence,
   hint ('s' leased solo, 'm' in its group zset, '?' unknown: finish.lua),
   payload (complete: result JSON text or ''; fail: error text),
   flag (complete: '1' = result truncated; fail: '1' = may retry),
@@ -39,14 +39,18 @@ then 13 fields per settlement: kind ('complete'|'fail'), id, lease token, group,
   record ('1' the job's record is needed: a callback URL of its own, or its end kept for a
     waiter, finish.lua keepResult; '0' neither),
   named ('1' the producer named the job's id: its end is remembered, dedup.lua),
-  startedAt (when the caller leased the job, epoch ms; '' unknown: the run histogram, totals.lua)
+  startedAt (when the caller leased the job, epoch ms; '' unknown: the run histogram, totals.lua),
+  attempt (the attempt under way, as the caller knows it: a completion's event when its record
+    is not read, events.lua; '' unknown: while events are wanted, its record is read then)
 
 Returns {1, {{id, state}...}, config JSON, {{id, state JSON, data, lease deadline, hint, token, message id}...}, dueAt,
-         {{id, outcome record JSON, signingSecret, signingSecretNext}...}}
+         {{id, outcome record JSON, signingSecret, signingSecretNext}...}, events?}
   where state is 'completed' | 'waiting' (retry pending) | 'failed' | 'LEASE_LOST' |
   'JOB_CANCELLED' (a cancel ended the lease: nothing changed, as for LEASE_LOST); the last
   list holds the outcome callbacks this call recorded, leased to the caller to send, each
-  with the queue's own signing secrets ('' where unset; outcome.lua)
+  with the queue's own signing secrets ('' where unset; outcome.lua); events (events.lua, only
+  while meta's `ev` is later than now): each settlement's `completed`, `retrying` or `failed`,
+  then an `active` for each job leased
 Errors  {-1} QUEUE_NOT_FOUND
 ]]
 -- @include errors
@@ -57,6 +61,7 @@ Errors  {-1} QUEUE_NOT_FOUND
 -- @include finish
 -- @include lease
 -- @include reserve
+-- @include events
 
 local K = {
   jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5],
@@ -66,12 +71,13 @@ local K = {
 }
 local now, seed = tonumber(ARGV[1]), ARGV[2]
 local m, n, onlyIfLive = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5] == '1'
-local function arg(i, field) return ARGV[5 + (i - 1) * 13 + field] end
+local function arg(i, field) return ARGV[5 + (i - 1) * 14 + field] end
 
 local extra = tallyFields(now)
 for i = 1, m do extra[#extra + 1] = groupField(arg(i, 4)) end
 local M = openMeta(KEYS[1], extra)
 if not M.cfg then return { QUEUE_NOT_FOUND } end
+openEvents(M, now)
 local cfg = M.cfg
 
 local results, sent, ended = {}, {}, 0
@@ -82,7 +88,7 @@ if m > 0 then
     leases[i] = {
       id = id, group = group, groupKey = KEYS[17 + i], member = memberOf(tonumber(arg(i, 5)), id),
       hint = arg(i, 6), token = arg(i, 3), status = tonumber(arg(i, 10)), named = arg(i, 12) == '1',
-      startedAt = tonumber(arg(i, 13)),
+      startedAt = tonumber(arg(i, 13)), attempt = tonumber(arg(i, 14)),
     }
     members[i] = leaseMember(arg(i, 3), id, group)
   end
@@ -90,8 +96,11 @@ if m > 0 then
   -- and has no callback URL, whose start the caller knows, needs nothing more; otherwise the
   -- deadlines (start times) and records are read first.
   local live = {}
+  -- (A completion whose attempt its caller does not know is read only for its event: a caller
+  -- that learned its spot before events were wanted.)
   local function recordNeeded(i)
     return arg(i, 1) == 'fail' or cfg.keepCompleted > 0 or cfg.callbackUrl ~= nil or arg(i, 11) == '1'
+      or (M.events ~= nil and not leases[i].attempt)
   end
   if m == 1 and not recordNeeded(1) and leases[1].startedAt then
     live[1] = redis.call('ZREM', K.active, members[1]) == 1
@@ -153,4 +162,4 @@ if n == 0 and (m == 0 or ended > 0) and not M.v.paused and metaNum(M, 'ready') >
   noteTimer(M, math.max(now, metaNum(M, 'hold')))
 end
 saveMeta(M)
-return { 1, results, M.v.config, jobs, dueReport(M, now), sent }
+return { 1, results, M.v.config, jobs, dueReport(M, now), sent, M.events }

@@ -38,12 +38,15 @@ ARGV[4...] group names, one per declared group key
 
 Returns {1, nextDueAt (epoch ms, -1 = nothing scheduled), readyNow 0|1, more 0|1,
          {{repeat key, spec JSON}...},
-         {{job id, outcome record JSON, signingSecret, signingSecretNext}...}}
+         {{job id, outcome record JSON, signingSecret, signingSecretNext}...}, events?}
   the last list: outcome callbacks leased to the caller to send (due ones, and those of jobs
   this tick failed for good), each with the queue's own signing secrets ('' where unset;
   outcome.lua)
   readyNow: jobs are ready to be reserved now; more: a phase hit its limit or met an
   undeclared group, tick again
+  events (events.lua, only while meta's `ev` is later than now): `expired` for each job its
+  deadline to start ended, `added` (waiting) for each delayed job promoted, `retrying` or `failed`
+  for each lapsed lease
 Errors  {-1} QUEUE_NOT_FOUND
 ]]
 -- @include errors
@@ -55,6 +58,7 @@ Errors  {-1} QUEUE_NOT_FOUND
 -- @include job-ops
 -- @include debounce
 -- @include expiry
+-- @include events
 
 local K = {
   jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5], delayed = KEYS[6],
@@ -74,6 +78,7 @@ for i = 4, #ARGV do
 end
 local M = openMeta(KEYS[1], extra)
 if not M.cfg then return { QUEUE_NOT_FOUND } end
+openEvents(M, now)
 local cfg = M.cfg
 local more = false
 -- At most `limit` members due by now, with their scores: {member, score, member, score, ...}.
@@ -153,6 +158,7 @@ local function expireJob(groupKey, id, state, data)
   state.st, state.ra = 'expired', nil
   countTotal(M, 'n:e')
   retire(K, B, L, K.expired, cfg.keepFailed, now)
+  noteEvent(M, 'expired', id, state.g, 'expired', 0, now, state.x)
 end
 -- First, so that a job both due to start and past its deadline is not promoted.
 local gone = {}
@@ -171,7 +177,10 @@ if #promoted > 0 then
   redis.call('ZREM', K.delayed, unpack(promoted))
   for i, id in ipairs(promotedIds) do
     local job = promotedJobs[i]
-    if job and not gone[id] then attachWaiting(K, B, keyOf[job.state.g], id, job.state, job.data) end
+    if job and not gone[id] then
+      attachWaiting(K, B, keyOf[job.state.g], id, job.state, job.data)
+      noteAdded(M, id, job.state, now) -- delayed -> waiting
+    end
   end
 end
 
@@ -271,4 +280,4 @@ elseif not M.v.paused and metaNum(M, 'ready') > 0 then
 end
 metaSet(M, 'timer', nextAt and int(nextAt) or false)
 saveMeta(M)
-return { 1, nextAt or -1, readyNow, more and 1 or 0, repeats, outcomes }
+return { 1, nextAt or -1, readyNow, more and 1 or 0, repeats, outcomes, M.events }

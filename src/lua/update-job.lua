@@ -18,7 +18,8 @@ ARGV[3] data (JSON text; '' = unchanged)
 ARGV[4] delayMs (-1 = unchanged)
 ARGV[5] the job's group
 
-Returns {1, job view (view.lua), dueAt}
+Returns {1, job view (view.lua), dueAt, events?}: events, an `added` when the job moved between
+  waiting and delayed (events.lua, only while meta's `ev` is later than now)
 Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND, {-4, state} INVALID_STATE (not waiting/delayed),
         {-5, 1, limit} PAYLOAD_TOO_LARGE, {-10, group} JOB_CHANGED_GROUP (the job's group is another one),
         {-14, 1, maxDelayMs} DELAY_TOO_LONG (delayMs past the queue's maxDelayMs),
@@ -31,11 +32,13 @@ Errors  {-1} QUEUE_NOT_FOUND, {-2} JOB_NOT_FOUND, {-4, state} INVALID_STATE (not
 -- @include job-ops
 -- @include quota
 -- @include view
+-- @include events
 
 local K = { jobs = KEYS[2], ready = KEYS[3], active = KEYS[4], held = KEYS[5], delayed = KEYS[6], prioritized = KEYS[7] }
 local now, id, newData, delayMs = tonumber(ARGV[1]), ARGV[2], ARGV[3], tonumber(ARGV[4])
 local M, raw, err = loadJob(KEYS[1], K.jobs, id, { groupField(ARGV[5]) })
 if err then return err end
+openEvents(M, now)
 local cfg = M.cfg
 local state, data = decodeJob(raw)
 if state.g ~= ARGV[5] then return { JOB_CHANGED_GROUP, state.g } end
@@ -58,9 +61,11 @@ if delayMs > 0 then
   state.st, state.ra = 'delayed', now + delayMs
   redis.call('ZADD', K.delayed, state.ra, delayedMember(id, state.g))
   noteTimer(M, state.ra)
+  if waiting then noteAdded(M, id, state, now) end
 elseif delayMs == 0 and not waiting then
   redis.call('ZREM', K.delayed, delayedMember(id, state.g))
   record = attachWaiting(K, B, KEYS[8], id, state, data)
+  noteAdded(M, id, state, now)
 end
 if not record then
   record = encodeJob(state, data)
@@ -68,4 +73,4 @@ if not record then
 end
 flushBatch(K, B)
 saveMeta(M)
-return { 1, jobView(K, M, id, record, true), dueReport(M, now) }
+return { 1, jobView(K, M, id, record, true), dueReport(M, now), M.events }

@@ -16,6 +16,13 @@ export const MAX_WAIT_MS = 25_000;
 export const MAX_RESULT_BYTES = 65_536;
 
 /**
+ * How long a queue's event hub holds events for a resume (`Last-Event-ID`), and how long after
+ * the last stream asked for them scripts keep returning them (want-events.lua): 5 minutes, as the
+ * dedup window. A resume from further back gets a `gap` event first (docs/events.md).
+ */
+export const EVENTS_RETENTION_MS = 5 * 60_000;
+
+/**
  * States a job does not leave by itself: a wait for the job ends there (server and client), an
  * outcome callback says which one, and `DELETE /jobs?state=` deletes jobs in them in bulk.
  */

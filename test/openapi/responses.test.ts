@@ -172,6 +172,27 @@ describe('lease callbacks', () => {
   });
 });
 
+describe('the event streams', () => {
+  it('answer as documented: a finished job\'s stream, its resume after the end, and refusals', async () => {
+    const queue = uniqueQueue('openapi-events');
+    const Q = `/v1/queues/${queue}`;
+    await call('PUT', Q, { json: { endpoint: accepting.url } });
+    await call('POST', `${Q}/pause`);
+    await call('POST', `${Q}/jobs`, { json: { group: 'g', id: 'e' } });
+    await call('POST', `${Q}/jobs/e/cancel`);
+    // A live stream never ends, so only its refusals can be read whole here (test/events reads the streams).
+    expect((await call('GET', `/v1/queues/${uniqueQueue('none')}/events`)).status).toBe(404);
+    expect((await call('GET', `${Q}/events`, { token: null })).status).toBe(401);
+    expect((await call('GET', `${Q}/events?lastEventId=x`)).status).toBe(400);
+    // The stream of a job that has ended is its end alone.
+    const ended = await call('GET', `${Q}/jobs/e/events`);
+    expect(ended.status).toBe(200);
+    const id = /^id: (.+)$/m.exec(ended.body as string)![1]!;
+    expect((await call('GET', `${Q}/jobs/e/events`, { headers: { 'last-event-id': id } })).status).toBe(204);
+    expect((await call('GET', `${Q}/jobs/none/events`)).status).toBe(404);
+  });
+});
+
 describe('the document', () => {
   it('was exercised whole: every operation answered at least once, as documented', () => {
     expect([...seen].sort()).toEqual(OPERATIONS.map((op) => op.operationId).sort());

@@ -3,6 +3,7 @@
 import type { ConfigOptions } from '../../protocol/config';
 import type { TraceContext } from '../../protocol/trace-context';
 import * as bulk from './bulk';
+import * as events from './events';
 import type { KeepGoing } from './bulk';
 import * as dueIndex from '../store/due-index';
 import type { EngineContext } from '../store/context';
@@ -109,6 +110,10 @@ export function createEngine(options: EngineOptions) {
     fail: (queue: string, input: FailInput, reserve?: number) => leases.fail(ctx, { queue, reserve, ...input }),
     heartbeat: (queue: string, input: HeartbeatInput) => leases.heartbeat(ctx, { queue, ...input }),
     progress: (queue: string, input: ProgressInput) => leases.progress(ctx, { queue, ...input }),
+    /** progress, answering its event while events are wanted (wantEvents). */
+    recordProgress: (queue: string, input: ProgressInput) => leases.recordProgress(ctx, { queue, ...input }),
+    /** Scripts of `queue` return the job events they cause until `until` (epoch ms). */
+    wantEvents: (queue: string, until: number) => events.wantEvents(ctx, { queue, until }),
 
     putRepeat: (queue: string, key: string, body: unknown) => repeats.putRepeat(ctx, { queue, key, body }),
     listRepeats: (queue: string) => repeats.listRepeats(ctx, { queue }),

@@ -1,5 +1,6 @@
 // Operations on one job by hand: remove, retry a failed one, promote a delayed one, update,
-// cancel one that has not finished.
+// cancel one that has not finished. Each change answers the job events it caused while its
+// queue's meta says someone may listen (`events`, src/core/store/events.ts); none otherwise.
 import { scripts } from '../../lua/scripts.generated';
 import { checkQueueName, parse, parseParam } from '../../protocol/parse';
 import type { Body, EngineContext, JobRef } from '../store/context';
@@ -10,6 +11,8 @@ import { jobIdSchema, jobPatchSchema } from '../../protocol/job-input';
 import type { Job } from '../../protocol/api/types';
 import { toJob } from '../store/job-records';
 import { toOutcomesToSend } from '../store/leased';
+import { type EventTuple, type ScriptEvent, withEvents } from '../store/events';
+import type { JobTuple } from '../store/replies';
 import { onJob } from './partitions';
 import { callScript } from '../store/scripts';
 
@@ -43,16 +46,23 @@ export async function removeJob(ctx: EngineContext, { queue, id }: JobRef): Prom
   await onJobOf(ctx, queue, id, (tag, group) => callScript(ctx, scripts.removeJob, { queue: tag, group }, [id, group, ctx.now()]));
 }
 
+/** A job as a change by hand left it, with the events the change caused (when wanted). */
+export type ChangedJob = Job & { events?: ScriptEvent[] };
+
+/** A job's view and events, as rejoin-job and update-job answer them, for partition `tag`. */
+const changed = (tag: string, { view, events }: { view: JobTuple; events?: EventTuple[] }): ChangedJob =>
+  withEvents(toJob(tag, view), tag, events);
+
 /** failed -> waiting, attempts reset. */
-export async function retryJob(ctx: EngineContext, { queue, id }: JobRef): Promise<Job> {
+export async function retryJob(ctx: EngineContext, { queue, id }: JobRef): Promise<ChangedJob> {
   return onJobOf(ctx, queue, id, async (tag, group) =>
-    toJob(tag, await callScript(ctx, scripts.rejoinJob, { queue: tag, group }, [id, group, ctx.now(), 'failed', randomSeed()])),
+    changed(tag, await callScript(ctx, scripts.rejoinJob, { queue: tag, group }, [id, group, ctx.now(), 'failed', randomSeed()])),
   );
 }
 
 /** delayed -> waiting now. */
-export async function promoteJob(ctx: EngineContext, { queue, id }: JobRef): Promise<Job> {
-  return onJobOf(ctx, queue, id, async (tag, group) => toJob(tag, await callScript(ctx, scripts.rejoinJob, { queue: tag, group }, [id, group, ctx.now(), 'delayed', ''])));
+export async function promoteJob(ctx: EngineContext, { queue, id }: JobRef): Promise<ChangedJob> {
+  return onJobOf(ctx, queue, id, async (tag, group) => changed(tag, await callScript(ctx, scripts.rejoinJob, { queue: tag, group }, [id, group, ctx.now(), 'delayed', ''])));
 }
 
 /**
@@ -61,17 +71,17 @@ export async function promoteJob(ctx: EngineContext, { queue, id }: JobRef): Pro
  */
 export async function cancelJob(ctx: EngineContext, { queue, id }: JobRef) {
   return onJobOf(ctx, queue, id, async (tag, group) => {
-    const recorded = await callScript(ctx, scripts.cancelJob, { queue: tag, group }, [id, group, ctx.now()]);
+    const { recorded, events } = await callScript(ctx, scripts.cancelJob, { queue: tag, group }, [id, group, ctx.now()]);
     // The outcome callback the cancel recorded, leased to the caller to send (docs/delivery.md#outcome-callbacks).
-    return { id, state: 'cancelled' as const, outcomes: toOutcomesToSend(tag, recorded) };
+    return withEvents({ id, state: 'cancelled' as const, outcomes: toOutcomesToSend(tag, recorded) }, tag, events);
   });
 }
 
 /** Changes a waiting or delayed job's data and/or delay (delayMs counts from now). */
-export async function updateJob(ctx: EngineContext, { queue, id, body: patch }: JobRef & Body): Promise<Job> {
+export async function updateJob(ctx: EngineContext, { queue, id, body: patch }: JobRef & Body): Promise<ChangedJob> {
   const { data, delayMs } = parse(jobPatchSchema, patch);
   return onJobOf(ctx, queue, id, async (tag, group) =>
-    toJob(tag, await callScript(ctx, scripts.updateJob, { queue: tag, group }, [ctx.now(), id, data === undefined ? '' : JSON.stringify(data), delayMs ?? -1, group])),
+    changed(tag, await callScript(ctx, scripts.updateJob, { queue: tag, group }, [ctx.now(), id, data === undefined ? '' : JSON.stringify(data), delayMs ?? -1, group])),
   ).catch((error: unknown) => {
     throw isRefusal(error, 'DELAY_TOO_LONG') ? startTooLate('delayMs', error as QueueError) : error;
   });

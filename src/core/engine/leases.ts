@@ -1,6 +1,7 @@
 // Leases: reserve ready jobs, end leases (complete, fail) and extend them (heartbeat, progress).
 // Everything that ends a lease goes through settle.lua, so a drain acks a batch of settlements
-// and reserves the next jobs in one round trip.
+// and reserves the next jobs in one round trip. While the queue's meta says someone may listen,
+// each answer carries the job events its call caused (`events`, src/core/store/events.ts).
 import * as z from 'zod';
 import { checkQueueName, parse, parseParam } from '../../protocol/parse';
 import { scripts } from '../../lua/scripts.generated';
@@ -20,7 +21,7 @@ import { routed, checkTag } from './partitions';
 import { leaseTag, partitionOfTag, partitionTag, publicLease, queueOfTag, splitLease } from '../store/partitions';
 import type { LeasedTuple } from '../store/replies';
 import { callScript } from '../store/scripts';
-
+import { type ScriptEvent, joinEvents, withEvents } from '../store/events';
 
 export type { LeasedJob, LeaseSpot, Settlement } from '../store/leased';
 
@@ -31,6 +32,8 @@ export interface Settled {
   jobs: LeasedJob[];
   /** Outcome callbacks the call recorded, leased to the caller to send. */
   outcomes: OutcomeToSend[];
+  /** The job events of the call, in order (ends, then leases), while someone may listen. */
+  events?: ScriptEvent[];
 }
 
 const leaseSchema = z.object({ lease: z.string().min(1).max(64) });
@@ -73,13 +76,16 @@ export function toLeasedJob(tag: string, config: StoredConfig, [id, stateJson, r
 /** What settle needs to know of a leased job's spot in its group. */
 export function spotOf(job: LeasedJob): LeaseSpot {
   const startedAt = job.lease.expiresAt - job.timeoutMs - LEASE_GRACE_MS;
-  return { group: job.group, seq: job.seq, solo: job.solo, recordNeeded: job.recordNeeded, named: job.named, startedAt };
+  return { group: job.group, seq: job.seq, solo: job.solo, recordNeeded: job.recordNeeded, named: job.named, startedAt, attempt: job.attempt };
 }
 
-/** Reads job `id`'s spot (its group and sequence): the one read a lease callback adds. */
+/**
+ * Reads job `id`'s spot (its group and sequence): the one read a lease callback adds. Its attempt
+ * comes along while events are wanted (job-group.lua).
+ */
 async function readSpot(ctx: EngineContext, queue: string, id: string): Promise<LeaseSpot> {
   try {
-    return await callScript(ctx, scripts.jobGroup, { queue }, [id]);
+    return await callScript(ctx, scripts.jobGroup, { queue }, [id, ctx.now()]);
   } catch (error) {
     // No such job: its lease cannot be live, and settle says LEASE_LOST for it.
     if (error instanceof QueueError && error.code === 'JOB_NOT_FOUND') return { group: '', seq: 0, recordNeeded: false, named: false };
@@ -87,11 +93,11 @@ async function readSpot(ctx: EngineContext, queue: string, id: string): Promise<
   }
 }
 
-function settlementArgs(settlement: Settlement, { group, seq, solo, recordNeeded, named, startedAt }: LeaseSpot): (string | number)[] {
+function settlementArgs(settlement: Settlement, { group, seq, solo, recordNeeded, named, startedAt, attempt }: LeaseSpot): (string | number)[] {
   const hint = solo === undefined ? '?' : solo ? 's' : 'm';
   const lease = [settlement.id, splitLease(settlement.lease).token, group, seq, hint];
   const status = settlement.status ?? 0;
-  const flags = [recordNeeded ? '1' : '0', named ? '1' : '0', startedAt ?? ''];
+  const flags = [recordNeeded ? '1' : '0', named ? '1' : '0', startedAt ?? '', attempt ?? ''];
   if (settlement.kind === 'complete') {
     const result = settlement.result === undefined ? '' : JSON.stringify(settlement.result);
     return ['complete', ...lease, result, settlement.resultTruncated ? '1' : '0', -1, status, ...flags];
@@ -113,13 +119,14 @@ async function runSettle(ctx: EngineContext, queue: string, settlements: Settlem
   for (const [i, settlement] of settlements.entries()) args.push(...settlementArgs(settlement, spots[i]!));
   const groups = spots.map((spot) => spot.group);
   // callScript lowers the due index before the new leases are pushed (see producer.ts).
-  const { results, config, leased, recorded } = await callScript(ctx, scripts.settle, { queue, groups }, args);
-  return {
+  const { results, config, leased, recorded, events } = await callScript(ctx, scripts.settle, { queue, groups }, args);
+  const settled = {
     results,
     config,
     jobs: leased.map((tuple) => toLeasedJob(queue, config, tuple)),
     outcomes: toOutcomesToSend(queue, recorded),
   };
+  return withEvents(settled, queue, events);
 }
 
 /**
@@ -138,15 +145,19 @@ export function settle(ctx: EngineContext, queue: string, settlements: Settlemen
     });
     const results: Settled['results'] = new Array(settlements.length);
     const outcomes: OutcomeToSend[] = [];
+    const ended: (ScriptEvent[] | undefined)[] = [];
     await Promise.all(
       [...byTag].map(async ([tag, at]) => {
-        const done = tag === queue ? lostAll(at.map((i) => settlements[i]!)) : await runSettle(ctx, tag, at.map((i) => settlements[i]!), 0, false);
+        const done: Pick<Settled, 'results' | 'outcomes' | 'events'> =
+          tag === queue ? lostAll(at.map((i) => settlements[i]!)) : await runSettle(ctx, tag, at.map((i) => settlements[i]!), 0, false);
         done.results.forEach((result, j) => (results[at[j]!] = result));
         outcomes.push(...done.outcomes);
+        ended.push(done.events);
       }),
     );
-    const { config, jobs } = await reserveAcross(ctx, queue, partitions, reserve);
-    return { results, config, jobs, outcomes };
+    const { config, jobs, events: leasing } = await reserveAcross(ctx, queue, partitions, reserve);
+    const events = joinEvents([...ended, leasing]);
+    return { results, config, jobs, outcomes, ...(events && { events }) };
   });
 }
 
@@ -163,19 +174,21 @@ const lostAll = (settlements: Settlement[]) => ({
 async function reserveAcross(ctx: EngineContext, queue: string, partitions: number, max: number) {
   const start = Math.floor(Math.random() * partitions);
   const jobs: LeasedJob[] = [];
+  const leasing: (ScriptEvent[] | undefined)[] = [];
   let config: StoredConfig | undefined;
   for (let k = 0; k < partitions && (config === undefined || jobs.length < max); k++) {
     const got = await runSettle(ctx, partitionTag(queue, (start + k) % partitions, partitions), [], max - jobs.length, false);
     config ??= got.config;
     jobs.push(...got.jobs);
+    leasing.push(got.events);
   }
-  return { config: config!, jobs };
+  return { config: config!, jobs, events: joinEvents(leasing) };
 }
 
 /** Leases up to `max` ready jobs: oldest group heads first, within the queue's concurrency. */
-export async function reserve(ctx: EngineContext, queue: string, max: number) {
-  const { config, jobs } = await settle(ctx, queue, [], max);
-  return { config, jobs };
+export async function reserve(ctx: EngineContext, queue: string, max: number): Promise<Pick<Settled, 'config' | 'jobs' | 'events'>> {
+  const { config, jobs, events } = await settle(ctx, queue, [], max);
+  return { config, jobs, ...(events && { events }) };
 }
 
 // A stale holder changes nothing: with its lease lost, no next job is reserved either. A lease
@@ -191,7 +204,8 @@ async function endLease(ctx: EngineContext, queue: string, settlement: Settlemen
   });
   const state = settled.results[0]!.state;
   if (state === 'LEASE_LOST' || state === 'JOB_CANCELLED') throw new ScriptRefusal(state);
-  return { state, next: settled.jobs, target: pushTarget(settled.config), outcomes: settled.outcomes, tag };
+  const { events } = settled;
+  return { state, next: settled.jobs, target: pushTarget(settled.config), outcomes: settled.outcomes, tag, ...(events && { events }) };
 }
 
 /** `run` on the lease's partition (`tag`); a partitioned queue's lease whose token names none is lost. */
@@ -245,12 +259,24 @@ const progressSchema = z.union([
     .refine((p) => new TextEncoder().encode(JSON.stringify(p)).length <= 4096, 'progress objects are at most 4 KiB'),
 ]);
 
-/** Records a live lease's progress: a number 0-100 or a small JSON object. */
-export async function progress(ctx: EngineContext, { queue, ...input }: QueueRef & { id: string; lease: string; progress: unknown }) {
+type ProgressInput = QueueRef & { id: string; lease: string; progress: unknown };
+
+/**
+ * Records a live lease's progress: a number 0-100 or a small JSON object. Answers its `progress`
+ * event while the queue's meta says someone may listen (progress below answers the route's `{}`).
+ */
+export async function recordProgress(ctx: EngineContext, { queue, ...input }: ProgressInput): Promise<{ events?: ScriptEvent[] }> {
   checkQueueName(queue);
   const { id, lease } = parseLeaseRef(input);
   const value = parse(progressSchema, input.progress);
   const tag = leaseTag(queue, lease);
-  await onLease(ctx, queue, tag, () => callScript(ctx, scripts.progress, { queue: tag }, [id, splitLease(lease).token, JSON.stringify(value)]));
+  const args = [id, splitLease(lease).token, JSON.stringify(value), ctx.now()];
+  const events = await onLease(ctx, queue, tag, () => callScript(ctx, scripts.progress, { queue: tag }, args));
+  return withEvents({}, tag, events);
+}
+
+/** recordProgress, answered as the progress route answers: nothing (its events are not an answer). */
+export async function progress(ctx: EngineContext, input: ProgressInput): Promise<Record<string, never>> {
+  await recordProgress(ctx, input);
   return {};
 }

@@ -1,6 +1,8 @@
 // Enqueue: validation in TypeScript (a bad batch writes nothing), then one script per batch. A
 // publish token's jobs also pass its policy first (publish-policy.ts); the script checks the
 // quotas (src/lua/includes/quota.lua) and the publish rate limits (publish-rate.lua) before it writes.
+// While the queue's meta says someone may listen, the answer carries the job events the enqueue
+// caused (`events`, src/core/store/events.ts): each job's `added`, then each lease's `active`.
 import type * as z from 'zod';
 import { checkQueueName, parse } from '../../protocol/parse';
 import { scripts } from '../../lua/scripts.generated';
@@ -14,6 +16,7 @@ import { randomId } from '../../protocol/ids';
 import { type LeasedJob, toLeasedJob } from './leases';
 import { partitionOf, partitionTag } from '../store/partitions';
 import { callScript } from '../store/scripts';
+import { type ScriptEvent, joinEvents, withEvents } from '../store/events';
 import { newJobId, routed } from './partitions';
 import { PUBLISH_ID_PREFIX, checkPublished } from './publish-policy';
 import type { TraceContext } from '../../protocol/trace-context';
@@ -120,6 +123,8 @@ export interface Enqueued {
   leased: LeasedJob[];
   config: StoredConfig;
   parts: EnqueuedPart[];
+  /** The job events of the call, in order, while someone may listen (absent otherwise). */
+  events?: ScriptEvent[];
 }
 
 /**
@@ -148,16 +153,17 @@ async function enqueueInto(
   const target = { queue: tag, groups: jobs.map((job) => job.group), client: publisher?.client, token: publisher && (publisher.tokenHash ?? publisher.client) };
   // callScript lowers the due index before anything is pushed: a lease's deadline there is what
   // retries it if this invocation dies mid-delivery (G3).
-  const { results, config, leased } = await callScript(ctx, scripts.enqueue, target, args).catch((error: unknown) => {
+  const { results, config, leased, events } = await callScript(ctx, scripts.enqueue, target, args).catch((error: unknown) => {
     if (!isRefusal(error, 'DELAY_TOO_LONG')) throw error;
     const { index } = (error as QueueError).details as { index: number };
     throw startTooLate(pathOf(index) + startField(jobs[index]!), error as QueueError);
   });
-  return {
+  const done = {
     results: results.map(([id, state, flag]): EnqueueResult => ({ id, state, ...ANSWER_FLAGS[flag] })),
     leased: leased.map((tuple) => toLeasedJob(tag, config, tuple)),
     config,
   };
+  return withEvents(done, tag, events);
 }
 
 /**
@@ -199,7 +205,9 @@ async function enqueueSplit(ctx: EngineContext, sending: Sending, partitions: nu
   );
   const results = new Array<EnqueueResult>(jobs.length);
   done.forEach((part, k) => part.results.forEach((result, j) => (results[indexes[k]![j]!] = result)));
-  return { results, leased: done.flatMap((part) => part.leased), config: done[0]!.config, parts: done.map(({ tag, more }) => ({ tag, more })) };
+  const events = joinEvents(done.map((part) => part.events));
+  const parts = done.map(({ tag, more }) => ({ tag, more }));
+  return { results, leased: done.flatMap((part) => part.leased), config: done[0]!.config, parts, ...(events && { events }) };
 }
 
 async function enqueueParsed(ctx: EngineContext, sent: Sending): Promise<Enqueued> {

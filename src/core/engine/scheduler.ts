@@ -1,6 +1,8 @@
 // The scheduler's pass over one queue: tick-scan.lua and tick.lua do the bounded work; repeats
 // whose run has come back here for their next run time and are committed one by one with
-// compare-and-set. Then the queue's due-index entry is set to its next tick.
+// compare-and-set. Then the queue's due-index entry is set to its next tick. While the queue's
+// meta says someone may listen, the result carries the job events of the pass (`events`,
+// src/core/store/events.ts): the tick's (expired, promoted, lapsed leases), then each run's `added`.
 import { scripts } from '../../lua/scripts.generated';
 import type { EngineContext } from '../store/context';
 import { QueueError } from '../../protocol/errors';
@@ -11,6 +13,7 @@ import { type RepeatSpec, runAfter } from './repeats';
 import { partitionOfTag, partitionTags } from '../store/partitions';
 import { callScript } from '../store/scripts';
 import { routed, checkTag } from './partitions';
+import { type ScriptEvent, joinEvents, toScriptEvents } from '../store/events';
 
 /** Items per phase of one tick (delayed, held, lapsed leases, trims, repeats): bounded work. */
 const TICK_LIMIT = 500;
@@ -28,6 +31,8 @@ export interface TickResult {
   locked: boolean;
   /** Outcome callbacks whose next attempt's time has come, leased to the caller to send. */
   outcomes: OutcomeToSend[];
+  /** The job events of the pass, in order, while someone may listen (absent otherwise). */
+  events?: ScriptEvent[];
 }
 
 /** How long a request's opportunistic tick keeps others out. */
@@ -61,9 +66,10 @@ export async function tick(ctx: EngineContext, queue: string, { opportunistic = 
     return { ...idle, nextDueAt: scan.timer };
   }
   const { groups } = scan;
-  const { nextDueAt, readyNow, more, repeatsToRun, outcomes } = await callScript(ctx, scripts.tick, { queue, groups }, [
+  const { nextDueAt, readyNow, more, repeatsToRun, outcomes, events: ticked } = await callScript(ctx, scripts.tick, { queue, groups }, [
     now, randomSeed(), TICK_LIMIT, ...groups,
   ]);
+  const events = [ticked && toScriptEvents(queue, ticked)];
   let repeatsCreated = 0;
   let nextAt = nextDueAt;
   for (const [key, specJson] of repeatsToRun) {
@@ -75,6 +81,7 @@ export async function tick(ctx: EngineContext, queue: string, { opportunistic = 
         now, key, spec.v ?? 0, runAt, next ?? -1, spec.group,
       ]);
       if (committed !== null && !committed.duplicate) repeatsCreated++;
+      if (committed?.events) events.push(toScriptEvents(queue, committed.events));
     } catch (error) {
       // The repeat or its queue was deleted between the tick and the commit: nothing to do.
       const gone = error instanceof QueueError && (error.code === 'REPEAT_NOT_FOUND' || error.code === 'QUEUE_NOT_FOUND');
@@ -84,6 +91,7 @@ export async function tick(ctx: EngineContext, queue: string, { opportunistic = 
   }
   // The committed repeats' next runs are in the queue's timer: resetDue reads it back.
   await resetDue(ctx, queue, nextDueAt);
+  const all = joinEvents(events);
   return {
     nextDueAt: nextAt,
     readyNow: readyNow || repeatsCreated > 0,
@@ -91,6 +99,7 @@ export async function tick(ctx: EngineContext, queue: string, { opportunistic = 
     repeatsCreated,
     locked: false,
     outcomes: toOutcomesToSend(queue, outcomes),
+    ...(all && { events: all }),
   };
 }
 
@@ -104,6 +113,7 @@ export function tickAny(ctx: EngineContext, queue: string, options: { opportunis
     if (partitions === 1) return tick(ctx, queue, options);
     const all = await Promise.all(partitionTags(queue, partitions).map((tag) => tick(ctx, tag, options)));
     const times = all.flatMap(({ nextDueAt }) => (nextDueAt === null ? [] : [nextDueAt]));
+    const events = joinEvents(all.map((result) => result.events));
     return {
       nextDueAt: times.length > 0 ? Math.min(...times) : null,
       readyNow: all.some((result) => result.readyNow),
@@ -111,6 +121,7 @@ export function tickAny(ctx: EngineContext, queue: string, options: { opportunis
       repeatsCreated: all.reduce((sum, result) => sum + result.repeatsCreated, 0),
       locked: all.every((result) => result.locked),
       outcomes: all.flatMap((result) => result.outcomes),
+      ...(events && { events }),
     };
   });
 }

@@ -42,6 +42,13 @@ interface Written {
   outcomes?: OutcomeToSend[];
 }
 
+/** A write's result without the job events it may carry (src/core/store/events.ts): they are no answer. */
+function withoutEvents(done: unknown): unknown {
+  if (done === null || typeof done !== 'object' || !('events' in done)) return done;
+  const { events: _events, ...answer } = done as { events?: unknown };
+  return answer;
+}
+
 /**
  * A bulk action's budget: it stops between steps after this long, or once it has spent half the
  * invocation's subrequests (the drain after a retry needs the rest), and says it is not done.
@@ -88,7 +95,7 @@ export function createFollowUps({ run, due, waitUntil, configs }: FollowUpDeps) 
         // Forgotten whether or not it was written: a failed write may have written part.
         return write.finally(() => configs.forget(input.queue));
       }
-      const done = await write;
+      const done = withoutEvents(await write);
       // A write that answers nothing (a 204) made ready what its input names.
       if (kind === 'thenDrain') return thenDrain(input, (done ?? {}) as Written);
       if (kind === 'noteTimer') noteTimerOf(input, done as Written);

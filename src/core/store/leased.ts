@@ -55,6 +55,11 @@ export interface LeaseSpot {
   named: boolean;
   /** When the lease began (epoch ms), for the run histogram; unknown: settle reads the lease's deadline. */
   startedAt?: number;
+  /**
+   * The attempt under way (1-based), for a completion's `completed` event while events are wanted
+   * (src/lua/includes/events.lua); unknown then: settle reads the job's record for it.
+   */
+  attempt?: number;
 }
 
 /**

@@ -23,11 +23,16 @@
 // module loads, and a check is O(reply). Decoding is left out of zod on purpose: a zod transform
 // over a large value made a 500-job enqueue reply ten times slower to parse (1-3 ms instead of
 // 0.1-0.3 ms, measured with zod 4.1 on the bench machine).
+//
+// A script that changes jobs ends its reply with the job events it caused while its queue's meta
+// says someone may listen (events.ts, src/lua/includes/events.lua), and only then: `events` is
+// that optional last element, passed on as checked tuples for the engine to decode with its tag.
 import * as z from 'zod';
 import type { ScriptName } from '../../lua/scripts.generated';
 import { type GroupLimits, type StoredConfig, readStoredConfig } from '../../protocol/config';
 import { QueueError } from '../../protocol/errors';
 import { type GroupState, JOB_STATES } from '../../protocol/job-input';
+import { eventList } from './events';
 
 const ok = z.literal(1);
 const int = z.number();
@@ -83,7 +88,7 @@ const reply = <S extends z.ZodType, T>(
 /** A reply that carries nothing but its status. */
 const done = reply(z.tuple([ok]), () => undefined);
 /** A job changed by hand: its view. */
-const jobChange = reply(z.tuple([ok, jobTuple, int]), ([, view]) => view, { dueAt: 2 });
+const jobChange = reply(z.tuple([ok, jobTuple, int, eventList]), ([, view, , events]) => ({ view, events }), { dueAt: 2 });
 
 /** A script whose reply depends on its first argument, a mode: one entry per mode. */
 interface ByMode {
@@ -93,21 +98,21 @@ const byMode = <Modes extends Record<string, Reply>>(modes: Modes) => ({ byMode:
 
 export const replies = {
   /** The outcome callback the cancel recorded, if any. */
-  'cancel-job': reply(z.tuple([ok, int, outcomesToSend]), ([, , recorded]) => recorded, { dueAt: 1 }),
+  'cancel-job': reply(z.tuple([ok, int, outcomesToSend, eventList]), ([, , recorded, events]) => ({ recorded, events }), { dueAt: 1 }),
   'clean-jobs': reply(z.tuple([ok, int, int]), ([, deleted, left]) => ({ deleted, left })),
   /**
    * null: the repeat changed since the tick read it, nothing was committed. Its dueAt is not
    * used: the tick that commits reads the queue's timer back afterwards (scheduler.ts).
    */
-  'commit-repeat': reply(z.union([z.tuple([z.literal(0)]), z.tuple([ok, text, jobState, bit, int])]), (checked) =>
-    checked[0] === 0 ? null : { id: checked[1], state: checked[2], duplicate: checked[3] === 1 },
+  'commit-repeat': reply(z.union([z.tuple([z.literal(0)]), z.tuple([ok, text, jobState, bit, int, eventList])]), (checked) =>
+    checked[0] === 0 ? null : { id: checked[1], state: checked[2], duplicate: checked[3] === 1, events: checked[5] },
   ),
   'delete-queue': reply(z.tuple([ok, bit, text, z.array(text)]), ([, finished, cursor, groups]) => ({ finished: finished === 1, cursor, groups })),
   'delete-repeat': done,
   /** results: {id, state, flag} per job, flag 0 new, 1 duplicate, 2 debounced. */
   enqueue: reply(
-    z.tuple([ok, z.array(z.tuple([text, enqueuedState, z.literal([0, 1, 2])])), text, z.array(leasedTuple), int]),
-    ([, results, config, leased]) => ({ results, config: storedConfig(config), leased }),
+    z.tuple([ok, z.array(z.tuple([text, enqueuedState, z.literal([0, 1, 2])])), text, z.array(leasedTuple), int, eventList]),
+    ([, results, config, leased, , events]) => ({ results, config: storedConfig(config), leased, events }),
     { dueAt: 4 },
   ),
   /** id, group, id, group, ...: the oldest first ('' for a member without a record). */
@@ -135,12 +140,16 @@ export const replies = {
   'group-limits': reply(z.tuple([ok, text, int]), ([, limits]) => groupLimits(limits), { dueAt: 2 }),
   /** The lease's new deadline. */
   heartbeat: reply(z.tuple([ok, int, int]), ([, expiresAt]) => expiresAt, { dueAt: 2 }),
-  /** recordNeeded: settle reads its record (a callback URL of its own, or a waiter); named: its producer named its id. */
-  'job-group': reply(z.tuple([ok, text, int, bit, bit]), ([, group, seq, record, named]) => ({
+  /**
+   * recordNeeded: settle reads its record (a callback URL of its own, or a waiter); named: its
+   * producer named its id; attempt: the attempt under way, only while events are wanted.
+   */
+  'job-group': reply(z.tuple([ok, text, int, bit, bit, int.optional()]), ([, group, seq, record, named, attempt]) => ({
     group,
     seq,
     recordNeeded: record === 1,
     named: named === 1,
+    ...(attempt !== undefined && { attempt }),
   })),
   'list-groups': reply(z.tuple([ok, position, z.array(text)]), ([, next, names]) => ({ next, names })),
   'list-jobs': reply(z.tuple([ok, position, z.array(jobTuple)]), ([, next, views]) => ({ next, views })),
@@ -158,7 +167,7 @@ export const replies = {
   'pause-group': reply(z.tuple([ok, z.union([groupState, z.literal('')]), int]), ([, state]) => (state === '' ? null : state), { dueAt: 2 }),
   /** Whether the queue is paused now. */
   'pause-queue': reply(z.tuple([ok, bit, int]), ([, paused]) => paused === 1, { dueAt: 2 }),
-  progress: done,
+  progress: reply(z.tuple([ok, eventList]), ([, events]) => events),
   'publish-rate': done,
   /** previous: the config replaced, null when the queue was created. */
   'put-queue': reply(
@@ -203,7 +212,7 @@ export const replies = {
   ),
   'rejoin-job': jobChange,
   'remove-job': reply(z.tuple([ok, int]), () => undefined, { dueAt: 1 }),
-  'retry-jobs': reply(z.tuple([ok, int, int, int]), ([, retried, left]) => ({ retried, left }), { dueAt: 3 }),
+  'retry-jobs': reply(z.tuple([ok, int, int, int, eventList]), ([, retried, left, , events]) => ({ retried, left, events }), { dueAt: 3 }),
   'settle-outcomes': reply(z.tuple([ok, int]), () => undefined, { dueAt: 1 }),
   settle: reply(
     z.tuple([
@@ -213,12 +222,14 @@ export const replies = {
       z.array(leasedTuple),
       int,
       outcomesToSend,
+      eventList,
     ]),
-    ([, results, config, leased, , recorded]) => ({
+    ([, results, config, leased, , recorded, events]) => ({
       results: results.map(([id, state]) => ({ id, state })),
       config: storedConfig(config),
       leased,
       recorded,
+      events,
     }),
     { dueAt: 4 },
   ),
@@ -236,13 +247,17 @@ export const replies = {
           : { kind: 'work' as const, groups: checked[2] },
   ),
   /** repeatsToRun: {key, spec JSON} of each repeat whose next run has come. */
-  tick: reply(z.tuple([ok, int, bit, bit, z.array(z.tuple([text, text])), outcomesToSend]), ([, nextDueAt, readyNow, more, repeatsToRun, outcomes]) => ({
-    nextDueAt: instant(nextDueAt),
-    readyNow: readyNow === 1,
-    more: more === 1,
-    repeatsToRun,
-    outcomes,
-  })),
+  tick: reply(
+    z.tuple([ok, int, bit, bit, z.array(z.tuple([text, text])), outcomesToSend, eventList]),
+    ([, nextDueAt, readyNow, more, repeatsToRun, outcomes, events]) => ({
+      nextDueAt: instant(nextDueAt),
+      readyNow: readyNow === 1,
+      more: more === 1,
+      repeatsToRun,
+      outcomes,
+      events,
+    }),
+  ),
   'totals-cache': byMode({
     read: reply(z.tuple([ok, z.array(text), z.array(text)]), ([, names, flat]) => {
       const entries = new Map<string, string>();
@@ -253,6 +268,8 @@ export const replies = {
     forget: done,
   }),
   'update-job': jobChange,
+  /** Events wanted until (epoch ms), as meta now holds it. */
+  'want-events': reply(z.tuple([ok, int]), ([, until]) => until),
 } satisfies Record<ScriptName, Reply | ByMode>;
 
 type Replies = typeof replies;

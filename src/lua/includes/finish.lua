@@ -11,7 +11,9 @@
 -- `state`, `data` and `deadline` are read only when needed: completing a job that is not kept
 -- needs none of them. `status` is the endpoint's HTTP answer (0: none), `lapsed` marks a lease
 -- that ran out; both go to the attempt history. `named` (optional): the producer named the
--- job's id (its state's `i`), for a caller that does not read the state.
+-- job's id (its state's `i`), for a caller that does not read the state. `attempt` (optional):
+-- the attempt under way as its leaser knows it, for the `completed` event of a job whose state
+-- is not read (events.lua).
 
 -- @include job
 -- @include meta
@@ -23,6 +25,7 @@
 -- @include quota
 -- @include totals
 -- @include bytes
+-- @include events
 
 -- Keeps at most `keep` jobs in a retention zset (oldest go first), removing at most `step` per
 -- call: one per finished job keeps up as jobs finish; the tick trims a lowered limit in steps.
@@ -124,6 +127,8 @@ local function completeJob(K, B, cfg, L, result, truncated, now)
     if truncated then state.rt = true end
   end
   retire(K, B, L, K.completed, cfg.keepCompleted, now)
+  -- The result is the leaser's text, at hand: the event needs no read of the record.
+  noteEvent(B.M, 'completed', L.id, L.group, 'completed', state and state.a or L.attempt, now, result, truncated and 1 or 0)
   return 'completed'
 end
 
@@ -179,6 +184,7 @@ local function throttleJob(K, B, cfg, L, err, retryAfterMs, budget, seed, now)
     noteTimer(B.M, state.ra)
   end
   waitAgain(K, B, L, state.ra, now)
+  noteEvent(B.M, 'retrying', L.id, L.group, 'waiting', state.a or 0, now, err, state.ra)
   return 'waiting'
 end
 
@@ -219,6 +225,7 @@ local function failJob(K, B, cfg, L, err, retry, retryAfterMs, seed, now)
     B.fresh[#B.fresh + 1] = L.id
     B.fresh[#B.fresh + 1] = encodeJob(state, L.data)
     waitAgain(K, B, L, state.ra, now)
+    noteEvent(B.M, 'retrying', L.id, L.group, 'waiting', attempts, now, err, state.ra)
     return 'waiting'
   end
   state.sa = startOf(state, cfg, L.deadline)
@@ -226,5 +233,6 @@ local function failJob(K, B, cfg, L, err, retry, retryAfterMs, seed, now)
   state.tt = nil -- a retry by hand starts with the whole maxThrottleMs
   countTotal(B.M, 'n:f')
   retire(K, B, L, K.failed, cfg.keepFailed, now)
+  noteEvent(B.M, 'failed', L.id, L.group, 'failed', attempts, now, err)
   return 'failed'
 end

@@ -19,6 +19,8 @@
 --   partitions (a partitioned queue's root only: its count; errors.lua refuseRoot),
 --   move (a move to another database: 'to <d>' under way, 'at <d>' done; errors.lua refuseMoving),
 --   expiring ('1' once a job with a ttlMs was enqueued: the tick reads `expiring`, expiry.lua),
+--   ev (events wanted until, epoch ms: until then scripts return the job events they cause,
+--   events.lua; set by want-events.lua),
 --   'n:<kind>' and 'h:<w|r>' (lifetime counters and histograms for /metrics, totals.lua).
 -- Namespaces: a field built from a user's string (a group name) is '<g|l|f>:<string>'; every
 -- other field is groupq's own and never starts with 'g:', 'l:' or 'f:', so no name can collide
@@ -33,7 +35,7 @@
 
 local BASE_FIELDS = {
   'config', 'secret', 'paused', 'pausedGroups', 'seq', 'active', 'ready', 'timer', 'outcomes', 'prio', 'hold', 'flows', 'rs',
-  'dedup', 'dedupTrimAt', 'live', 'pub', 'bytes', 'partitions', 'move', 'expiring',
+  'dedup', 'dedupTrimAt', 'live', 'pub', 'bytes', 'partitions', 'move', 'expiring', 'ev',
   -- totals.lua: read by every call, so that any call may count at no command of its own.
   'n:a', 'n:c', 'n:f', 'n:r', 'n:x', 'n:e', 'n:t', 'n:os', 'n:of', 'n:oa', 'h:w', 'h:r',
 }

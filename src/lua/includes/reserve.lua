@@ -10,6 +10,7 @@
 -- @include debounce
 -- @include bytes
 -- @include expiry
+-- @include events
 
 local PAUSED_FOREVER = '+inf'
 local MAX_EXAMINED = 1000 -- due heads one call looks at, at most: paused ones are skipped
@@ -71,7 +72,8 @@ end
 -- (G1); a flow group has at most its concurrency offered or leased (flow.lua). Groups met here
 -- that are paused are parked in `held` and take no slot.
 -- Returns a list of {id, state JSON, data, lease deadline, 'm', lease token, message id} ('m': the
--- job is in its group zset, see finish.lua; the message id: meta.lua messageIdFor).
+-- job is in its group zset, see finish.lua; the message id: meta.lua messageIdFor). Each lease is
+-- an `active` event (events.lua) while events are wanted.
 local function reserveJobs(K, M, n, now)
   local cfg = M.cfg
   local room = math.min(n, cfg.concurrency - metaNum(M, 'active'))
@@ -172,6 +174,7 @@ local function reserveJobs(K, M, n, now)
             releaseDebounce(K, ids[i], state) -- started: its debounce key makes a new job
             countWaiting(M, ids[i], -1, #raw - dataAt + 1) -- it waits no more (bytes.lua)
             out[#out + 1] = { ids[i], string.sub(raw, 1, nl - 1), string.sub(raw, dataAt), deadline, 'm', token, messageIdFor(M, ids[i], state) }
+            noteEvent(M, 'active', ids[i], group, 'active', (state.a or 0) + 1, now)
             if not earliest or deadline < earliest then earliest = deadline end
           end
         end

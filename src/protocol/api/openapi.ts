@@ -190,6 +190,7 @@ const TAGS = {
   Webhooks: 'What groupq sends: each delivery of a job to its endpoint, and outcome callbacks (docs/delivery.md).',
   Groups: 'Groups of a queue: list, read, pause, resume, and their own limits (admin token).',
   Repeats: 'Repeatable jobs (admin token).',
+  Events: "A queue's and a job's changes as they happen, as Server-Sent Events, resumable with Last-Event-ID (docs/events.md).",
 };
 
 /** The OpenAPI 3.1 document of the HTTP API (`version`: the package's) from its operations' rows (src/handlers/operations.ts). */

@@ -1,0 +1,170 @@
+// A queue's retention log: the events its hub (hub.ts) was given, in the Durable Object's SQLite
+// storage, so that a resume (Last-Event-ID) survives the hub's hibernation, which drops its
+// memory (docs/design/events-plan.md). Kept for EVENTS_RETENTION_MS and at most MAX_HELD_EVENTS
+// rows, oldest out first. Each row is one event: its SSE id, when it was stored, its group and
+// job (what filters read) and its name and data as the SSE frame needs them.
+//
+// Ids are `<ms>-<seq>` (src/protocol/event-id.ts) and increase with every row. An event that came
+// with an id after the newest given keeps it (ids Redis assigns); any other gets the next id of
+// the hub's own (none given, or one out of order: say two partitions' ids crossing), so arrival
+// order and id order are one order, and a resume is "the rows after this id".
+//
+// What a resume is told rests on two ids kept beside the rows: `head`, the newest id given, and
+// `floor`, the newest id trimmed away (every event after it is held). A resume from an id that is
+// held, or is the floor, misses nothing; from any other (trimmed, or never given here) it is
+// told it missed some: never a silent gap.
+import { compareEventIds, formatEventId, isEventId } from '../../protocol/event-id';
+import type { JobEventName } from '../../protocol/events';
+import { encodeMessage } from '../../protocol/sse';
+import type { EventFilter, PublishedEvent, Resume } from './wire';
+
+/** At most this many events are held, whatever their age: bounds storage and a resume's replay. */
+export const MAX_HELD_EVENTS = 10_000;
+
+/** An event as stored, and as snapshot() answers it: its SSE frame is made from these without parsing its data again. */
+export interface StoredEvent {
+  eventId: string;
+  event: JobEventName;
+  group: string;
+  job: string;
+  /** The data as JSON text. */
+  data: string;
+}
+
+type Row = { id: string; name: string; grp: string; job: string; data: string };
+
+/** The SSE frame of one stored event: `event:`, `id:` and its one `data:` line. */
+export function frameOf(stored: StoredEvent): string {
+  return encodeMessage({ event: stored.event, id: stored.eventId, data: stored.data });
+}
+
+const toStored = (row: Row): StoredEvent => ({ eventId: row.id, event: row.name as JobEventName, group: row.grp, job: row.job, data: row.data });
+
+export class EventLog {
+  private headId: string | null;
+  private floorId: string | null;
+
+  constructor(
+    private readonly sql: SqlStorage,
+    private readonly retentionMs: number,
+    private readonly maxEvents = MAX_HELD_EVENTS,
+  ) {
+    // seq is the rowid: arrival order, and what the count trim cuts by. No index on id: a resume
+    // looks one up (a scan of at most maxEvents rows), while every event would pay an index row.
+    sql.exec(`CREATE TABLE IF NOT EXISTS events (
+      seq INTEGER PRIMARY KEY, id TEXT NOT NULL, stored_at INTEGER NOT NULL,
+      grp TEXT NOT NULL, job TEXT NOT NULL, name TEXT NOT NULL, data TEXT NOT NULL)`);
+    sql.exec('CREATE TABLE IF NOT EXISTS hub (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
+    this.headId = this.read('head');
+    this.floorId = this.read('floor');
+  }
+
+  private read(key: string): string | null {
+    const rows = this.sql.exec<{ value: string }>('SELECT value FROM hub WHERE key = ?', key).toArray();
+    return rows[0]?.value ?? null;
+  }
+
+  private write(key: string, value: string): void {
+    this.sql.exec('INSERT INTO hub (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value', key, value);
+  }
+
+  /**
+   * The newest id given. A hub that never held an event gives one now, with no event: a job
+   * stream's first event needs an id to resume from, and the events that follow get later ones.
+   */
+  head(now: number): string {
+    if (this.headId === null) {
+      this.headId = this.floorId = formatEventId(now, 0);
+      this.write('head', this.headId);
+      this.write('floor', this.floorId);
+    }
+    return this.headId;
+  }
+
+  /** The id after the newest given: the same millisecond's next, or `now`'s first. */
+  private nextId(now: number): string {
+    if (this.headId === null) return formatEventId(now, 0);
+    const [ms, seq] = this.headId.split('-').map(Number) as [number, number];
+    if (now > ms) return formatEventId(now, 0);
+    return Number.isSafeInteger(seq + 1) ? formatEventId(ms, seq + 1) : formatEventId(ms + 1, 0);
+  }
+
+  /** Stores `events` in order, each with its id (see above), then trims; answers them as stored. */
+  append(events: readonly PublishedEvent[], now: number): StoredEvent[] {
+    const stored: StoredEvent[] = [];
+    let lastSeq = 0;
+    for (const { eventId, event, data } of events) {
+      const given = eventId !== undefined && isEventId(eventId) && (this.headId === null || compareEventIds(eventId, this.headId) > 0);
+      const id = given ? eventId : this.nextId(now);
+      const text = JSON.stringify(data);
+      lastSeq = this.sql
+        .exec<{ seq: number }>(
+          'INSERT INTO events (id, stored_at, grp, job, name, data) VALUES (?, ?, ?, ?, ?, ?) RETURNING seq',
+          id, now, data.group, data.id, event, text,
+        )
+        .one().seq;
+      this.headId = id;
+      stored.push({ eventId: id, event, group: data.group, job: data.id, data: text });
+    }
+    if (stored.length === 0) return stored;
+    this.write('head', this.headId!);
+    this.trim(now, lastSeq);
+    return stored;
+  }
+
+  /**
+   * Drops rows older than the retention or beyond the count, oldest first, and remembers the
+   * newest dropped as the floor. Reads only the rows it drops and one more: rows are stored in
+   * time order, so the walk stops at the first one young enough.
+   */
+  private trim(now: number, lastSeq: number): void {
+    let cut = lastSeq - this.maxEvents;
+    const oldEnough = now - this.retentionMs;
+    for (const row of this.sql.exec<{ seq: number; stored_at: number }>('SELECT seq, stored_at FROM events ORDER BY seq')) {
+      if (row.stored_at >= oldEnough && row.seq > cut) break;
+      cut = Math.max(cut, row.seq);
+    }
+    const last = this.sql.exec<{ id: string }>('SELECT id FROM events WHERE seq <= ? ORDER BY seq DESC LIMIT 1', cut).toArray()[0];
+    if (!last) return;
+    this.sql.exec('DELETE FROM events WHERE seq <= ?', cut);
+    this.floorId = last.id;
+    this.write('floor', last.id);
+  }
+
+  /** The oldest event held, or null. */
+  oldest(): string | null {
+    return this.sql.exec<{ id: string }>('SELECT id FROM events ORDER BY seq LIMIT 1').toArray()[0]?.id ?? null;
+  }
+
+  /**
+   * What a stream resuming after `since` (none: a new stream, which gets nothing held) gets of
+   * the held events that match `filter`, in order, and whether it missed some.
+   */
+  after(since: string | undefined, filter: EventFilter): Resume & { events: StoredEvent[] } {
+    if (since === undefined) return { missed: false, oldest: null, events: [] };
+    const found = isEventId(since)
+      ? this.sql.exec<{ seq: number }>('SELECT seq FROM events WHERE id = ?', since).toArray()[0]
+      : undefined;
+    const missed = !found && since !== this.floorId;
+    const fromSeq = found?.seq ?? 0;
+    const rows = this.sql
+      .exec<Row>(
+        'SELECT id, name, grp, job, data FROM events WHERE seq > ? AND (? IS NULL OR grp = ?) AND (? IS NULL OR job = ?) ORDER BY seq',
+        fromSeq, filter.group ?? null, filter.group ?? null, filter.job ?? null, filter.job ?? null,
+      )
+      .toArray();
+    return { missed, oldest: missed ? this.oldest() : null, events: rows.map(toStored) };
+  }
+
+  /** Until when scripts were last asked for events (0: never), as streams told the hub. */
+  wantedUntil(): number {
+    return Number(this.read('wanted') ?? 0);
+  }
+
+  /** Keeps the later of the stored time and `until`; answers the time kept. */
+  wanted(until: number): number {
+    const kept = Math.max(this.wantedUntil(), until);
+    this.write('wanted', String(kept));
+    return kept;
+  }
+}
