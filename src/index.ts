@@ -72,6 +72,6 @@ export default {
   },
   async scheduled(_controller, env, ctx) {
     settingsOf(env);
-    ctx.waitUntil(runScheduled(env));
+    ctx.waitUntil(runScheduled(env, (work) => ctx.waitUntil(work)));
   },
 } satisfies ExportedHandler<Env>;

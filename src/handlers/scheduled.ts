@@ -8,13 +8,13 @@ import { runDueQueues } from '../core/run/runner';
 import { REQUEST_DRAIN_MS, openInvocation } from './scope';
 import { settingsOf } from './settings';
 
-export async function runScheduled(env: Env) {
+export async function runScheduled(env: Env, waitUntil: (work: Promise<unknown>) => void) {
   const start = Date.now();
   const settings = settingsOf(env);
   const until = start + settings.schedulerStayMs;
   const requestId = `cron-${crypto.randomUUID()}`;
   const log = createLog(settings.logLevel, { requestId });
-  const { run, due } = openInvocation(env, { deadline: Math.max(until, start + REQUEST_DRAIN_MS), origin: null, requestId, log });
+  const { run, due } = openInvocation(env, { deadline: Math.max(until, start + REQUEST_DRAIN_MS), origin: null, requestId, log, waitUntil });
   try {
     const results = await runDueQueues(run, due, until);
     const queues = Object.keys(results);

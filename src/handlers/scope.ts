@@ -10,7 +10,7 @@ import type { RunContext } from '../core/run/dispatcher';
 import { engineContext, runCalls } from '../core/engine';
 import type { Log } from '../core/log';
 import { Invocation } from '../core/run/invocation';
-import { PartitionCounts } from '../core/store/partitions';
+import { PartitionCounts, queueOfTag } from '../core/store/partitions';
 import { Placements, poolRunner } from '../core/store/pool';
 import { createRedis } from '../core/store/redis';
 import { DueTimes } from '../core/run/due-times';
@@ -64,7 +64,13 @@ function isolateOf(env: Env): Isolate {
  */
 export function openInvocation(
   env: Env,
-  { deadline, origin, requestId, log }: { deadline: number; origin: string | null; requestId: string; log: Log },
+  {
+    deadline,
+    origin,
+    requestId,
+    log,
+    waitUntil,
+  }: { deadline: number; origin: string | null; requestId: string; log: Log; waitUntil: (work: Promise<unknown>) => void },
 ): { settings: Settings; ctx: EngineContext; run: RunContext; due: DueTimes; configs: ConfigCache } {
   const isolate = isolateOf(env);
   const { settings } = isolate;
@@ -82,6 +88,11 @@ export function openInvocation(
     allowHttpLoopback: settings.allowHttpLoopback,
     keyLocking: settings.scriptKeyLocking,
     partitions: isolate.partitions,
+    // Events go to their queue's hub after the response, one call per script call that had any.
+    onEvents: (tag, events) => {
+      const hub = env.EVENT_HUB.get(env.EVENT_HUB.idFromName(queueOfTag(tag)));
+      waitUntil(hub.publish(events).catch((error: unknown) => log.warn('events_not_published', 'events did not reach their hub', { queue: queueOfTag(tag), error })));
+    },
   });
   return {
     settings,
@@ -122,13 +133,14 @@ export type AppEnv = { Bindings: Env; Variables: ScopeVariables };
  */
 export const openScope = createMiddleware<AppEnv>(async function openScope(c, next) {
   const origin = new URL(c.req.url).origin;
+  const waitUntil = (work: Promise<unknown>) => c.executionCtx.waitUntil(work);
   const { settings, ctx, run, due, configs } = openInvocation(c.env, {
     deadline: Date.now() + REQUEST_DRAIN_MS,
     origin,
     requestId: c.var.requestId,
     log: c.var.log,
+    waitUntil,
   });
-  const waitUntil = (work: Promise<unknown>) => c.executionCtx.waitUntil(work);
   c.set('settings', settings);
   c.set('ctx', ctx);
   c.set('configs', configs);

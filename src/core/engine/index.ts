@@ -35,6 +35,8 @@ export interface EngineOptions extends ConfigOptions {
   now?: () => number;
   /** Send scripts with Upstash's allow-key-locking flag; off for a Redis that refuses it. @default true */
   keyLocking?: boolean;
+  /** Where the job events scripts report go (the Worker's hub forwarding). @default nowhere */
+  onEvents?: EngineContext['onEvents'];
 }
 
 /** The inputs of lease callbacks, as their operations take them. */
@@ -45,8 +47,8 @@ type ProgressInput = Omit<Parameters<typeof leases.progress>[1], 'queue'>;
 type OutcomeAttempts = Parameters<typeof outcomeAttempts.settleOutcomes>[2];
 
 /** The engine's context: its Redis, clock and options, as every operation takes it. */
-export function engineContext({ redis, now = Date.now, keyLocking = true, partitions = new PartitionCounts(), ...options }: EngineOptions): EngineContext {
-  return { redis, pool: poolOf(redis), now, options, keyLocking, partitions };
+export function engineContext({ redis, now = Date.now, keyLocking = true, partitions = new PartitionCounts(), onEvents, ...options }: EngineOptions): EngineContext {
+  return { redis, pool: poolOf(redis), now, options, keyLocking, partitions, onEvents };
 }
 
 /**

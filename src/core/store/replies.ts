@@ -32,7 +32,7 @@ import type { ScriptName } from '../../lua/scripts.generated';
 import { type GroupLimits, type StoredConfig, readStoredConfig } from '../../protocol/config';
 import { QueueError } from '../../protocol/errors';
 import { type GroupState, JOB_STATES } from '../../protocol/job-input';
-import { eventList } from './events';
+import { type EventTuple, eventList } from './events';
 
 const ok = z.literal(1);
 const int = z.number();
@@ -293,16 +293,23 @@ export type ReplyOf<N extends ScriptName, A> = Replies[N] extends ByMode
  * Checks and decodes the reply of script `name` (called in mode `mode`, if it has modes): its
  * value, and the timer it reports it lowered (dueAt, null for none).
  */
-export function decodeReply(name: ScriptName, mode: unknown, raw: readonly unknown[]): { value: unknown; dueAt: number | null } {
+export function decodeReply(name: ScriptName, mode: unknown, raw: readonly unknown[]): { value: unknown; dueAt: number | null; events?: EventTuple[] } {
   const entry: Reply | ByMode = replies[name];
   const script = 'byMode' in entry ? entry.byMode[String(mode)] : entry;
   const checked = script?.schema.safeParse(raw);
   if (script && checked?.success) {
     // The schema checked that element: an integer.
     const dueAt = script.dueAt === undefined ? null : instant((checked.data as readonly number[])[script.dueAt]!);
-    return { value: script.decode(checked.data), dueAt };
+    return { value: script.decode(checked.data), dueAt, events: eventsOf(script.schema, checked.data as readonly unknown[]) };
   }
   const error = new QueueError('INTERNAL', `${name}: unexpected reply`);
   (error as { cause?: unknown }).cause = checked?.error ?? `no reply for mode ${String(mode)}`;
   throw error;
+}
+
+/** The events a reply ends with: its last element, when its schema ends with an event list and the reply has it. */
+function eventsOf(schema: z.ZodType, checked: readonly unknown[]): EventTuple[] | undefined {
+  if (!(schema instanceof z.ZodTuple)) return undefined;
+  const { items } = schema.def;
+  return items[items.length - 1] === eventList && checked.length === items.length ? (checked[items.length - 1] as EventTuple[]) : undefined;
 }

@@ -14,6 +14,7 @@ import { luaError, partitionMoving, partitionedOf } from './refusals';
 import { METRICS_KEY, MOVES_KEY, PLACEMENT_KEY, REGISTRY_KEY, groupKey, isQueueKeyName, queueKey, rateKey, tokenRateKey } from './keys';
 import { asQueueError, redisMessageOf } from './redis';
 import { type ArgsOf, type ReplyOf, decodeReply } from './replies';
+import { type ScriptEvent, toScriptEvents } from './events';
 
 /** What the engine needs of a Redis client: scripts, the due index's commands, and the HGET a waiting read polls with. */
 export type ScriptRunner = Pick<Redis, 'evalsha' | 'eval' | 'zadd' | 'zrange' | 'zrem' | 'hget'>;
@@ -158,6 +159,11 @@ export function keysFor(script: LuaScript, { queue, group, groups = [], client =
 export interface ScriptContext {
   redis: ScriptRunner;
   keyLocking?: boolean;
+  /**
+   * Where the job events a script reports go (events.ts: only while its queue's meta wants
+   * them), with the tag it ran on; the Worker hands them to the queue's event hub.
+   */
+  onEvents?: (tag: string, events: ScriptEvent[]) => void;
 }
 
 /**
@@ -173,7 +179,8 @@ export async function callScript<N extends ScriptName, const A extends ArgsOf<N>
   args: A,
 ): Promise<ReplyOf<N, A>> {
   const reply = await runScript(ctx.redis, script, keysFor(script, target), args, { keyLocking: ctx.keyLocking });
-  const { value, dueAt } = decodeReply(script.name, args[0], reply);
+  const { value, dueAt, events } = decodeReply(script.name, args[0], reply);
   if (dueAt !== null && target.queue !== undefined) await noteDue(ctx, target.queue, dueAt);
+  if (events && events.length > 0 && ctx.onEvents && target.queue !== undefined) ctx.onEvents(target.queue, toScriptEvents(target.queue, events));
   return value as ReplyOf<N, A>;
 }
