@@ -20,7 +20,7 @@ const CONFIG_FIELDS = {
   backpressure: true, maxPayloadBytes: true, allowedOrigins: true, publishTokens: true, maxJobs: true, maxDelayMs: true,
   maxThrottleMs: true, publishMaxDelayMs: true, publishCallbackOrigins: true, publishRateLimit: true, signingSecret: true,
   signingSecretNext: true, partitions: true,
-  publishTtlMs: true,
+  publishTtlMs: true, publishEvents: true,
   publishTokenRateLimit: true, publishIpv6Prefix: true, publishMaxJobs: true, publishMaxDataBytes: true, maxBytes: true,
 } satisfies Record<Field, true>;
 

@@ -2,7 +2,8 @@
 // queue's allowedOrigins). Each enqueue also leases ready jobs in the same script call, handed to
 // a drain that runs after the response (leasing). A publish token's jobs pass its
 // queue's publish policy and rate limits (src/core/engine/publish-policy.ts, publish-rate.lua), and its answers
-// say nothing of jobs it did not make: a duplicate carries no state.
+// say nothing of jobs it did not make: a duplicate carries no state. Its answer gives each new job
+// an `eventsUrl` (capabilities.ts) unless the queue's publishEvents is "none".
 import type { Context } from 'hono';
 import { cors } from 'hono/cors';
 import { createMiddleware } from 'hono/factory';
@@ -13,11 +14,13 @@ import { TRACEPARENT, TRACESTATE, type TraceContext, parseTraceContext } from '.
 import * as producer from '../core/engine/producer';
 import type { Publisher } from '../core/engine/producer';
 import { getStoredConfig } from '../core/engine/queues';
+import { CAPABILITY_TTL_MS } from '../core/events/capability';
 import { pushTarget } from '../core/store/leased';
 import { checkPublisher } from './middleware/auth';
 import { publishClient } from '../protocol/publish-client';
 import { readJsonWithText } from './middleware/body';
 import { rawBatchData, rawJobData } from '../protocol/raw-json';
+import { eventsUrlOf } from './capabilities';
 import type { AppEnv } from './scope';
 
 /**
@@ -104,9 +107,18 @@ function withIdempotencyKey(job: unknown, header: string | undefined): unknown {
   return { ...job, id: key };
 }
 
-/** A publish token learns nothing of a job it may not have made: a duplicate answers its id only. */
-function answerOf(result: EnqueueResult, publisher: Publisher | undefined) {
-  return publisher && result.duplicate ? { id: result.id, duplicate: true } : result;
+/**
+ * A publish token learns nothing of a job it may not have made: a duplicate answers its id only,
+ * and no events URL (a `pub:` id is shared by every holder of the token, and the backend may name
+ * one: naming an id proves nothing). A job it made gets one that sees what the queue's
+ * publishEvents says, for CAPABILITY_TTL_MS.
+ */
+async function answerOf(c: Context<AppEnv>, queue: string, result: EnqueueResult, publisher: Publisher | undefined) {
+  if (!publisher) return result;
+  if (result.duplicate) return { id: result.id, duplicate: true };
+  const see = publisher.config.publishEvents;
+  if (see === 'none') return result;
+  return { ...result, eventsUrl: await eventsUrlOf(c, queue, result.id, see, Date.now() + CAPABILITY_TTL_MS) };
 }
 
 /** Adds the jobs; what they lease in the same script call is delivered after the response. */
@@ -126,11 +138,11 @@ export async function enqueue(c: Context<AppEnv>) {
   const { queue, text, value, publisher, trace } = await admit(c);
   const body = withIdempotencyKey(value, c.req.header('idempotency-key'));
   const [result] = await enqueueWith(c, producer.enqueue, { queue, body, rawData: [rawJobData(text)], publisher, trace });
-  return c.json(answerOf(result!, publisher), result!.duplicate || result!.debounced ? 200 : 201);
+  return c.json(await answerOf(c, queue, result!, publisher), result!.duplicate || result!.debounced ? 200 : 201);
 }
 
 export async function enqueueBatch(c: Context<AppEnv>) {
   const { queue, text, value, publisher, trace } = await admit(c);
   const results = await enqueueWith(c, producer.enqueueBatch, { queue, body: value, rawData: rawBatchData(text), publisher, trace });
-  return c.json({ jobs: results.map((result) => answerOf(result, publisher)) }, 201);
+  return c.json({ jobs: await Promise.all(results.map((result) => answerOf(c, queue, result, publisher))) }, 201);
 }

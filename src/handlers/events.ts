@@ -5,13 +5,16 @@
 // retention while any stream is open, shared through the hub); the hub never asks Redis, so an
 // idle stream costs no command. `Last-Event-ID` (or ?lastEventId=, for a client that cannot set
 // headers) resumes after that event: the held events after it, a `gap` first when some are no
-// longer held. Their rows have handlers of their own (operations.ts): the answer is a stream.
+// longer held. Their rows have handlers of their own (operations.ts): the answer is a stream. A
+// job's stream opens with the admin token or its events URL's capability (capabilities.ts); a
+// capability that sees states only gets the events without their result and error (redact.ts).
 import type { Context, Handler } from 'hono';
 import * as z from 'zod';
 import { wantEvents } from '../core/engine/events';
 import { getJob } from '../core/engine/reads';
 import { stateEventOf } from '../core/events/job-state';
 import { frameOf } from '../core/events/log';
+import { redactFrames } from '../core/events/redact';
 import { HubSubscription, eventStream } from '../core/events/stream';
 import type { EventFilter } from '../core/events/wire';
 import type { Job } from '../protocol/api/types';
@@ -22,6 +25,7 @@ import { eventIdSchema } from '../protocol/events';
 import { groupParamSchema, jobIdSchema } from '../protocol/job-input';
 import { checkQueueName, parse, parseParam } from '../protocol/parse';
 import { encodeEvent } from '../protocol/sse';
+import { readerOf } from './capabilities';
 import type { AppEnv } from './scope';
 
 const lastEventIdParam = eventIdSchema.optional().describe('Resumes after this event, as the Last-Event-ID header does (the header wins).');
@@ -110,11 +114,12 @@ export const queueEvents: Handler<AppEnv> = async (c) => {
  * that end is 204, which tells EventSource to stop reconnecting.
  */
 export const jobEvents: Handler<AppEnv> = async (c) => {
+  // Auth first, on the path as sent: a capability names its queue and job, and opens no other.
+  const reader = await readerOf(c, c.req.param('queue') ?? '', c.req.param('id') ?? '');
+  const rewrite = reader.kind === 'capability' && reader.see === 'state' ? redactFrames : undefined;
   const queue = checkQueueName(c.req.param('queue') ?? '');
   const id = parseParam(jobIdSchema, c.req.param('id') ?? '', 'id');
-  // The capability check goes here (issue 30, item 3): `?cap=` opens this one job's stream (and
-  // its GET) without the admin token; its `see` strips result and error from the events. Until
-  // then the route is mounted behind adminAuth (operations.ts).
+  // The query schema drops `cap`: the credential, not a parameter of the stream.
   const since = resumeOf(c, parse(jobEventsQuerySchema, c.req.query()).lastEventId);
   const filter: EventFilter = { job: id };
   const subscription = await attach(c, queue, filter, since);
@@ -128,20 +133,22 @@ export const jobEvents: Handler<AppEnv> = async (c) => {
   const { head, missed, oldest } = subscription.hello;
   if (isFinished(job.state)) {
     subscription.close();
-    if (since === undefined) return eventStream({ opening: stateFrame(job, head) });
-    return endedJob(c, queue, job, since);
+    if (since === undefined) return eventStream({ opening: stateFrame(job, head), rewrite });
+    return endedJob(c, queue, job, since, rewrite);
   }
   const opening = since === undefined ? stateFrame(job, head) : missed ? gapFrame(queue, filter, since, oldest ?? null) : '';
-  return eventStream({ opening, subscription, renew: () => want(c, queue), signal: c.req.raw.signal });
+  return eventStream({ opening, subscription, renew: () => want(c, queue), signal: c.req.raw.signal, rewrite });
 };
 
 /** The resume of an ended job's stream: what the hub holds after `since`, then its end. */
-async function endedJob(c: Context<AppEnv>, queue: string, job: Job, since: string): Promise<Response> {
+async function endedJob(
+  c: Context<AppEnv>, queue: string, job: Job, since: string, rewrite: ((text: string) => string) | undefined,
+): Promise<Response> {
   const snapshot = await hubOf(c.env, queue).snapshot({ job: job.id }, since);
   if (!snapshot.missed && snapshot.events.length === 0) return c.body(null, 204);
   const held = snapshot.events.map(frameOf).join('');
   // The held events may lack the end (trimmed, or it came while nobody asked): the state tells it.
   const told = snapshot.events.some(({ event }) => isFinished(event));
   const gap = snapshot.missed ? gapFrame(queue, { job: job.id }, since, snapshot.oldest) : '';
-  return eventStream({ opening: gap + held + (told ? '' : stateFrame(job, snapshot.head)) });
+  return eventStream({ opening: gap + held + (told ? '' : stateFrame(job, snapshot.head)), rewrite });
 }

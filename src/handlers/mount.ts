@@ -50,6 +50,8 @@ export function mount(app: Hono<AppEnv>, row: Row): void {
     app.on(row.method.toUpperCase(), [path], ...row.handle);
     return;
   }
+  // A capability's check needs the route's queue and job and shapes its answer: handlers of its own.
+  if (row.access === 'capability') throw new Error(`${row.id}: a route a capability opens has handlers of its own`);
   const auth: MiddlewareHandler<AppEnv>[] = row.access === 'admin' ? [adminAuth] : [];
   app.on(row.method.toUpperCase(), [path], ...auth, (c) => serve(c, row));
 }

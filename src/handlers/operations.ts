@@ -15,7 +15,6 @@ import * as queues from '../core/engine/queues';
 import * as reads from '../core/engine/reads';
 import * as repair from '../core/engine/repair-queue';
 import * as repeats from '../core/engine/repeats';
-import * as waitJob from '../core/engine/wait-job';
 import {
   Q, TRACE_HEADERS, callbackOp, enqueueOp, groupOp, jobOp, operation, page, preflightOp, queueOp, repeatOp,
 } from '../protocol/api/operation';
@@ -29,6 +28,7 @@ import {
   repeatInputSchema, retryJobsSchema,
 } from '../protocol/job-input';
 import * as callbacks from './callbacks';
+import { capabilityCors, getJobRoute, mintEventsUrl, mintInputSchema } from './capabilities';
 import { enqueue, enqueueBatch, enqueueCors } from './enqueue';
 import { LAST_EVENT_ID_HEADER, jobEvents, jobEventsQuerySchema, queueEvents, queueEventsQuerySchema } from './events';
 import { health } from './health';
@@ -175,23 +175,40 @@ export const OPERATIONS: Row[] = [
     body: retryJobsSchema,
     ok: { 200: r.bulkResultSchema },
   }),
+  // GET of a job and its stream open with the admin token or the job's events URL (capabilities.ts).
   jobOp('get', `${Q}/jobs/{id}`, 'getJob', 'A job, with its attempts and its outcome callback', {
-    call: waitJob.waitForJob,
-    description: 'With waitMs, answers once the job has finished, or after waitMs as it then is.',
+    handle: [capabilityCors, getJobRoute],
+    access: 'capability',
+    description:
+      'With waitMs, answers once the job has finished, or after waitMs as it then is. Opened by the capability of the ' +
+      "job's eventsUrl (`?cap=`, no Authorization header) instead of the admin token, it answers what the capability sees " +
+      '(CapabilityJob: never the data), to any origin (CORS).',
     query: z.object({ waitMs: z.int().min(0).max(MAX_WAIT_MS).optional().describe('How long to wait for the job to finish, in ms.') }),
-    ok: { 200: r.jobSchema },
+    ok: { 200: r.jobSchema.or(r.capabilityJobSchema) },
   }),
   jobOp('get', `${Q}/jobs/{id}/events`, 'jobEvents', "A job's events until it ends (Server-Sent Events)", {
-    handle: [adminAuth, jobEvents],
+    handle: [capabilityCors, jobEvents],
+    access: 'capability',
     tag: 'Events',
     description:
       'First the job as it is, as the event that brought it there, then each change of it, until the event that ends it ' +
       '(completed, failed, cancelled, expired); the stream of a job that has ended is that end alone. A resume ' +
       '(Last-Event-ID) gets what followed its id instead of the state, and 204 once it has seen the end, which stops ' +
-      'EventSource (docs/events.md).',
+      "EventSource (docs/events.md). The job's eventsUrl opens it without an Authorization header, from any origin " +
+      '(CORS); a capability minted to see states only gets the events without their result and error.',
     headers: LAST_EVENT_ID_HEADER,
     query: jobEventsQuerySchema,
     ok: { 200: { mediaType: 'text/event-stream' }, 204: null },
+  }),
+  jobOp('post', `${Q}/jobs/{id}/events-url`, 'mintEventsUrl', "An events URL of a job, to hand a page", {
+    handle: [adminAuth, mintEventsUrl],
+    tag: 'Events',
+    description:
+      "The job's stream route with a capability in its query string, as a publish token's enqueue answers it: it opens that " +
+      'job\'s stream and GET without a token, from any origin, until `expiresAt`, and nothing else. The body may be left out.',
+    body: mintInputSchema,
+    optionalBody: true,
+    ok: { 200: r.eventsUrlSchema },
   }),
   jobOp('patch', `${Q}/jobs/{id}`, 'updateJob', "Change a waiting or delayed job's data or delay", {
     call: jobOps.updateJob, then: 'noteTimer',

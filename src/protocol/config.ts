@@ -59,6 +59,12 @@ export type GroupLimits = z.infer<typeof groupLimitsSchema>;
 export const BACKPRESSURE_MODES = ['job', 'group', 'queue'] as const;
 
 /**
+ * What the holder of a publish token's `eventsUrl` sees of its job: its states, attempts and
+ * progress; those and its result and error too; or nothing (the enqueue answers no `eventsUrl`).
+ */
+export const PUBLISH_EVENTS = ['state', 'result', 'none'] as const;
+
+/**
  * The defaults of the flow-control fields, which configs stored before them lack: such a config
  * reads as if it had them (readStoredConfig), as the scripts treat an absent field.
  */
@@ -80,6 +86,7 @@ const ADDED_DEFAULTS = {
   publishMaxJobs: 10_000,
   publishMaxDataBytes: 65_536,
   publishTtlMs: 0,
+  publishEvents: 'state',
   partitions: 1,
 } as const;
 
@@ -202,6 +209,11 @@ export function queueConfigFields(options: ConfigOptions = {}) {
       publishMaxDataBytes: int(2, 1_048_576).default(ADDED_DEFAULTS.publishMaxDataBytes),
       /** The ttlMs of every job a publish token enqueues: not started by then, it ends expired; 0: none. @default 0 */
       publishTtlMs: int(0, TTL_MAX_MS).default(ADDED_DEFAULTS.publishTtlMs),
+      /**
+       * What a publish token's enqueue answers each new job's `eventsUrl` opens (docs/http-api.md#following-a-job-from-a-browser):
+       * its states, attempts and progress; with `"result"` its result and error too; `"none"`: no `eventsUrl`. @default "state"
+       */
+      publishEvents: z.enum(PUBLISH_EVENTS).default(ADDED_DEFAULTS.publishEvents),
       /** This queue's own `whsec_` secret for deliveries and outcome callbacks (write-only). */
       signingSecret: signingSecretSchema.optional(),
       /** The next secret while rotating: both sign until it replaces signingSecret (write-only). */

@@ -28,6 +28,7 @@ export const CONFIG_DEFAULTS = {
   publishMaxJobs: 10_000,
   publishMaxDataBytes: 65_536,
   publishTtlMs: 0,
+  publishEvents: 'state',
   signingSecret: false,
   signingSecretNext: false,
   partitions: 1,

@@ -23,8 +23,12 @@ function publish(queue: string, body: unknown, headers: Record<string, string> =
   return suite.worker.api(`/v1/queues/${queue}/${path}`, { method: 'POST', json: body, headers });
 }
 
-/** A paused queue with the publish token, and what the test opens to it. */
-const publishQueue = (config: Record<string, unknown> = {}) => quietQueue(suite, 'pub', { publishTokens: [TOKEN], ...config });
+/**
+ * A paused queue with the publish token, and what the test opens to it. No events URLs: these
+ * tests read the rest of the answers whole (test/events/capability-routes.test.ts reads those).
+ */
+const publishQueue = (config: Record<string, unknown> = {}) =>
+  quietQueue(suite, 'pub', { publishTokens: [TOKEN], publishEvents: 'none', ...config });
 
 const job = async (queue: string, id: string) => suite.worker.api(`/v1/queues/${queue}/jobs/${encodeURIComponent(id)}`);
 

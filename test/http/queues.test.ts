@@ -47,6 +47,7 @@ describe('PUT /v1/queues/{queue}', () => {
       publishMaxJobs: 20,
       publishMaxDataBytes: 512,
       publishTtlMs: 3_600_000,
+      publishEvents: 'result',
       maxBytes: null,
     };
     const first = await putQueue(suite.worker, name, custom);

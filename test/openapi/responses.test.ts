@@ -190,6 +190,16 @@ describe('the event streams', () => {
     const id = /^id: (.+)$/m.exec(ended.body as string)![1]!;
     expect((await call('GET', `${Q}/jobs/e/events`, { headers: { 'last-event-id': id } })).status).toBe(204);
     expect((await call('GET', `${Q}/jobs/none/events`)).status).toBe(404);
+    // An events URL, minted by the admin: it opens the job's GET (what a capability sees) and stream, and nothing else.
+    const minted = await call('POST', `${Q}/jobs/e/events-url`, { json: { ttlMs: 60_000, see: 'result' } });
+    expect(minted.status).toBe(200);
+    const { search } = new URL(minted.body.eventsUrl);
+    expect((await call('GET', `${Q}/jobs/e${search}`, { token: null })).body).toMatchObject({ id: 'e', state: 'cancelled' });
+    expect((await call('GET', `${Q}/jobs/e/events${search}`, { token: null })).status).toBe(200);
+    expect((await call('GET', `${Q}/jobs/f${search}`, { token: null })).status).toBe(401);
+    expect((await call('POST', `${Q}/jobs/e/events-url`)).status).toBe(200);
+    expect((await call('POST', `${Q}/jobs/none/events-url`)).status).toBe(404);
+    expect((await call('POST', `${Q}/jobs/e/events-url`, { json: { ttlMs: 1 } })).status).toBe(400);
   });
 });
 

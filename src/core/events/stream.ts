@@ -138,10 +138,12 @@ export interface StreamOptions {
   renew?: () => Promise<number>;
   /** The request's signal, should the runtime ever fire it when the reader leaves. */
   signal?: AbortSignal;
+  /** What the reader gets of SSE text of whole events, the opening's and the hub's (redact.ts); all of it by default. */
+  rewrite?: (text: string) => string;
 }
 
 /** The SSE response of one reader. */
-export function eventStream({ opening, subscription, renew, signal }: StreamOptions): Response {
+export function eventStream({ opening, subscription, renew, signal, rewrite = (text) => text }: StreamOptions): Response {
   const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>(undefined, new ByteLengthQueuingStrategy({ highWaterMark: 64 * 1024 }));
   const writer = writable.getWriter();
   let timer: ReturnType<typeof setInterval> | undefined;
@@ -166,7 +168,7 @@ export function eventStream({ opening, subscription, renew, signal }: StreamOpti
   writer.closed.catch(stop);
   signal?.addEventListener('abort', stop);
 
-  write(encodeRetry(RETRY_MS) + opening);
+  write(encodeRetry(RETRY_MS) + rewrite(opening));
   if (!subscription) {
     finish();
     return sseResponse(readable);
@@ -193,7 +195,7 @@ export function eventStream({ opening, subscription, renew, signal }: StreamOpti
   subscription.listen(
     (message) => {
       if (message.t === 'frames') {
-        write(message.text);
+        write(rewrite(message.text));
         if (message.end) finish();
       } else if (message.t === 'wanted') {
         wantedUntil = Math.max(wantedUntil, message.until);

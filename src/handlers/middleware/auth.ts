@@ -1,10 +1,11 @@
 // Bearer auth. The admin token opens every route; a queue's publish tokens open only its two
-// enqueue routes. No token is 401 with details.reason `missing`; any other token that does not
-// open the route (unknown, malformed, or a publish token off its enqueue routes) is the same 401
-// with reason `unrecognised`, so an answer never tells which strings are tokens. No check costs
-// a Redis command: the admin token is a binding, and publish tokens are checked against the
-// queue's config as this isolate cached it (src/core/store/config-cache.ts). Secrets are compared in
-// constant time (Hono's timingSafeEqual).
+// enqueue routes (a job's events URL, which is no bearer token, opens only that job's GET and
+// stream: src/handlers/capabilities.ts). No token is 401 with details.reason `missing`; any
+// other token that does not open the route (unknown, malformed, or a publish token off its
+// enqueue routes) is the same 401 with reason `unrecognised`, so an answer never tells which
+// strings are tokens. No check costs a Redis command: the admin token is a binding, and publish
+// tokens are checked against the queue's config as this isolate cached it
+// (src/core/store/config-cache.ts). Secrets are compared in constant time (Hono's timingSafeEqual).
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { timingSafeEqual } from 'hono/utils/buffer';
@@ -42,11 +43,16 @@ const unrecognised = () =>
     reason: 'unrecognised',
   });
 
-/** Admin routes: the admin token only; any other token is unrecognised, unread. */
-export const adminAuth = createMiddleware<AppEnv>(async function adminAuth(c, next) {
+/** The admin token, or UNAUTHORIZED: any other token is unrecognised, unread. */
+export async function checkAdmin(c: Context<AppEnv>): Promise<void> {
   const token = bearerOf(c);
   if (token === null) throw missing();
   if (!(await timingSafeEqual(token, c.var.settings.adminToken))) throw unrecognised();
+}
+
+/** Admin routes: the admin token only. */
+export const adminAuth = createMiddleware<AppEnv>(async function adminAuth(c, next) {
+  await checkAdmin(c);
   await next();
 });
 

@@ -69,7 +69,7 @@ function parameterSchema(schema: z.ZodType): Json {
 
 /** Every code an operation may answer with, by status. */
 function errorsOf(op: Operation): Map<number, ErrorCode[]> {
-  const codes = new Set<ErrorCode>(op.access === 'admin' ? COMMON_ERRORS.admin : op.access === 'publish' ? COMMON_ERRORS.publish : []);
+  const codes = new Set<ErrorCode>(op.access === 'open' ? [] : COMMON_ERRORS[op.access]);
   if (op.body) for (const code of COMMON_ERRORS.body) codes.add(code);
   if (op.query) codes.add('VALIDATION_FAILED');
   for (const code of op.errors) codes.add(code);
@@ -130,12 +130,20 @@ function operationOf(op: Operation, names: { responses: Map<z.ZodType, string>; 
   if (op.description) operation.description = op.description;
   if (parameters.length > 0) operation.parameters = parameters;
   if (op.body) {
-    operation.requestBody = { required: true, content: { 'application/json': { schema: ref('schemas', names.bodies.get(op.body)!) } } };
+    operation.requestBody = { required: !op.optionalBody, content: { 'application/json': { schema: ref('schemas', names.bodies.get(op.body)!) } } };
   }
   operation.responses = answers;
-  operation.security = op.access === 'admin' ? [{ adminToken: [] }] : op.access === 'publish' ? [{ adminToken: [] }, { publishToken: [] }] : [];
+  operation.security = SECURITY[op.access];
   return operation;
 }
+
+/** Who may call an operation of each access, as OpenAPI security requirements (any one of them). */
+const SECURITY: Record<Operation['access'], Json[]> = {
+  admin: [{ adminToken: [] }],
+  publish: [{ adminToken: [] }, { publishToken: [] }],
+  capability: [{ adminToken: [] }, { eventsCapability: [] }],
+  open: [],
+};
 
 /** A request the Worker sends (webhooks.ts), as an OpenAPI 3.1 webhook: its headers, its body, what answers mean. */
 function webhookOf(hook: Webhook, bodyName: string): Json {
@@ -185,7 +193,7 @@ const TAGS = {
   Service: 'Open pages: the home, health, this document and the dashboard. None costs a Redis command but /health.',
   Queues: 'Create, read, pause and delete queues (admin token).',
   Enqueue: "Add jobs: the admin token, or a publish token of the queue, also from browsers of its allowedOrigins.",
-  Jobs: 'Read, list, change and act on jobs (admin token).',
+  Jobs: "Read, list, change and act on jobs (admin token; a job's eventsUrl capability opens its GET too).",
   'Lease callbacks': 'What an endpoint sends back about a job it was delivered: authorized by the lease token in the body.',
   Webhooks: 'What groupq sends: each delivery of a job to its endpoint, and outcome callbacks (docs/delivery.md).',
   Groups: 'Groups of a queue: list, read, pause, resume, and their own limits (admin token).',
@@ -234,6 +242,15 @@ export function openApiDocument(version: string, operations: readonly Operation[
           type: 'http',
           scheme: 'bearer',
           description: "One of a queue's publishTokens: opens only that queue's two enqueue routes.",
+        },
+        eventsCapability: {
+          type: 'apiKey',
+          in: 'query',
+          name: 'cap',
+          description:
+            "The capability of a job's eventsUrl (an enqueue's answer to a publish token, or the admin's POST .../events-url): opens " +
+            "that one job's event stream and GET, without an Authorization header, until it expires. Not a bearer token: every other " +
+            'route answers it 401.',
         },
       },
     },

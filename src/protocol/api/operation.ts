@@ -7,8 +7,11 @@ import * as z from 'zod';
 import type { ErrorCode } from '../errors';
 import { groupParamSchema, jobIdSchema, partitionParamSchema, queueNameSchema, repeatKeySchema } from '../job-input';
 
-/** Who may call a route: the admin token, it or a queue's publish token, or anyone. */
-export type Access = 'admin' | 'publish' | 'open';
+/**
+ * Who may call a route: the admin token; it or a queue's publish token; it or the capability of
+ * the job's events URL (`?cap=`, src/handlers/capabilities.ts); or anyone.
+ */
+export type Access = 'admin' | 'publish' | 'capability' | 'open';
 
 export interface Operation {
   method: 'get' | 'put' | 'post' | 'delete' | 'patch' | 'options';
@@ -23,6 +26,8 @@ export interface Operation {
   /** Request headers of its own (optional ones), by name. */
   headers?: Record<string, { schema: z.ZodType; description: string }>;
   body?: z.ZodType;
+  /** The body may be left out (every field of it has a default). @default false */
+  optionalBody?: boolean;
   /** Successful answers: a JSON schema, null for an empty body, or a media type for a page. */
   ok: Record<number, z.ZodType | null | { mediaType: string }>;
   /** The error codes the route may answer with, besides those every route of its kind may. */
@@ -39,9 +44,10 @@ export const PATH_PARAMETERS: Record<string, z.ZodType> = {
 };
 
 /** Codes any route of a kind may answer with: checked before the route's own work. */
-export const COMMON_ERRORS: Record<'admin' | 'publish' | 'body' | 'redis', ErrorCode[]> = {
+export const COMMON_ERRORS: Record<'admin' | 'publish' | 'capability' | 'body' | 'redis', ErrorCode[]> = {
   admin: ['UNAUTHORIZED'],
   publish: ['UNAUTHORIZED'],
+  capability: ['UNAUTHORIZED'],
   body: ['BAD_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE', 'VALIDATION_FAILED'],
   redis: ['REDIS_UNAVAILABLE', 'PARTITION_MOVING', 'INTERNAL'],
 };
@@ -96,7 +102,8 @@ export const enqueueOp: Kind = (method, path, id, summary, rest) =>
     access: 'publish',
     description:
       "The admin token, or a publish token of this queue (its jobs pass the queue's publish policy and rate limit). " +
-      "Browsers may call it from the queue's allowedOrigins (CORS). A publish token learns only the id of a duplicate.",
+      "Browsers may call it from the queue's allowedOrigins (CORS). A publish token learns only the id of a duplicate, and " +
+      "gets an eventsUrl for each new job unless the queue's publishEvents is \"none\".",
     errors: ['FIELD_NOT_ALLOWED', 'QUEUE_FULL', 'RATE_LIMITED'],
     ...rest,
   });

@@ -62,15 +62,42 @@ export const queueSummarySchema = queueInfoSchema.omit({ config: true });
 /** PUT of a queue answers it as stored, without `paused` (a new queue is not paused; a replaced one keeps its state). */
 export const queuePutSchema = queueInfoSchema.omit({ paused: true, oldestReady: true });
 
+/** A URL that opens one job's events and GET without a token: `?cap=` carries a capability to that job alone. */
+const eventsUrl = z
+  .string()
+  .describe(
+    "The job's event stream, `/v1/queues/{queue}/jobs/{id}/events?cap=<capability>`, absolute: EventSource opens it without an " +
+      'Authorization header, and the same query string opens GET of the job. The capability opens that one job and nothing else, ' +
+      "until it expires (docs/http-api.md#following-a-job-from-a-browser).",
+  );
+
 export const enqueueResultSchema = z.object({
   id: z.string(),
   state: z.enum([...JOB_STATES, 'removed']).describe('The state the job entered; the same call may already have leased it.'),
   duplicate: z.literal(true).optional().describe('The id was known: a kept job (its state now), or one that ended inside dedupWindowMs.'),
   debounced: z.literal(true).optional().describe("A waiting job with the same debounce key took this enqueue's data: `id` is that job."),
+  eventsUrl: eventsUrl
+    .optional()
+    .describe(
+      "To a publish token only, for a new job, unless the queue's publishEvents is \"none\": the job's event stream, " +
+        '`/v1/queues/{queue}/jobs/{id}/events?cap=<capability>`, absolute, valid 15 minutes. EventSource opens it without an ' +
+        'Authorization header, and the same query string opens GET of the job; nothing else (docs/http-api.md#following-a-job-from-a-browser).',
+    ),
 });
 
-/** What a publish token learns of a duplicate: its id only (it may not have made that job). */
-export const publishDuplicateSchema = z.object({ id: z.string(), duplicate: z.literal(true) });
+/**
+ * What a publish token learns of a duplicate: its id only, and no `eventsUrl` (it may not have
+ * made that job: `pub:` ids are shared by every holder of the token, and the backend may name them).
+ */
+export const publishDuplicateSchema = z
+  .object({ id: z.string(), duplicate: z.literal(true) })
+  .describe('A publish token learns only the id of a duplicate, and gets no eventsUrl for it: it may not have made that job.');
+
+/** The admin's mint of a job's events URL (POST .../jobs/{id}/events-url). */
+export const eventsUrlSchema = z.object({
+  eventsUrl,
+  expiresAt: instant.describe('When the capability stops opening anything, epoch ms; a stream opened before then runs on.'),
+});
 
 /** What a bulk action did: `done` false when jobs of that state remain (its budget ran out: call again). */
 export const bulkResultSchema = z
@@ -157,6 +184,21 @@ export const jobSchema = z.object({
   callbackUrl: z.string().optional().describe('GET of one job: where its outcome is POSTed (its own URL or its queue\'s).'),
   outcome: outcomeStatusSchema.optional().describe('GET of one job: its outcome callback, while groupq keeps a trace of it.'),
 });
+
+/**
+ * A job as the holder of its events URL's capability sees it (GET of the job with `?cap=`): where
+ * it stands, never its data; its result and error only where the capability says `result`.
+ */
+export const capabilityJobSchema = jobSchema
+  .pick({
+    id: true, queue: true, group: true, state: true, attempts: true, progress: true,
+    createdAt: true, runAt: true, expiresAt: true, startedAt: true, finishedAt: true,
+    result: true, resultTruncated: true, error: true,
+  })
+  .describe(
+    "GET of a job with its events URL's capability (`?cap=`): its state, attempts, progress and times, never its data; its " +
+      "result and error only when the capability was minted to see them (the queue's publishEvents \"result\").",
+  );
 
 /** A page of a listing: `cursor` null on the last page. */
 const cursor = z.string().nullable().describe('Pass it back as `cursor` for the next page; null on the last page.');

@@ -32,6 +32,10 @@ export type JobDebounce = z.output<typeof responses.jobDebounceSchema>;
 /** A job as the API shows it; `data` typed by the queue's `T`. */
 /** One job; `T` types its `data`, `R` its `result` (what its endpoint answered). */
 export type Job<T = unknown, R = unknown> = Omit<z.output<typeof responses.jobSchema>, 'data' | 'result'> & { data: T; result?: R };
+/** A job as the holder of its events URL sees it (GET of the job with `?cap=`): no data; result and error only if minted to see them. */
+export type CapabilityJob = z.output<typeof responses.capabilityJobSchema>;
+/** The admin's mint of a job's events URL. */
+export type EventsUrl = z.output<typeof responses.eventsUrlSchema>;
 /** GET of one group: its state, its own limits (null: the queue's apply), and its jobs in order. */
 export type GroupDetail = z.output<typeof responses.groupDetailSchema>;
 /** The one error body of every failure. */
