@@ -2,7 +2,8 @@
 // their parts act through (actions.ts), made for the view's queue; their head (the link back, the
 // title, the view's own buttons); and the refresh. A refresh reads all the view shows, draws it
 // only if no newer refresh started meanwhile (an older answer may arrive last), and stops for good
-// once what the view shows is gone: the view says so once and sends no request after that.
+// once what the view shows is gone: the view says so once and sends no request after that. Which
+// event streams a view follows (app.ts's live feed) is the view's to say, from what it last read.
 import type { GroupqClient } from '../client';
 import { GroupqError } from '../client';
 import type { QueueContext } from './actions';
@@ -24,6 +25,10 @@ export abstract class View<Answer> {
   abstract readonly element: HTMLElement;
   /** What the view shows no longer exists: nothing left to refresh. */
   gone = false;
+  /** The least time between two re-reads caused by events: a queue's view reads five routes. */
+  readonly liveGapMs: number = 1000;
+  /** Called after each read that drew (or found the view gone): app.ts follows `streams()` then. */
+  onRead: (() => void) | null = null;
   /** The back link, the title and the view's own buttons. */
   protected readonly head = h('div', { class: 'view-head' });
   protected readonly ctx: QueueContext;
@@ -40,17 +45,31 @@ export abstract class View<Answer> {
     const generation = ++this.generation;
     try {
       const answer = await this.read();
-      if (generation === this.generation && !this.gone) this.show(answer);
+      if (generation === this.generation && !this.gone) {
+        this.show(answer);
+        this.onRead?.();
+      }
       return true;
     } catch (error) {
       if (generation !== this.generation) return true;
       if (error instanceof GroupqError && this.showGone(error.code)) {
         this.gone = true;
+        this.onRead?.();
         return true;
       }
       this.ctx.fail(error);
       return false;
     }
+  }
+
+  /** The event streams to follow now (paths on this origin; `job`: a job's, which ends with it). */
+  streams(): { paths: string[]; job?: boolean } {
+    return this.gone ? { paths: [] } : this.liveStreams();
+  }
+
+  /** The view's streams while it shows something; none by default: the view only polls. */
+  protected liveStreams(): { paths: string[]; job?: boolean } {
+    return { paths: [] };
   }
 
   /** Draws the head, with `extra` after it (a notice that what the view shows is gone). */

@@ -1,11 +1,11 @@
 // Real Chromium for the browser tests (Debian's chromium, driven by playwright-core): one browser
 // per test file, a watcher that records every console error, page error and request to another
-// origin, and screenshots written under the OS temp dir (and to GROUPQ_SCREENSHOT_DIR when set,
+// origin (an event stream the page closes is not a failure: the views close theirs when left), and screenshots written under the OS temp dir (and to GROUPQ_SCREENSHOT_DIR when set,
 // which is how docs/dashboard.png is made).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page, type Request, chromium } from 'playwright-core';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -33,6 +33,25 @@ export interface Watch {
   foreign: string[];
 }
 
+/** An API event stream (a queue's, a group's, a job's): open as long as its view is. */
+export function isEventStream(url: string): boolean {
+  return new URL(url).pathname.endsWith('/events');
+}
+
+/**
+ * How many requests of `page` are not answered yet, counted from now: a test that moves the
+ * page's clock waits for none first, or the jump would pass their timeout (an abort). Event
+ * streams are left out: they stay open as long as their view does.
+ */
+export function requestsInFlight(page: Page): () => number {
+  let n = 0;
+  const counted = (request: Request) => !isEventStream(request.url());
+  page.on('request', (request) => counted(request) && n++);
+  page.on('requestfinished', (request) => counted(request) && n--);
+  page.on('requestfailed', (request) => counted(request) && n--);
+  return () => n;
+}
+
 /**
  * Records what a context's pages do wrong. `expectedConsole` lists console messages a scenario
  * causes on purpose (Chromium logs every 401 answer as "Failed to load resource").
@@ -44,7 +63,12 @@ export function watch(context: BrowserContext, origins: string[], expectedConsol
     if (url.protocol === 'data:' || url.href === 'about:blank') return;
     if (!origins.includes(url.origin)) result.foreign.push(request.url());
   });
-  context.on('requestfailed', (request) => result.problems.push(`request failed: ${request.url()} ${request.failure()?.errorText ?? ''}`));
+  context.on('requestfailed', (request) => {
+    const error = request.failure()?.errorText ?? '';
+    // A view left, a tab hidden, a page unloaded: the dashboard cut its stream on purpose.
+    if (error === 'net::ERR_ABORTED' && isEventStream(request.url())) return;
+    result.problems.push(`request failed: ${request.url()} ${error}`);
+  });
   context.on('console', (message) => {
     if (message.type() !== 'error' && message.type() !== 'warning') return;
     if (expectedConsole.some((pattern) => pattern.test(message.text()))) return;

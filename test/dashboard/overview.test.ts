@@ -10,7 +10,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import type { Endpoint, Reply } from '../helpers/endpoint';
 import { ADMIN_TOKEN, type RunningWorker } from '../helpers/worker';
 import { enqueue, expectJson, putQueue, waitForState } from '../http/support';
-import { type Watch, refreshNow, screenshot, signedIn, startAt, until } from './browser';
+import { type Watch, refreshNow, requestsInFlight, screenshot, signedIn, startAt, until } from './browser';
 import { useDashboardSuite } from './suite';
 
 // orders: one slot (concurrency 1), held by an async job (202), so other customers' jobs wait
@@ -160,14 +160,11 @@ describe('the overview of every queue', () => {
     const tab = await context.newPage();
     let listReads = 0;
     // Requests not answered yet: the clock must not jump past their timeout (an abort).
-    let inFlight = 0;
+    const inFlight = requestsInFlight(tab);
     tab.on('request', (request) => {
-      inFlight++;
       if (new URL(request.url()).pathname === '/v1/queues') listReads++;
     });
-    tab.on('requestfinished', () => inFlight--);
-    tab.on('requestfailed', () => inFlight--);
-    const answered = () => until(async () => inFlight, (n) => n === 0, 'the requests in flight to end');
+    const answered = () => until(async () => inFlight(), (n) => n === 0, 'the requests in flight to end');
     const updated = () => tab.locator('#updated').innerText();
     const setVisibility = (state: string) =>
       tab.evaluate(`Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => '${state}' }); document.dispatchEvent(new Event('visibilitychange'))`);

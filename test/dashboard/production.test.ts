@@ -8,7 +8,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import type { Endpoint, Reply } from '../helpers/endpoint';
 import { ADMIN_TOKEN, type RunningWorker } from '../helpers/worker';
 import { enqueue, expectJson, putQueue, waitForState } from '../http/support';
-import { type Watch, refreshNow, screenshot, signedIn, startAt, until, watch } from './browser';
+import { type Watch, refreshNow, requestsInFlight, screenshot, signedIn, startAt, until, watch } from './browser';
 import { useDashboardSuite } from './suite';
 
 const orders = 'orders';
@@ -222,16 +222,14 @@ describe('deleted queues and jobs', () => {
   let seen404: Watch;
   let tabOn: Page;
   /** Requests of tabOn not answered yet: the clock must not jump past their 30 s timeout. */
-  let inFlight = 0;
-  const answered = () => until(async () => inFlight, (n) => n === 0, 'the requests in flight to end');
+  let inFlight: () => number;
+  const answered = () => until(async () => inFlight(), (n) => n === 0, 'the requests in flight to end');
 
   beforeAll(async () => {
     other = await suite.browser.newContext({ viewport: { width: 1280, height: 900 } });
     seen404 = watch(other, [worker.url], [EXPECTED_404]);
     tabOn = await other.newPage();
-    tabOn.on('request', () => inFlight++);
-    tabOn.on('requestfinished', () => inFlight--);
-    tabOn.on('requestfailed', () => inFlight--);
+    inFlight = requestsInFlight(tabOn);
     await tabOn.clock.install();
     await signIn(tabOn);
   });
@@ -252,7 +250,7 @@ describe('deleted queues and jobs', () => {
     await tabOn.locator('#queue-view [data-count="waiting"]').waitFor();
     expect((await worker.api('/v1/queues/scratch', { method: 'DELETE' })).status).toBe(204);
 
-    await tabOn.clock.fastForward(5_000); // the next refresh finds it gone
+    await tabOn.clock.fastForward(30_000); // the next refresh finds it gone (a live view's comes after 30 s)
     await tabOn.locator('[data-gone="queue"]', { hasText: 'does not exist' }).waitFor();
     await answered();
     const requests = countRequests(tabOn, 'scratch');

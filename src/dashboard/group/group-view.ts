@@ -11,6 +11,7 @@ import { stateBadge } from '../badges';
 import { type Child, dataTable, fieldList, h, render } from '../dom';
 import { formatRate } from '../flow-format';
 import { GROUP_JOB_COLUMNS } from '../job-columns';
+import { queueEventsPath } from '../live/event-stream';
 import { View } from '../view';
 import { GroupLimitsForm } from './group-limits-form';
 
@@ -43,6 +44,11 @@ export class GroupView extends View<Answer> {
     this.parts.hidden = true;
     this.element = h('div', { class: 'group-view' }, this.head, this.parts);
     this.drawHead(null);
+  }
+
+  /** The queue's stream narrowed to this group: its jobs' changes are the group's. */
+  protected override liveStreams(): { paths: string[] } {
+    return { paths: [queueEventsPath(this.queueName, this.group)] };
   }
 
   protected override read(): Promise<Answer> {

@@ -1,15 +1,18 @@
 // One job's own view (#/queue/<name>/job/<id>): its state, group (a link to the group's view),
 // priority and debounce key when it has them, its times, progress and lease expiry while active,
 // its full data, result and error, its attempt history and outcome callback when the API has them
-// (job-records.ts), and the actions its state allows. A job or queue that no longer exists is
-// said so once, and the view stops refreshing.
+// (job-records.ts), and the actions its state allows. While the job runs, its event stream makes
+// the view read it again at each change. A job or queue that no longer exists is said so once,
+// and the view stops refreshing.
 import type { GroupqClient } from '../../client';
+import { isFinished } from '../../protocol/constants';
 import { CANCELLABLE, act, cancelJobControl } from '../actions';
 import { Confirmer } from '../confirm';
 import { fieldList, h, render } from '../dom';
 import { flowFields } from '../flow-format';
 import { formatWhen } from '../format';
 import { groupLink, queueHref } from '../links';
+import { jobEventsPath } from '../live/event-stream';
 import { announceAndGo } from '../status';
 import { View } from '../view';
 import { type JobDetail, callbackPart, detailPart, historyPart } from './job-records';
@@ -38,6 +41,8 @@ export class JobView extends View<JobDetail> {
   private readonly body = h('div', { class: 'job-parts' });
   private readonly confirmer = new Confirmer(() => this.draw());
   private job: JobDetail | null = null;
+  /** One GET per re-read, and a job's progress is worth seeing soon. */
+  override readonly liveGapMs = 250;
 
   constructor(client: GroupqClient, queueName: string, readonly id: string, fail: (error: unknown) => void) {
     super(client, queueName, fail);
@@ -47,6 +52,15 @@ export class JobView extends View<JobDetail> {
 
   protected override async read(): Promise<JobDetail> {
     return (await this.ctx.queue.getJob(this.id)) as JobDetail;
+  }
+
+  /**
+   * The job's stream while it can still change by itself; a finished job's stream would only
+   * repeat its end, so the view polls it (a retry by hand starts the stream again).
+   */
+  protected override liveStreams(): { paths: string[]; job: boolean } {
+    const running = this.job !== null && !isFinished(this.job.state);
+    return { paths: running ? [jobEventsPath(this.queueName, this.id)] : [], job: true };
   }
 
   protected override show(job: JobDetail): void {

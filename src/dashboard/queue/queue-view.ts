@@ -1,8 +1,9 @@
 // One queue: its name, paused state, pause/resume and delete, its config in one line, counts and
 // the chart of its last hour, finding jobs by id or group, enqueueing a test job, then its jobs
 // by state, groups and repeatable jobs, and its flow control to edit. A refresh reads everything
-// in parallel and draws once all answered, so the parts never disagree. A queue that no longer
-// exists is said so once, and the view stops refreshing (no request after that).
+// in parallel and draws once all answered, so the parts never disagree; the queue's event stream
+// makes it read again as jobs change. A queue that no longer exists is said so once, and the view
+// stops refreshing (no request after that).
 import type { GroupPage, GroupqClient, JobPage, MinuteMetrics, QueueInfo, Repeat } from '../../client';
 import { act } from '../actions';
 import { pausedBadge } from '../badges';
@@ -12,6 +13,7 @@ import { countsList } from '../counts';
 import { type Child, h, render } from '../dom';
 import { BACKPRESSURE_LABELS, formatRate } from '../flow-format';
 import { formatDuration } from '../format';
+import { queueEventsPath } from '../live/event-stream';
 import { describeError } from '../session';
 import { announceAndGo } from '../status';
 import { View } from '../view';
@@ -92,6 +94,11 @@ export class QueueView extends View<Answer> {
       this.groups.request(),
       queue.repeats.list(),
     ]);
+  }
+
+  /** Every job event of the queue changes a count, a list, a group or the chart: all re-read. */
+  protected override liveStreams(): { paths: string[] } {
+    return { paths: [queueEventsPath(this.queueName)] };
   }
 
   protected override show([info, metrics, jobs, groups, repeats]: Answer): void {

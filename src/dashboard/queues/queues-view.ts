@@ -1,7 +1,8 @@
 // The first view: the overview of every queue (overview.ts: backlog, rate, failures, oldest
 // waiting job, worst first), then every queue as a card with its counts, a paused badge and the
 // chart of its last hour. One GET /v1/queues, then each queue's metrics in parallel (a failed
-// metrics read costs that queue its chart and rate, not the page).
+// metrics read costs that queue its chart and rate, not the page). Reads may overlap (the timer,
+// a queue's event, Refresh): only the newest one draws.
 import type { GroupqClient, MinuteMetrics, QueueSummary } from '../../client';
 import { pausedBadge } from '../badges';
 import { chartUnavailable, throughputChart } from '../chart';
@@ -59,13 +60,21 @@ function empty(): HTMLElement {
 // Built once: the overview keeps its order and the cards their open tables across refreshes.
 const overview = new Overview();
 const cards = h('div', { class: 'queue-grid' });
+/** Reads started: an older read that answers after a newer one started does not draw. */
+let reads = 0;
 
-/** Loads every queue and renders the overview and the cards into `container`. Throws what the API threw. */
-export async function refreshQueues(client: GroupqClient, container: HTMLElement): Promise<void> {
+/**
+ * Loads every queue and renders the overview and the cards into `container`; answers the queues'
+ * names in the cards' order (app.ts follows their streams), or null when a newer read superseded
+ * this one. Throws what the API threw.
+ */
+export async function refreshQueues(client: GroupqClient, container: HTMLElement): Promise<string[] | null> {
+  const read = ++reads;
   const loaded = await load(client);
+  if (read !== reads) return null;
   if (loaded.length === 0) {
     render(container, empty());
-    return;
+    return [];
   }
   // Put back only when gone (the first load, or back from another view): re-adding them would
   // close the order's open list under the user's pointer.
@@ -73,4 +82,5 @@ export async function refreshQueues(client: GroupqClient, container: HTMLElement
   const now = Date.now();
   overview.show(loaded.map(({ queue, metrics }) => (metrics.ok ? figuresOf(queue, metrics.minutes, null, now) : figuresOf(queue, null, metrics.reason, now))));
   render(cards, ...loaded.map(card));
+  return loaded.map(({ queue }) => queue.name);
 }
