@@ -17,6 +17,7 @@ import { DueTimes } from '../core/run/due-times';
 import { type FollowUps, createFollowUps } from '../core/run/follow-ups';
 import type { EngineContext } from '../core/store/context';
 import { type Signers, createSigners } from '../core/push/signing';
+import { toPublished } from '../core/events/wire';
 import { type Settings, settingsOf } from './settings';
 
 /** A drain started by a request may run this long: waitUntil lasts ~30 s after the response. */
@@ -88,10 +89,12 @@ export function openInvocation(
     allowHttpLoopback: settings.allowHttpLoopback,
     keyLocking: settings.scriptKeyLocking,
     partitions: isolate.partitions,
-    // Events go to their queue's hub after the response, one call per script call that had any.
-    onEvents: (tag, events) => {
+    // Events go to their queue's hub after the response, one call per script call that had any,
+    // each with its place in its partition's sequence: the hub orders them by it, so that calls
+    // of several Workers (or two of this one) may arrive in any order (src/core/events/order.ts).
+    onEvents: (tag, events, place) => {
       const hub = env.EVENT_HUB.get(env.EVENT_HUB.idFromName(queueOfTag(tag)));
-      waitUntil(hub.publish(events).catch((error: unknown) => log.warn('events_not_published', 'events did not reach their hub', { queue: queueOfTag(tag), error })));
+      waitUntil(hub.publish(toPublished(tag, events, place)).catch((error: unknown) => log.warn('events_not_published', 'events did not reach their hub', { queue: queueOfTag(tag), error })));
     },
   });
   return {

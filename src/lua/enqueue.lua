@@ -213,9 +213,10 @@ if n == 1 and not states[1].db then
     metaAdd(M, 'active', 1)
     observeWait(M, state, now)
     noteTimer(M, deadline)
-    saveMeta(M)
+    -- The events before saveMeta, which numbers them (meta.lua placeEvents).
     noteAdded(M, id, state, now)
     noteEvent(M, 'active', id, state.g, 'active', 1, now)
+    saveMeta(M)
     local stateJson = string.sub(record, 1, #record - #data - 1)
     return { 1, { { id, 'waiting', 0 } }, M.v.config, { { id, stateJson, data, deadline, 's', token, messageIdFor(M, id, state) } }, dueReport(M, now), M.events }
   end

@@ -11,7 +11,8 @@ ARGV[2] lease token
 ARGV[3] progress (JSON text)
 ARGV[4] now (epoch ms: the event's time)
 
-Returns {1, events?}: a `progress` event (events.lua) while meta's `ev` is later than now
+Returns {1, events?}: a `progress` event (events.lua) while meta's `ev` is later than now, placed
+  after the partition's newest numbered event (meta.lua placeEvents)
 Errors  {-11} JOB_CANCELLED (the job was cancelled under this lease), {-3} LEASE_LOST
 ]]
 -- @include errors
@@ -30,4 +31,6 @@ redis.call('HSET', K.jobs, ARGV[1], encodeJob(state, data))
 local now = tonumber(ARGV[4])
 openEvents(M, now)
 noteEvent(M, 'progress', ARGV[1], state.g, 'active', (state.a or 0) + 1, now, ARGV[3])
+-- No write of meta here (and none added): the event follows the newest numbered one (meta.lua).
+placeEvents(M, false)
 return { 1, M.events }

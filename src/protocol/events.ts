@@ -45,10 +45,12 @@ export const addedDataSchema = z.object({
   ...jobFields,
   state: z.enum(['waiting', 'delayed']),
   runAt: epochMsSchema.optional().describe('A delayed job: when it is due.'),
-});
+}).describe('`added`: the job entered waiting or delayed (enqueued, or sent back by a retry by hand).');
 
 /** An attempt started: the job was leased and is being delivered. */
-export const activeDataSchema = z.object({ ...jobFields, state: z.literal('active'), attempt: attemptMade });
+export const activeDataSchema = z
+  .object({ ...jobFields, state: z.literal('active'), attempt: attemptMade })
+  .describe('`active`: an attempt started: the job was leased and is being delivered.');
 
 /** The attempt under way reported progress. */
 export const progressDataSchema = z.object({
@@ -56,7 +58,7 @@ export const progressDataSchema = z.object({
   state: z.literal('active'),
   attempt: attemptMade,
   progress: z.json().describe('The value the attempt reported, as GET of the job shows it.'),
-});
+}).describe('`progress`: the attempt under way reported progress.');
 
 /**
  * An attempt failed and the job will be tried again: it waits in its group (finish.lua sends it
@@ -69,7 +71,7 @@ export const retryingDataSchema = z.object({
   state: z.literal('waiting'),
   error: z.string().optional().describe('Why the attempt failed; absent where the reader sees state only.'),
   retryAt: epochMsSchema.describe('When the next attempt is due, epoch ms.'),
-});
+}).describe('`retrying`: an attempt failed (or was told to wait) and the job waits in its group until `retryAt`.');
 
 /** The job completed; `result` is absent where the reader sees state only, or the job gave none. */
 export const completedDataSchema = z.object({
@@ -78,17 +80,19 @@ export const completedDataSchema = z.object({
   attempt: attemptMade,
   result: z.json().optional(),
   resultTruncated: z.boolean().optional().describe('The result was over the size kept and was cut.'),
-});
+}).describe('`completed`: the job completed. `result` is absent where the reader sees state only, or the job gave none.');
 
 /** The job failed for good. */
 export const failedDataSchema = z.object({
   ...jobFields,
   state: z.literal('failed'),
   error: z.string().optional().describe('Its last error; absent where the reader sees state only.'),
-});
+}).describe('`failed`: the job failed for good.');
 
 /** The job was cancelled, waiting or under way. */
-export const cancelledDataSchema = z.object({ ...jobFields, state: z.literal('cancelled') });
+export const cancelledDataSchema = z
+  .object({ ...jobFields, state: z.literal('cancelled') })
+  .describe('`cancelled`: the job was cancelled, waiting or under way.');
 
 /**
  * The job did not start by its deadline (ttlMs, docs/flow-control.md#job-ttl) and ended without
@@ -99,21 +103,28 @@ export const expiredDataSchema = z.object({
   state: z.literal('expired'),
   attempt: z.literal(0),
   expiresAt: epochMsSchema.describe('Its deadline to start: its enqueue time + ttlMs.'),
-});
+}).describe('`expired`: the job did not start by its deadline (ttlMs) and ended without being delivered.');
 
 /**
- * Events were lost: the resume asked for what follows `lastEventId`, and the stream no longer
- * holds all of it. It has no SSE id of its own, so the reader's Last-Event-ID stays put until the
- * first event after it; a reconnect before that is told about the gap again, which stays true.
+ * Events were lost. Either the resume asked for what follows `lastEventId`, and the stream no
+ * longer holds all of it; or, live, some events of the queue never reached its hub within the
+ * time it waits for them (`missing` says how many: src/core/events/order.ts), and it went on
+ * after `lastEventId` without them. It has no SSE id of its own, so the reader's Last-Event-ID
+ * stays put until the first event after it; a reconnect before that is told about the gap again,
+ * which stays true.
  */
 export const gapDataSchema = z.object({
   queue: z.string().min(1),
   group: z.string().min(1).optional().describe('A stream narrowed to one group: that group.'),
   id: z.string().min(1).optional().describe('A job\'s stream: that job.'),
-  lastEventId: z.string().describe('The id the resume asked to follow (Last-Event-ID or ?lastEventId=), as sent.'),
-  oldestEventId: eventIdSchema.nullable().describe('The oldest event the stream still holds; null when it holds none.'),
+  lastEventId: z.string().describe('The id the resume asked to follow (Last-Event-ID or ?lastEventId=), as sent; live, the last id before the gap.'),
+  oldestEventId: eventIdSchema.nullable().describe('The oldest event the stream still holds (live: the first after the gap); null when it holds none.'),
+  missing: z.number().int().min(1).optional().describe('Live: how many events of the queue never came (the gap tells every stream: they may be of any job).'),
   at: epochMsSchema,
-});
+}).describe(
+  '`gap`: events were lost. A resume asked for what follows `lastEventId` and the stream no longer holds all of it, or, ' +
+    'live, some events never reached the stream in time. It has no SSE id of its own.',
+);
 
 /** Each event's data schema by its name: the server builds, the client parses with the right one. */
 export const eventDataSchemas = {

@@ -11,7 +11,7 @@ import { jobIdSchema, jobPatchSchema } from '../../protocol/job-input';
 import type { Job } from '../../protocol/api/types';
 import { toJob } from '../store/job-records';
 import { toOutcomesToSend } from '../store/leased';
-import { type EventTuple, type ScriptEvent, withEvents } from '../store/events';
+import { type EventList, type ScriptEvent, withEvents } from '../store/events';
 import type { JobTuple } from '../store/replies';
 import { onJob } from './partitions';
 import { callScript } from '../store/scripts';
@@ -50,7 +50,7 @@ export async function removeJob(ctx: EngineContext, { queue, id }: JobRef): Prom
 export type ChangedJob = Job & { events?: ScriptEvent[] };
 
 /** A job's view and events, as rejoin-job and update-job answer them, for partition `tag`. */
-const changed = (tag: string, { view, events }: { view: JobTuple; events?: EventTuple[] }): ChangedJob =>
+const changed = (tag: string, { view, events }: { view: JobTuple; events?: EventList }): ChangedJob =>
   withEvents(toJob(tag, view), tag, events);
 
 /** failed -> waiting, attempts reset. */

@@ -4,19 +4,28 @@
 // rows, oldest out first. Each row is one event: its SSE id, when it was stored, its group and
 // job (what filters read) and its name and data as the SSE frame needs them.
 //
-// Ids are `<ms>-<seq>` (src/protocol/event-id.ts) and increase with every row. An event that came
-// with an id after the newest given keeps it (ids Redis assigns); any other gets the next id of
-// the hub's own (none given, or one out of order: say two partitions' ids crossing), so arrival
-// order and id order are one order, and a resume is "the rows after this id".
+// Ids are `<ms>-<seq>` (src/protocol/event-id.ts) and increase with every row: the hub gives each
+// event the next id when it lets it out (order.ts puts each partition's events in their scripts'
+// order first), so the order a stream sends, the order of the ids and the order of the rows are
+// one order across the queue's partitions, and a resume is "the rows after this id". (An event
+// handed over with an id after the newest given keeps it: tests name ids so.) A row also keeps
+// the event's partition and number there (part, pseq): what tells a late progress event whether
+// its job has moved on (movedOn).
+//
+// A `gap` the order told (events that never came) is a row too, so that a resume from before it
+// is told it as well; its frame has no `id:` (the gap of src/protocol/events.ts has none), and
+// its row's id, which no reader sees, keeps the ids of the rows in order.
 //
 // What a resume is told rests on two ids kept beside the rows: `head`, the newest id given, and
 // `floor`, the newest id trimmed away (every event after it is held). A resume from an id that is
 // held, or is the floor, misses nothing; from any other (trimmed, or never given here) it is
 // told it missed some: never a silent gap.
 import { compareEventIds, formatEventId, isEventId } from '../../protocol/event-id';
-import type { JobEventName } from '../../protocol/events';
+import type { StreamEventName } from '../../protocol/events';
 import { encodeMessage } from '../../protocol/sse';
-import type { EventFilter, PublishedEvent, Resume } from './wire';
+import { queueOfTag } from '../store/partitions';
+import type { Released } from './order';
+import type { EventFilter, Resume } from './wire';
 
 /** At most this many events are held, whatever their age: bounds storage and a resume's replay. */
 export const MAX_HELD_EVENTS = 10_000;
@@ -24,7 +33,8 @@ export const MAX_HELD_EVENTS = 10_000;
 /** An event as stored, and as snapshot() answers it: its SSE frame is made from these without parsing its data again. */
 export interface StoredEvent {
   eventId: string;
-  event: JobEventName;
+  /** A job event's name, or `gap`: its group and job are '' then, and every filter wants it. */
+  event: StreamEventName;
   group: string;
   job: string;
   /** The data as JSON text. */
@@ -35,10 +45,11 @@ type Row = { id: string; name: string; grp: string; job: string; data: string };
 
 /** The SSE frame of one stored event: `event:`, `id:` and its one `data:` line. */
 export function frameOf(stored: StoredEvent): string {
+  if (stored.event === 'gap') return encodeMessage({ event: stored.event, data: stored.data });
   return encodeMessage({ event: stored.event, id: stored.eventId, data: stored.data });
 }
 
-const toStored = (row: Row): StoredEvent => ({ eventId: row.id, event: row.name as JobEventName, group: row.grp, job: row.job, data: row.data });
+const toStored = (row: Row): StoredEvent => ({ eventId: row.id, event: row.name as StreamEventName, group: row.grp, job: row.job, data: row.data });
 
 export class EventLog {
   private headId: string | null;
@@ -53,7 +64,8 @@ export class EventLog {
     // looks one up (a scan of at most maxEvents rows), while every event would pay an index row.
     sql.exec(`CREATE TABLE IF NOT EXISTS events (
       seq INTEGER PRIMARY KEY, id TEXT NOT NULL, stored_at INTEGER NOT NULL,
-      grp TEXT NOT NULL, job TEXT NOT NULL, name TEXT NOT NULL, data TEXT NOT NULL)`);
+      grp TEXT NOT NULL, job TEXT NOT NULL, name TEXT NOT NULL, data TEXT NOT NULL,
+      part TEXT, pseq INTEGER)`);
     sql.exec('CREATE TABLE IF NOT EXISTS hub (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
     this.headId = this.read('head');
     this.floorId = this.read('floor');
@@ -83,28 +95,41 @@ export class EventLog {
 
   /** The id after the newest given: the same millisecond's next, or `now`'s first. */
   private nextId(now: number): string {
-    if (this.headId === null) return formatEventId(now, 0);
-    const [ms, seq] = this.headId.split('-').map(Number) as [number, number];
-    if (now > ms) return formatEventId(now, 0);
-    return Number.isSafeInteger(seq + 1) ? formatEventId(ms, seq + 1) : formatEventId(ms + 1, 0);
+    return this.headId === null ? formatEventId(now, 0) : nextAfter(this.headId, now);
   }
 
-  /** Stores `events` in order, each with its id (see above), then trims; answers them as stored. */
-  append(events: readonly PublishedEvent[], now: number): StoredEvent[] {
+  /** Whether job `job` has an event of partition `part` out after that partition's number `after`. */
+  movedOn(part: string, job: string, after: number): boolean {
+    return this.sql.exec('SELECT 1 FROM events WHERE job = ? AND part = ? AND pseq > ? LIMIT 1', job, part, after).toArray().length > 0;
+  }
+
+  /** Stores what the order let out, in order, each with its id (see above), then trims; answers them as stored. */
+  append(items: readonly Released[], now: number): StoredEvent[] {
     const stored: StoredEvent[] = [];
     let lastSeq = 0;
-    for (const { eventId, event, data } of events) {
-      const given = eventId !== undefined && isEventId(eventId) && (this.headId === null || compareEventIds(eventId, this.headId) > 0);
-      const id = given ? eventId : this.nextId(now);
-      const text = JSON.stringify(data);
+    const insert = (row: StoredEvent, part: string | null, pseq: number | null) => {
       lastSeq = this.sql
         .exec<{ seq: number }>(
-          'INSERT INTO events (id, stored_at, grp, job, name, data) VALUES (?, ?, ?, ?, ?, ?) RETURNING seq',
-          id, now, data.group, data.id, event, text,
+          'INSERT INTO events (id, stored_at, grp, job, name, data, part, pseq) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq',
+          row.eventId, now, row.group, row.job, row.event, row.data, part, pseq,
         )
         .one().seq;
-      this.headId = id;
-      stored.push({ eventId: id, event, group: data.group, job: data.id, data: text });
+      this.headId = row.eventId;
+      stored.push(row);
+    };
+    for (const item of items) {
+      if (item.kind === 'gap') {
+        // Said between the last id given and the next: the one the event after it gets.
+        const lastEventId = this.head(now);
+        const id = this.nextId(now);
+        const data = { queue: queueOfTag(item.part), lastEventId, oldestEventId: nextAfter(id, now), missing: item.missing, at: now };
+        insert({ eventId: id, event: 'gap', group: '', job: '', data: JSON.stringify(data) }, item.part, null);
+        continue;
+      }
+      const { eventId, event, data, place } = item.event;
+      const given = eventId !== undefined && isEventId(eventId) && (this.headId === null || compareEventIds(eventId, this.headId) > 0);
+      const id = given ? eventId : this.nextId(now);
+      insert({ eventId: id, event, group: data.group, job: data.id, data: JSON.stringify(data) }, place?.part ?? null, place?.seq ?? place?.after ?? null);
     }
     if (stored.length === 0) return stored;
     this.write('head', this.headId!);
@@ -131,9 +156,9 @@ export class EventLog {
     this.write('floor', last.id);
   }
 
-  /** The oldest event held, or null. */
+  /** The oldest event held (a gap's row is none: no reader has its id), or null. */
   oldest(): string | null {
-    return this.sql.exec<{ id: string }>('SELECT id FROM events ORDER BY seq LIMIT 1').toArray()[0]?.id ?? null;
+    return this.sql.exec<{ id: string }>("SELECT id FROM events WHERE name != 'gap' ORDER BY seq LIMIT 1").toArray()[0]?.id ?? null;
   }
 
   /**
@@ -149,7 +174,8 @@ export class EventLog {
     const fromSeq = found?.seq ?? 0;
     const rows = this.sql
       .exec<Row>(
-        'SELECT id, name, grp, job, data FROM events WHERE seq > ? AND (? IS NULL OR grp = ?) AND (? IS NULL OR job = ?) ORDER BY seq',
+        `SELECT id, name, grp, job, data FROM events
+         WHERE seq > ? AND (name = 'gap' OR ((? IS NULL OR grp = ?) AND (? IS NULL OR job = ?))) ORDER BY seq`,
         fromSeq, filter.group ?? null, filter.group ?? null, filter.job ?? null, filter.job ?? null,
       )
       .toArray();
@@ -167,4 +193,11 @@ export class EventLog {
     this.write('wanted', String(kept));
     return kept;
   }
+}
+
+/** The id after `id`, at `now`: the same millisecond's next, or `now`'s first. */
+function nextAfter(id: string, now: number): string {
+  const [ms, seq] = id.split('-').map(Number) as [number, number];
+  if (now > ms) return formatEventId(now, 0);
+  return Number.isSafeInteger(seq + 1) ? formatEventId(ms, seq + 1) : formatEventId(ms + 1, 0);
 }

@@ -5,6 +5,7 @@
 // The hub frames events as SSE itself (once per event, whatever the number of readers), so the
 // Worker only copies `text` into its response. No Worker API here: the Node tests import it.
 import type { JobEventName } from '../../protocol/events';
+import type { EventPlace, ScriptEvent } from '../store/events';
 
 /**
  * Which events of the queue a stream wants: all of them, one group's, or one job's. A job's stream
@@ -15,11 +16,40 @@ export interface EventFilter {
   job?: string;
 }
 
-/** An event as the Worker hands it to its queue's hub: its SSE id when Redis gave one (else the hub numbers it). */
+/**
+ * An event as the Worker hands it to its queue's hub, with its place in its partition's event
+ * sequence (order.ts puts each partition's events in that order). `eventId`: an SSE id the hub
+ * keeps when it is after the newest given (else, and without one, the hub gives the next).
+ */
 export interface PublishedEvent {
   eventId?: string;
   event: JobEventName;
   data: { id: string; group: string } & Record<string, unknown>;
+  /** None: the hub lets it out as it comes, in no order but its arrival's. */
+  place?: PublishedPlace;
+}
+
+/**
+ * Where an event stands in its partition's event sequence (meta's `es`, src/lua/includes/meta.lua
+ * placeEvents): its own number, or, for an event whose script numbered none (progress), the
+ * number of the event it follows. One of `seq` and `after`.
+ */
+export interface PublishedPlace {
+  /** The partition: the tag its script ran on (a queue of one partition: the queue's name). */
+  part: string;
+  /** Which of the partition's sequences (a queue made again starts a new, later one); 0: none yet. */
+  epoch: number;
+  seq?: number;
+  after?: number;
+}
+
+/** The events of one script call, as the Worker hands them to the hub: each with its place. */
+export function toPublished(tag: string, events: readonly ScriptEvent[], { epoch, last, numbered }: EventPlace): PublishedEvent[] {
+  return events.map(({ event, data }, i) => ({
+    event,
+    data,
+    place: numbered ? { part: tag, epoch, seq: last + 1 + i } : { part: tag, epoch, after: last },
+  }));
 }
 
 /** Where a resume stands against what the hub holds. */

@@ -1,7 +1,7 @@
 // What every engine operation is given: a Redis script runner, a clock and deployment options.
 import type { ConfigOptions } from '../../protocol/config';
 import type { PartitionCounts } from './partitions';
-import type { ScriptEvent } from './events';
+import type { EventPlace, ScriptEvent } from './events';
 import type { Pool } from './pool';
 import type { ScriptRunner } from './scripts';
 
@@ -16,7 +16,7 @@ export interface EngineContext {
   /** Send scripts with Upstash's allow-key-locking flag (ScriptOptions). @default true */
   keyLocking?: boolean;
   /** Where the job events scripts report go (ScriptContext.onEvents): the Worker's hub forwarding. */
-  onEvents?: (tag: string, events: ScriptEvent[]) => void;
+  onEvents?: (tag: string, events: ScriptEvent[], place: EventPlace) => void;
   /** What this isolate has learned of queues' partition counts (src/core/engine/partitions.ts). */
   partitions?: PartitionCounts;
 }

@@ -5,6 +5,9 @@
 // queue's name goes into every event's data), as it decodes leased jobs (leases.ts toLeasedJob).
 // What comes out is an event of src/protocol/events.ts without its SSE id, which the hub that
 // numbers a queue's events assigns. No event, no cost: a reply without the list decodes as it did.
+// The list starts with its place in the partition's event sequence (meta.lua placeEvents): what
+// the hub orders each partition's events by (src/core/events/order.ts), whichever Worker hands
+// them over and when; the engine's results carry the events without it.
 import * as z from 'zod';
 import type { EventData, JobEventName } from '../../protocol/events';
 import { queueOfTag } from './partitions';
@@ -32,8 +35,29 @@ const eventTuple = z.union([
 ]);
 export type EventTuple = z.output<typeof eventTuple>;
 
-/** The last element of a script's reply: present only while events are wanted. */
-export const eventList = z.array(eventTuple).optional();
+/**
+ * The last element of a script's reply, present only while events are wanted: its place
+ * {epoch, last, numbered 0|1}, then the events.
+ */
+export const eventList = z.tuple([int, int, z.literal([0, 1])], eventTuple).optional();
+export type EventList = NonNullable<z.output<typeof eventList>>;
+
+/**
+ * Where a call's events stand in their partition's event sequence (meta's `es`). `numbered`:
+ * they are `last + 1`, `last + 2`...; else they took no number (a call that writes no meta:
+ * progress) and follow event `last`. `epoch` tells the partition's sequences apart (a queue made
+ * again starts a new one); 0: no event of the partition was numbered yet.
+ */
+export interface EventPlace {
+  epoch: number;
+  last: number;
+  numbered: boolean;
+}
+
+/** The place a list of events starts with. */
+export function placeOf(list: EventList): EventPlace {
+  return { epoch: list[0], last: list[1], numbered: list[2] === 1 };
+}
 
 /** A job event as a script reported it: its name and data, without the SSE id. */
 export type ScriptEvent = { [N in JobEventName]: { event: N; data: EventData<N> } }[JobEventName];
@@ -71,8 +95,9 @@ function toEvent(queue: string, tuple: EventTuple): ScriptEvent {
 }
 
 /** The events of a reply of a script that ran on `tag` (a queue, or a partition of one), in order. */
-export function toScriptEvents(tag: string, tuples: readonly EventTuple[]): ScriptEvent[] {
+export function toScriptEvents(tag: string, list: EventList): ScriptEvent[] {
   const queue = queueOfTag(tag);
+  const [, , , ...tuples] = list;
   return tuples.map((tuple) => toEvent(queue, tuple));
 }
 
@@ -80,8 +105,8 @@ export function toScriptEvents(tag: string, tuples: readonly EventTuple[]): Scri
  * `value` with the events of a reply, decoded, as its optional `events` field; without the field
  * when the reply had no list, so that a result reads exactly as it did while nobody listens.
  */
-export function withEvents<T extends object>(value: T, tag: string, tuples: readonly EventTuple[] | undefined): T & { events?: ScriptEvent[] } {
-  return tuples === undefined ? value : { ...value, events: toScriptEvents(tag, tuples) };
+export function withEvents<T extends object>(value: T, tag: string, list: EventList | undefined): T & { events?: ScriptEvent[] } {
+  return list === undefined ? value : { ...value, events: toScriptEvents(tag, list) };
 }
 
 /** Events of several calls, in order; undefined when none of them had a list. */

@@ -32,7 +32,7 @@ import type { ScriptName } from '../../lua/scripts.generated';
 import { type GroupLimits, type StoredConfig, readStoredConfig } from '../../protocol/config';
 import { QueueError } from '../../protocol/errors';
 import { type GroupState, JOB_STATES } from '../../protocol/job-input';
-import { type EventTuple, eventList } from './events';
+import { type EventList, eventList } from './events';
 
 const ok = z.literal(1);
 const int = z.number();
@@ -293,7 +293,7 @@ export type ReplyOf<N extends ScriptName, A> = Replies[N] extends ByMode
  * Checks and decodes the reply of script `name` (called in mode `mode`, if it has modes): its
  * value, and the timer it reports it lowered (dueAt, null for none).
  */
-export function decodeReply(name: ScriptName, mode: unknown, raw: readonly unknown[]): { value: unknown; dueAt: number | null; events?: EventTuple[] } {
+export function decodeReply(name: ScriptName, mode: unknown, raw: readonly unknown[]): { value: unknown; dueAt: number | null; events?: EventList } {
   const entry: Reply | ByMode = replies[name];
   const script = 'byMode' in entry ? entry.byMode[String(mode)] : entry;
   const checked = script?.schema.safeParse(raw);
@@ -308,8 +308,8 @@ export function decodeReply(name: ScriptName, mode: unknown, raw: readonly unkno
 }
 
 /** The events a reply ends with: its last element, when its schema ends with an event list and the reply has it. */
-function eventsOf(schema: z.ZodType, checked: readonly unknown[]): EventTuple[] | undefined {
+function eventsOf(schema: z.ZodType, checked: readonly unknown[]): EventList | undefined {
   if (!(schema instanceof z.ZodTuple)) return undefined;
   const { items } = schema.def;
-  return items[items.length - 1] === eventList && checked.length === items.length ? (checked[items.length - 1] as EventTuple[]) : undefined;
+  return items[items.length - 1] === eventList && checked.length === items.length ? (checked[items.length - 1] as EventList) : undefined;
 }

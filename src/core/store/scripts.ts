@@ -14,7 +14,7 @@ import { luaError, partitionMoving, partitionedOf } from './refusals';
 import { METRICS_KEY, MOVES_KEY, PLACEMENT_KEY, REGISTRY_KEY, groupKey, isQueueKeyName, queueKey, rateKey, tokenRateKey } from './keys';
 import { asQueueError, redisMessageOf } from './redis';
 import { type ArgsOf, type ReplyOf, decodeReply } from './replies';
-import { type ScriptEvent, toScriptEvents } from './events';
+import { type EventPlace, type ScriptEvent, placeOf, toScriptEvents } from './events';
 
 /** What the engine needs of a Redis client: scripts, the due index's commands, and the HGET a waiting read polls with. */
 export type ScriptRunner = Pick<Redis, 'evalsha' | 'eval' | 'zadd' | 'zrange' | 'zrem' | 'hget'>;
@@ -161,9 +161,10 @@ export interface ScriptContext {
   keyLocking?: boolean;
   /**
    * Where the job events a script reports go (events.ts: only while its queue's meta wants
-   * them), with the tag it ran on; the Worker hands them to the queue's event hub.
+   * them), with the tag it ran on and their place in that partition's event sequence; the
+   * Worker hands them to the queue's event hub, which orders them by it.
    */
-  onEvents?: (tag: string, events: ScriptEvent[]) => void;
+  onEvents?: (tag: string, events: ScriptEvent[], place: EventPlace) => void;
 }
 
 /**
@@ -181,6 +182,9 @@ export async function callScript<N extends ScriptName, const A extends ArgsOf<N>
   const reply = await runScript(ctx.redis, script, keysFor(script, target), args, { keyLocking: ctx.keyLocking });
   const { value, dueAt, events } = decodeReply(script.name, args[0], reply);
   if (dueAt !== null && target.queue !== undefined) await noteDue(ctx, target.queue, dueAt);
-  if (events && events.length > 0 && ctx.onEvents && target.queue !== undefined) ctx.onEvents(target.queue, toScriptEvents(target.queue, events));
+  // The list's first three elements are its place (events.ts): events follow them.
+  if (events && events.length > 3 && ctx.onEvents && target.queue !== undefined) {
+    ctx.onEvents(target.queue, toScriptEvents(target.queue, events), placeOf(events));
+  }
   return value as ReplyOf<N, A>;
 }

@@ -6,6 +6,8 @@
 -- noteEvent does nothing and the reply ends where it always did (a nil last element is none).
 -- A past `ev` is left in place (deleting it would cost an HDEL): it costs its bytes only.
 --
+-- The list starts with its place in the partition's event sequence (meta.lua placeEvents, which
+-- saveMeta calls, and progress.lua itself): {epoch, last, numbered, events...}.
 -- Each event is a flat tuple, decoded by src/core/store/events.ts:
 --   {kind, id, group, state, attempt, at, ...} then by kind
 --   added     'waiting'|'delayed', runAt (a delayed job's, else -1)
@@ -24,14 +26,21 @@ local function eventsWanted(ev, now)
   return ev and now and now < (tonumber(ev) or 0) or false
 end
 
--- Starts the call's event list when events are wanted (after openMeta).
+-- Starts the call's event list when events are wanted (after openMeta). `now` starts the
+-- partition's event sequence if this call numbers its first events (placeEvents).
 local function openEvents(M, now)
-  if eventsWanted(M.v.ev, now) then M.events = {} end
+  if eventsWanted(M.v.ev, now) then
+    M.events = {}
+    M.eventsAt = now
+  end
 end
 
 local function noteEvent(M, kind, id, group, state, attempt, now, a, b)
   local list = M.events
-  if list then list[#list + 1] = { kind, id, group, state, attempt, now, a, b } end
+  if not list then return end
+  -- Placed (saveMeta ran): a later event would get no number of its own. A bug, said loudly.
+  if M.placed then error('groupq: job event noted after saveMeta') end
+  list[#list + 1] = { kind, id, group, state, attempt, now, a, b }
 end
 
 -- A job that entered waiting or delayed (its state `st` says which): enqueued, promoted, retried

@@ -20,7 +20,8 @@
 --   move (a move to another database: 'to <d>' under way, 'at <d>' done; errors.lua refuseMoving),
 --   expiring ('1' once a job with a ttlMs was enqueued: the tick reads `expiring`, expiry.lua),
 --   ev (events wanted until, epoch ms: until then scripts return the job events they cause,
---   events.lua; set by want-events.lua),
+--   events.lua; set by want-events.lua), es (the partition's event sequence, '<epoch> <last>':
+--   see placeEvents),
 --   'n:<kind>' and 'h:<w|r>' (lifetime counters and histograms for /metrics, totals.lua).
 -- Namespaces: a field built from a user's string (a group name) is '<g|l|f>:<string>'; every
 -- other field is groupq's own and never starts with 'g:', 'l:' or 'f:', so no name can collide
@@ -35,7 +36,7 @@
 
 local BASE_FIELDS = {
   'config', 'secret', 'paused', 'pausedGroups', 'seq', 'active', 'ready', 'timer', 'outcomes', 'prio', 'hold', 'flows', 'rs',
-  'dedup', 'dedupTrimAt', 'live', 'pub', 'bytes', 'partitions', 'move', 'expiring', 'ev',
+  'dedup', 'dedupTrimAt', 'live', 'pub', 'bytes', 'partitions', 'move', 'expiring', 'ev', 'es',
   -- totals.lua: read by every call, so that any call may count at no command of its own.
   'n:a', 'n:c', 'n:f', 'n:r', 'n:x', 'n:e', 'n:t', 'n:os', 'n:of', 'n:oa', 'h:w', 'h:r',
 }
@@ -136,6 +137,34 @@ local function messageIdFor(M, id, state, extra)
   return string.sub(redis.sha1hex(M.v.secret .. '\0' .. M.key .. '\0' .. id .. '\0' .. state.s .. '\0' .. (extra or '')), 1, 32)
 end
 
+-- The job events of a call (events.lua) take their places in the partition's event sequence,
+-- meta's `es` = '<epoch> <last>': `last` numbers the events told so far (1, 2, ...), `epoch` is
+-- the script time of the first one, so that a queue deleted and made again (a new meta) starts a
+-- sequence the hub (src/core/events/order.ts) tells from the old one. The hub puts each
+-- partition's events in this order, whichever Worker hands them over and when.
+-- The new `last` rides in the HSET of meta the call makes anyway (`writing`), so it costs no
+-- command. A call that writes nothing to meta (progress, always) numbers none: its events are
+-- told as following event `last`, the newest numbered, which places them exactly (the next
+-- numbered event comes after them) except among themselves.
+-- The list gets its place in front: {epoch (0: no sequence yet), last, numbered 0|1, events...}.
+-- Returns whether `es` changed (the caller writes it).
+local function placeEvents(M, writing)
+  local list = M.events
+  if not list or M.placed then return false end
+  M.placed = true
+  local epoch, last = string.match(M.v.es or '', '^(%d+) (%d+)$')
+  epoch, last = tonumber(epoch), tonumber(last) or 0
+  local numbered = #list > 0 and writing
+  if numbered then
+    epoch = epoch or M.eventsAt
+    M.v.es = int(epoch) .. ' ' .. int(last + #list)
+  end
+  table.insert(list, 1, numbered and 1 or 0)
+  table.insert(list, 1, last)
+  table.insert(list, 1, epoch or 0)
+  return numbered
+end
+
 local function saveMeta(M)
   local set, del = {}, {}
   for field in pairs(M.changed) do
@@ -146,6 +175,10 @@ local function saveMeta(M)
     else
       del[#del + 1] = field
     end
+  end
+  if placeEvents(M, #set > 0) then
+    set[#set + 1] = 'es'
+    set[#set + 1] = M.v.es
   end
   if #set > 0 then redis.call('HSET', M.key, unpack(set)) end
   if #del > 0 then redis.call('HDEL', M.key, unpack(del)) end
