@@ -15,6 +15,7 @@ import * as producer from '../core/engine/producer';
 import type { Publisher } from '../core/engine/producer';
 import { getStoredConfig } from '../core/engine/queues';
 import { CAPABILITY_TTL_MS } from '../core/events/capability';
+import { EVENTS_RETENTION_MS } from '../protocol/constants';
 import { pushTarget } from '../core/store/leased';
 import { checkPublisher } from './middleware/auth';
 import { publishClient } from '../protocol/publish-client';
@@ -134,15 +135,24 @@ async function enqueueWith(c: Context<AppEnv>, add: typeof producer.enqueue, inp
   return results;
 }
 
+/**
+ * Until when the jobs' events are wanted: an enqueue that answers eventsUrls wants them from its
+ * own script call on, before the page opens the stream (which then keeps them wanted).
+ */
+const wantEventsUntil = (publisher: Publisher | undefined) =>
+  publisher && publisher.config.publishEvents !== 'none' ? Date.now() + EVENTS_RETENTION_MS : 0;
+
 export async function enqueue(c: Context<AppEnv>) {
   const { queue, text, value, publisher, trace } = await admit(c);
   const body = withIdempotencyKey(value, c.req.header('idempotency-key'));
-  const [result] = await enqueueWith(c, producer.enqueue, { queue, body, rawData: [rawJobData(text)], publisher, trace });
+  const input = { queue, body, rawData: [rawJobData(text)], publisher, trace, wantEventsUntil: wantEventsUntil(publisher) };
+  const [result] = await enqueueWith(c, producer.enqueue, input);
   return c.json(await answerOf(c, queue, result!, publisher), result!.duplicate || result!.debounced ? 200 : 201);
 }
 
 export async function enqueueBatch(c: Context<AppEnv>) {
   const { queue, text, value, publisher, trace } = await admit(c);
-  const results = await enqueueWith(c, producer.enqueueBatch, { queue, body: value, rawData: rawBatchData(text), publisher, trace });
+  const input = { queue, body: value, rawData: rawBatchData(text), publisher, trace, wantEventsUntil: wantEventsUntil(publisher) };
+  const results = await enqueueWith(c, producer.enqueueBatch, input);
   return c.json({ jobs: await Promise.all(results.map((result) => answerOf(c, queue, result, publisher))) }, 201);
 }

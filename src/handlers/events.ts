@@ -21,7 +21,8 @@ import type { Job } from '../protocol/api/types';
 import { EVENTS_RETENTION_MS, isFinished } from '../protocol/constants';
 import { QueueError } from '../protocol/errors';
 import { isEventId } from '../protocol/event-id';
-import { eventIdSchema } from '../protocol/events';
+import type { EventStream } from '../protocol/api/operation';
+import { eventDataSchemas, eventIdSchema } from '../protocol/events';
 import { groupParamSchema, jobIdSchema } from '../protocol/job-input';
 import { checkQueueName, parse, parseParam } from '../protocol/parse';
 import { encodeEvent } from '../protocol/sse';
@@ -41,6 +42,9 @@ export const LAST_EVENT_ID_HEADER = {
     description: 'Resumes after this event (EventSource sends it when it reconnects): the events held after it, a `gap` first if some are no longer held.',
   },
 };
+
+/** What both streams answer, for the OpenAPI document: every event a stream may carry, by name. */
+export const EVENT_STREAM: EventStream = { mediaType: 'text/event-stream', events: eventDataSchemas };
 
 /** The hub of `queue`: one per queue, whichever Worker asks. */
 function hubOf(env: Env, queue: string) {

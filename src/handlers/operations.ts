@@ -30,7 +30,7 @@ import {
 import * as callbacks from './callbacks';
 import { capabilityCors, getJobRoute, mintEventsUrl, mintInputSchema } from './capabilities';
 import { enqueue, enqueueBatch, enqueueCors } from './enqueue';
-import { LAST_EVENT_ID_HEADER, jobEvents, jobEventsQuerySchema, queueEvents, queueEventsQuerySchema } from './events';
+import { EVENT_STREAM, LAST_EVENT_ID_HEADER, jobEvents, jobEventsQuerySchema, queueEvents, queueEventsQuerySchema } from './events';
 import { health } from './health';
 import { adminAuth } from './middleware/auth';
 import type { Row } from './mount';
@@ -129,7 +129,7 @@ export const OPERATIONS: Row[] = [
       'some are no longer held (docs/events.md).',
     headers: LAST_EVENT_ID_HEADER,
     query: queueEventsQuerySchema,
-    ok: { 200: { mediaType: 'text/event-stream' } },
+    ok: { 200: EVENT_STREAM },
   }),
   queueOp('get', `${Q}/metrics`, 'getMetrics', 'Outcomes per minute, the last 60 minutes, oldest first', {
     call: minutes.getMinutes, answer: (ring: MinuteMetrics[]) => ({ minutes: ring }),
@@ -198,7 +198,7 @@ export const OPERATIONS: Row[] = [
       '(CORS); a capability minted to see states only gets the events without their result and error.',
     headers: LAST_EVENT_ID_HEADER,
     query: jobEventsQuerySchema,
-    ok: { 200: { mediaType: 'text/event-stream' }, 204: null },
+    ok: { 200: EVENT_STREAM, 204: null },
   }),
   jobOp('post', `${Q}/jobs/{id}/events-url`, 'mintEventsUrl', "An events URL of a job, to hand a page", {
     handle: [adminAuth, mintEventsUrl],

@@ -33,7 +33,10 @@ ARGV[2]  r, how many ready jobs to reserve after adding (0: none)
 ARGV[3]  n, the number of jobs
 ARGV[4]  '1': a publish token sent the jobs, its rate limits checked here (publish-rate.lua);
          '2': a publish token sent them and its rate limits were spent at the queue's root (a
-         partition of a partitioned queue); '' the admin. Then 6 fields per job:
+         partition of a partitioned queue); '' the admin.
+ARGV[5]  events wanted until (epoch ms; 0: no change): an enqueue that answers an eventsUrl
+         (docs/events.md) wants its jobs' events from this call on, before anyone opens the
+         stream. Written with meta, which the call writes anyway: no command. Then 6 fields per job:
          id, group, orderMs (epoch ms), runAt (epoch ms, 0 = now), data (JSON text),
          options (JSON object of per-job state fields, e.g. {"ma":5}, or ''): among them `i` 1
          when the producer named the id, `db` a debounce key and `dx` its latest start (the
@@ -75,7 +78,7 @@ Costs of the quotas: nothing for the admin (the counts live in meta); a publish 
 -- @include events
 
 local now, r, n, published = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4] ~= ''
-local F = 4 -- ARGV fields of job i start after F + (i - 1) * 6
+local F = 5 -- ARGV fields of job i start after F + (i - 1) * 6
 local function arg(i, field) return ARGV[F + (i - 1) * 6 + field] end
 
 local groupFields = {}
@@ -84,6 +87,8 @@ for i = 1, n do groupFields[i] = groupField(arg(i, 2)) end
 local M = openMeta(KEYS[1], groupFields)
 for i = 1, n do checkPartition(M, arg(i, 2)) end
 if not M.cfg then return { QUEUE_NOT_FOUND } end
+local wanted = tonumber(ARGV[5]) or 0
+if wanted > (tonumber(M.v.ev) or 0) then metaSet(M, 'ev', int(wanted)) end
 openEvents(M, now)
 local cfg = M.cfg
 local maxDelay = maxDelayOf(cfg)

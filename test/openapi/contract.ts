@@ -1,10 +1,14 @@
 // Checks real answers against the OpenAPI document: which operation a request was, that the
 // status is one the operation documents, that an error's code is one of those it lists for that
 // status, and that the body validates against the response's schema (ajv, JSON Schema 2020-12,
-// the dialect of OpenAPI 3.1). Records the operations it saw, so a test can ask for all of them.
+// the dialect of OpenAPI 3.1); an event stream's every event, its data against the schema its
+// name says and against the answer's `oneOf` (exactly one of them). Records the operations it
+// saw, so a test can ask for all of them.
 import Ajv2020 from 'ajv/dist/2020.js';
 import { expect } from 'vitest';
+import { eventSchemaName } from '../../src/protocol/api/openapi';
 import document from '../../src/protocol/api/openapi.generated.json';
+import { SseParser, type SseEvent } from '../../src/protocol/sse';
 
 type Json = Record<string, any>;
 const doc = document as Json;
@@ -55,6 +59,28 @@ function validatorFor(pointer: string) {
 
 const pointer = (...keys: string[]) => `#/${keys.map((key) => key.replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;
 
+/**
+ * Asserts that `events`, read from a 200 of `operationId` (an event stream), are what the
+ * document says: each name one it lists, its data JSON of that name's schema, and of exactly one
+ * schema of the answer's `oneOf`.
+ */
+export function checkEvents(operationId: string, events: readonly SseEvent[]): void {
+  const op = OPERATIONS.find((candidate) => candidate.operationId === operationId);
+  if (!op) throw new Error(`no operation ${operationId} in the document`);
+  const at = pointer('paths', op.path, op.method.toLowerCase(), 'responses', '200', 'content', 'text/event-stream', 'schema');
+  const listed = (resolve(op.operation.responses['200']).content['text/event-stream'].schema.oneOf as Json[]).map((branch) => branch.$ref);
+  for (const { type, data } of events) {
+    const where = `${operationId}: event ${type} ${data.slice(0, 300)}`;
+    const component = eventSchemaName(type);
+    expect(listed, `${where}: not an event the document lists`).toContain(`#/components/schemas/${component}`);
+    const value = JSON.parse(data) as unknown;
+    const own = validatorFor(pointer('components', 'schemas', component));
+    expect(own(value), `${where}: ${ajv.errorsText(own.errors)}`).toBe(true);
+    const any = validatorFor(at);
+    expect(any(value), `${where}: ${ajv.errorsText(any.errors)}`).toBe(true);
+  }
+}
+
 /** operationIds seen by `checkAnswer` (their answers conformed). */
 export const seen = new Set<string>();
 
@@ -85,6 +111,13 @@ export async function checkAnswer(method: string, url: string, res: Response): P
     return undefined;
   }
   expect(res.headers.get('content-type') ?? '', where).toMatch(new RegExp(`^${mediaType.replace('/', '\\/')}`));
+  if (mediaType === 'text/event-stream') {
+    // A stream read to its end (a job that has ended): every event of it.
+    const parser = new SseParser();
+    checkEvents(op.operationId, [...parser.feed(text), ...parser.end()]);
+    seen.add(op.operationId);
+    return text;
+  }
   if (!mediaType.endsWith('json')) {
     seen.add(op.operationId);
     return text;

@@ -5,7 +5,8 @@ import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { app } from '../../src/handlers/app';
-import { openApiDocument } from '../../src/protocol/api/openapi';
+import { eventSchemaName, openApiDocument } from '../../src/protocol/api/openapi';
+import { STREAM_EVENT_NAMES } from '../../src/protocol/events';
 import generated from '../../src/protocol/api/openapi.generated.json';
 import { OPERATIONS } from '../../src/handlers/operations';
 import { version } from '../../package.json';
@@ -47,6 +48,20 @@ describe('the generated document', () => {
       Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
     );
     expect([...served].sort()).toEqual([...documented].sort());
+  });
+
+  it("describes both streams' events: each event's data a component, the 200s a oneOf of them all", () => {
+    const doc = generated as unknown as { paths: Record<string, any>; components: { schemas: Record<string, unknown> } };
+    const components = STREAM_EVENT_NAMES.map(eventSchemaName);
+    expect(components).toEqual(['JobAdded', 'JobActive', 'JobProgress', 'JobRetrying', 'JobCompleted', 'JobFailed', 'JobCancelled', 'JobExpired', 'Gap']);
+    for (const name of components) expect(doc.components.schemas[name], name).toBeDefined();
+    for (const path of ['/v1/queues/{queue}/events', '/v1/queues/{queue}/jobs/{id}/events']) {
+      const ok = doc.paths[path].get.responses['200'];
+      expect(Object.keys(ok.content), path).toEqual(['text/event-stream']);
+      expect(ok.content['text/event-stream'].schema.oneOf, path).toEqual(components.map((name) => ({ $ref: `#/components/schemas/${name}` })));
+      // The framing is said in words, with which data each name carries.
+      for (const name of STREAM_EVENT_NAMES) expect(ok.description, path).toContain(`| ${name} | ${eventSchemaName(name)} |`);
+    }
   });
 
   it('names each operation once', () => {

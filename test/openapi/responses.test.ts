@@ -201,6 +201,32 @@ describe('the event streams', () => {
     expect((await call('POST', `${Q}/jobs/none/events-url`)).status).toBe(404);
     expect((await call('POST', `${Q}/jobs/e/events-url`, { json: { ttlMs: 1 } })).status).toBe(400);
   });
+
+  it("an ended job's event carries the data the document says: completed with its result, failed with its error", async () => {
+    const queue = uniqueQueue('openapi-ended');
+    const Q = `/v1/queues/${queue}`;
+    await call('PUT', Q, { json: { endpoint: accepting.url, maxAttempts: 1, keepCompleted: 10 } });
+    const before = accepting.received.length;
+    await call('POST', `${Q}/jobs`, { json: { group: 'g', id: 'done' } });
+    await call('POST', `${Q}/jobs`, { json: { group: 'h', id: 'lost' } });
+    const delivered = (await accepting.waitFor(before + 2)).slice(before).map((r) => r.job);
+    const lease = (id: string) => delivered.find((job) => job.id === id)!.lease.token;
+    await call('POST', `${Q}/jobs/done/progress`, { token: null, json: { lease: lease('done'), progress: { step: 1 } } });
+    await call('POST', `${Q}/jobs/done/complete`, { token: null, json: { lease: lease('done'), result: { total: 3 } } });
+    await call('POST', `${Q}/jobs/lost/fail`, { token: null, json: { lease: lease('lost'), error: 'out of stock' } });
+    // Each stream is the job's end alone, its data checked against the document (contract.ts).
+    const done = await call('GET', `${Q}/jobs/done/events`);
+    expect(done.body).toMatch(/^event: completed$/m);
+    expect(done.body).toContain('"result":{"total":3}');
+    const lost = await call('GET', `${Q}/jobs/lost/events`);
+    expect(lost.body).toMatch(/^event: failed$/m);
+    expect(lost.body).toContain('"error":"out of stock"');
+    // What a capability that sees states only reads: the same event without the result.
+    const { search } = new URL((await call('POST', `${Q}/jobs/done/events-url`)).body.eventsUrl);
+    const seen = await call('GET', `${Q}/jobs/done/events${search}`, { token: null });
+    expect(seen.body).toMatch(/^event: completed$/m);
+    expect(seen.body).not.toContain('result');
+  });
 });
 
 describe('the document', () => {

@@ -96,6 +96,8 @@ export interface EnqueueInput {
   publisher?: Publisher;
   /** The producer's trace context, already checked (src/protocol/trace-context.ts), kept with each job. */
   trace?: TraceContext;
+  /** Events of these jobs wanted until then (epoch ms): an enqueue that answers eventsUrls (docs/events.md). */
+  wantEventsUntil?: number;
 }
 
 /** Parsed jobs on their way to a script: the call, with where each job sits in the body. */
@@ -135,14 +137,14 @@ export interface Enqueued {
 async function enqueueInto(
   ctx: EngineContext,
   tag: string,
-  { jobs, reserve = 0, rawData = [], pathOf, publisher, trace = {} }: Sending,
+  { jobs, reserve = 0, rawData = [], pathOf, publisher, trace = {}, wantEventsUntil = 0 }: Sending,
   ids: readonly string[],
   rateSpent = false,
 ) {
   const now = ctx.now();
   // '1': the script checks the publish windows; '2': they were spent at the queue's root.
   const published = publisher ? (rateSpent ? '2' : '1') : '';
-  const args: (string | number)[] = [now, Math.min(Math.max(0, reserve), 1000), jobs.length, published];
+  const args: (string | number)[] = [now, Math.min(Math.max(0, reserve), 1000), jobs.length, published, wantEventsUntil];
   for (const [i, job] of jobs.entries()) {
     const orderMs = job.orderMs ?? now;
     const runAt = job.debounce ? debouncedStart(job.debounce, now) : (job.runAt ?? (job.delayMs !== undefined ? now + job.delayMs : 0));

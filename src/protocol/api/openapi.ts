@@ -3,7 +3,8 @@
 // scripts/build-openapi.mjs, which writes src/protocol/api/openapi.generated.json; never at run time.
 import * as z from 'zod';
 import { ERROR_STATUS, type ErrorCode } from '../errors';
-import { COMMON_ERRORS, type Operation, PATH_PARAMETERS } from './operation';
+import { JOB_EVENT_NAMES } from '../events';
+import { COMMON_ERRORS, type EventStream, type Operation, PATH_PARAMETERS } from './operation';
 import * as responses from './responses';
 import { WEBHOOKS, type Webhook } from './webhooks';
 
@@ -83,6 +84,48 @@ function errorsOf(op: Operation): Map<number, ErrorCode[]> {
   return byStatus;
 }
 
+/** The component of an event's data: JobAdded for `added`, and so on; Gap for `gap`, the stream's own. */
+export function eventSchemaName(event: string): string {
+  return (JOB_EVENT_NAMES as readonly string[]).includes(event) ? `Job${pascal(event)}` : pascal(event);
+}
+
+/**
+ * The 200 of a stream of Server-Sent Events. OpenAPI 3.1 describes a body, not a sequence of
+ * events (3.2's itemSchema does; our validators and Redoc read 3.1), so: the `text/event-stream`
+ * media type, whose schema is the `data:` of one event (a `oneOf` of the events' components, which
+ * never overlap: each is closed and has a state of its own or fields the others lack), and the
+ * framing and which data each name carries in words. No x- extension: tools ignore them.
+ */
+function eventStreamAnswer(stream: EventStream): Json {
+  const names = Object.keys(stream.events);
+  const example = [
+    'event: progress',
+    'id: 1767225600123-0',
+    'data: {"id":"job-1","queue":"orders","group":"user:7","attempt":1,"at":1767225600123,"state":"active","progress":50}',
+  ];
+  const description = [
+    'A stream of Server-Sent Events (the WHATWG HTML standard; EventSource reads it), UTF-8. Each event is its lines, then a blank line:',
+    '',
+    '```',
+    ...example,
+    '```',
+    '',
+    '- `event:` its name, which says the schema of its data (the table below);',
+    '- `id:` `<ms>-<seq>`, which orders it in its stream: sent back as the Last-Event-ID header (EventSource does so when it ' +
+      "reconnects) or `?lastEventId=`, it resumes after it. `gap` has none, so a reader's last id stays where it was;",
+    '- `data:` its JSON, on one line: one of the schemas below, the one its name says.',
+    '',
+    'The stream opens with `retry:` (how long a reader waits before it reconnects when the stream is cut); lines that start ' +
+      'with a colon are comments, which keep an idle stream open through proxies.',
+    '',
+    '| event | data |',
+    '| --- | --- |',
+    ...names.map((name) => `| ${name} | ${eventSchemaName(name)} |`),
+  ].join('\n');
+  const schema = { description: "One event's `data:`: the schema its `event:` name says.", oneOf: names.map((name) => ref('schemas', eventSchemaName(name))) };
+  return { description, content: { [stream.mediaType]: { schema } } };
+}
+
 const RETRY_AFTER = { 'Retry-After': { description: 'Whole seconds to wait before trying again.', schema: { type: 'integer', minimum: 1 } } };
 
 /**
@@ -118,6 +161,7 @@ function operationOf(op: Operation, names: { responses: Map<z.ZodType, string>; 
   const answers: Json = {};
   for (const [status, answer] of Object.entries(op.ok)) {
     if (answer === null) answers[status] = { description: status === '304' ? 'Not modified (If-None-Match)' : 'Done' };
+    else if ('events' in answer) answers[status] = eventStreamAnswer(answer);
     else if ('mediaType' in answer) answers[status] = { description: 'OK', content: { [answer.mediaType as string]: {} } };
     else {
       const schema = ref('schemas', names.responses.get(answer)!);
@@ -214,6 +258,8 @@ export function openApiDocument(version: string, operations: readonly Operation[
     if (op.body) bodyNames.set(op.body, `${pascal(op.id)}Request`);
     for (const answer of Object.values(op.ok)) {
       if (answer instanceof z.ZodType && !responseNames.has(answer)) responseNames.set(answer, `${pascal(op.id)}Response`);
+      // A stream's events: each data schema a component of its own, named for its event.
+      else if (answer !== null && 'events' in answer) for (const [event, data] of Object.entries(answer.events)) responseNames.set(data, eventSchemaName(event));
     }
   }
   const names = { responses: responseNames, bodies: bodyNames };

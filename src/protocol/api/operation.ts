@@ -28,10 +28,21 @@ export interface Operation {
   body?: z.ZodType;
   /** The body may be left out (every field of it has a default). @default false */
   optionalBody?: boolean;
-  /** Successful answers: a JSON schema, null for an empty body, or a media type for a page. */
-  ok: Record<number, z.ZodType | null | { mediaType: string }>;
+  /** Successful answers: a JSON schema, null for an empty body, a media type for a page, or an event stream. */
+  ok: Record<number, z.ZodType | null | { mediaType: string } | EventStream>;
   /** The error codes the route may answer with, besides those every route of its kind may. */
   errors: ErrorCode[];
+}
+
+/**
+ * An answer that is a stream of Server-Sent Events (`text/event-stream`): each event's `event:`
+ * name and the zod schema of its `data:` JSON. OpenAPI 3.1 has no way to say what a stream's
+ * events are, so openapi.ts gives each data schema a component and the answer a `oneOf` of them,
+ * and says the framing in words.
+ */
+export interface EventStream {
+  mediaType: 'text/event-stream';
+  events: Readonly<Record<string, z.ZodType>>;
 }
 
 /** The path parameters, by name: each is checked with the schema its route checks it with. */
