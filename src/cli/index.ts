@@ -9,6 +9,7 @@ import { version } from '../../package.json';
 import { type ClientOptions, GroupqClient } from '../client';
 import { type Invocation, parseInvocation, wantsJson } from './args';
 import { RUNS } from './commands';
+import { events } from './events';
 import { monitor } from './monitor';
 import { type CliIo, EXIT_INTERRUPTED, EXIT_OK, Output, UsageError } from './output';
 import { STOPPED, unlessStopped } from './stop';
@@ -40,9 +41,10 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   const connect = (options: Pick<ClientOptions, 'retries' | 'fetch' | 'timeoutMs'>) => new GroupqClient({ url, token, ...options });
   const ctx = { client, connect, out, args, flags, stdin: io.stdin };
   try {
-    // The monitor watches the signal itself: a stop is its normal end (exit 0, cursor restored).
-    // Any other command is interrupted by it.
+    // The monitor and `events` watch the signal themselves: a stop is their normal end (exit 0,
+    // the monitor's cursor restored). Any other command is interrupted by it.
     if (command.name === 'monitor') return await monitor(ctx);
+    if (command.name === 'events') return await events(ctx);
     const code = await unlessStopped(RUNS[command.name]!(ctx), io.signal);
     return code === STOPPED ? EXIT_INTERRUPTED : code;
   } catch (error) {

@@ -81,6 +81,8 @@ export function sparkline(values: readonly number[]): string {
 export interface FrameOptions {
   /** Set while refreshing: the header says how often and how to quit. */
   intervalMs?: number;
+  /** The queue's event stream is open: frames follow its changes (at most one per intervalMs). */
+  live?: boolean;
   /** The last refresh failed: say so above the (older) snapshot. */
   error?: { at: number; code: string; message: string };
 }
@@ -88,7 +90,8 @@ export interface FrameOptions {
 const right = (header: string): Column => ({ header, align: 'right' });
 
 export function renderFrame(s: MonitorSnapshot, options: FrameOptions = {}): string[] {
-  const live = options.intervalMs === undefined ? '' : `  (every ${shortDuration(options.intervalMs)}, Ctrl-C quits)`;
+  const pace = options.live ? 'live' : `every ${shortDuration(options.intervalMs ?? 0)}`;
+  const live = options.intervalMs === undefined ? '' : `  (${pace}, Ctrl-C quits)`;
   const lines = [`groupq monitor  ${s.queue}  ${s.paused ? 'PAUSED' : 'running'}  ${clockTime(s.at)}${live}`];
   if (options.error) {
     const { at, code, message } = options.error;

@@ -32,10 +32,22 @@ export const COMMANDS: readonly CommandSpec[] = [
     max: 1,
     summary: 'live counts, groups and throughput, redrawn in place (Ctrl-C quits)',
     flags: {
-      interval: flag('string', '--interval <ms>', 'time between refreshes (default 1000, 100 to 3600000)'),
+      interval: flag('string', '--interval <ms>', 'frames follow changes, at most one per <ms> (default 1000, 100 to 3600000); without the event stream, one every <ms>'),
       once: flag('boolean', '--once', 'print one frame and exit'),
     },
     examples: ['groupq monitor orders', 'groupq monitor orders --once', 'groupq monitor orders --json --interval 5000'],
+  },
+  {
+    name: 'events',
+    args: '<queue>',
+    min: 1,
+    max: 1,
+    summary: "print the queue's job events as they happen, one line each (Ctrl-C quits)",
+    flags: {
+      group: flag('string', '--group <name>', "only this group's jobs"),
+      job: flag('string', '--job <id>', "only this job's events, from its state now; ends after its final event"),
+    },
+    examples: ['groupq events orders', 'groupq events orders --group user:42', 'groupq events orders --job 7Hq2LmX0aPzR4kTc --json'],
   },
   {
     name: 'enqueue',

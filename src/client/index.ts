@@ -41,6 +41,8 @@ export class GroupqClient {
 }
 
 export { GroupqError, type GroupqErrorCode } from './errors';
+export { type EventsUrlOptions, type FollowOptions, type QueueEventsOptions, followEventsUrl } from './events';
+export type { EventData, GapEvent, JobEvent, JobEventName, StreamEvent, StreamEventName } from '../protocol/events';
 export { PagedList } from './pages';
 export { QueueClient } from './queue';
 export type {

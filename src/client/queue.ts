@@ -7,15 +7,19 @@ import type {
   Repeat,
 } from '../protocol/api/types';
 import type { GroupLimits, QueueConfigInput } from '../protocol/config';
-import { MAX_WAIT_MS, isFinished } from '../protocol/constants';
 import type {
   cleanJobsSchema, jobInputSchema, jobPatchSchema, listJobsSchema, pageSchema, repeatInputSchema, retryJobsSchema,
 } from '../protocol/job-input';
 import type { groupPageSchema, jobPageSchema } from '../protocol/api/responses';
 import { randomId } from '../protocol/ids';
+import type { StreamEvent } from '../protocol/events';
 import { GroupqError } from './errors';
+import { type FollowOptions, type QueueEventsOptions, followPath } from './events';
 import { PagedList } from './pages';
 import type { Transport } from './transport';
+import { type WaitOptions, waitForJob } from './wait';
+
+export type { WaitOptions };
 
 /** What `update` sends: any field of the config, or null to put it back to its default. */
 export type QueueConfigPatch = { [K in keyof QueueConfigInput]?: QueueConfigInput[K] | null };
@@ -76,13 +80,6 @@ function enqueueCall({ traceparent, tracestate, ...options }: EnqueueOptions) {
   if (traceparent !== undefined) headers.traceparent = traceparent;
   if (tracestate !== undefined) headers.tracestate = tracestate;
   return { ...options, headers };
-}
-
-export interface WaitOptions {
-  /** How long to wait in all; each call waits up to 25 s on the server. @default 60000 */
-  timeoutMs?: number;
-  /** Ends the wait (and the call in flight) at once: it throws GroupqError ABORTED. */
-  signal?: AbortSignal;
 }
 
 function query(params: Record<string, string | number | undefined>): string {
@@ -177,18 +174,13 @@ export class QueueClient<T = unknown, R = unknown> {
 
   /**
    * The job once it has finished (`completed`, `failed`, `cancelled`, `expired`), or as it is when
-   * `timeoutMs` has passed: `GET ...?waitMs=`, repeated until then. On a queue that keeps no
+   * `timeoutMs` has passed: the job's event stream says when it ends, then one GET answers it (a
+   * Worker without streams is asked `GET ...?waitMs=` until then). On a queue that keeps no
    * completed jobs (`keepCompleted: 0`, the default) a job added with `keepResult: true` keeps
    * its end and result for 5 minutes; any other is gone when it completes: JOB_NOT_FOUND.
    */
-  async waitForJob(id: string, { timeoutMs = 60_000, signal }: WaitOptions = {}): Promise<Job<T, R>> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const waitMs = Math.min(MAX_WAIT_MS, Math.max(0, Math.ceil(deadline - Date.now())));
-      const path = `${this.base}/jobs/${segment(id)}${query({ waitMs })}`;
-      const job = await this.request<Job<T, R>>({ method: 'GET', path, idempotent: true, signal });
-      if (isFinished(job.state) || Date.now() >= deadline) return job;
-    }
+  waitForJob(id: string, options: WaitOptions = {}): Promise<Job<T, R>> {
+    return waitForJob<T, R>(this.request, `${this.base}/jobs/${segment(id)}`, options);
   }
 
   /**
@@ -198,6 +190,23 @@ export class QueueClient<T = unknown, R = unknown> {
   async addAndWait(job: JobInput<T>, options: WaitOptions = {}): Promise<Job<T, R>> {
     const { id } = await this.add({ ...job, keepResult: true }, { signal: options.signal });
     return this.waitForJob(id, options);
+  }
+
+  /**
+   * The queue's job events as they happen (admin), or one group's: `for await` them. Resumes by
+   * itself after a dropped connection, from the last event read; ends only when `signal` aborts
+   * (GroupqError ABORTED) or the loop breaks. A `gap` event says events were lost meanwhile.
+   */
+  events({ group, ...options }: QueueEventsOptions = {}): AsyncGenerator<StreamEvent, void, undefined> {
+    return followPath(this.request, `${this.base}/events${query({ group })}`, false, options);
+  }
+
+  /**
+   * One job's events: its current state first, then each change, until its final event (or at
+   * once, that end alone, for a job that has ended). Resumes by itself as `events` does.
+   */
+  jobEvents(id: string, options: FollowOptions = {}): AsyncGenerator<StreamEvent, void, undefined> {
+    return followPath(this.request, `${this.base}/jobs/${segment(id)}/events`, true, options);
   }
 
   /**

@@ -3,6 +3,7 @@
 // resending a call that may have happened must not do it twice. A 503's Retry-After sets the
 // wait before the next try.
 import { GroupqError, errorFromResponse } from './errors';
+import { connect } from './events';
 
 export interface TransportOptions {
   /** The Worker's origin, e.g. https://groupq.example.workers.dev. */
@@ -105,7 +106,18 @@ export function createTransport(options: TransportOptions) {
     }
   }
 
-  return async function request<T>(call: Call): Promise<T> {
+  /**
+   * Opens an event stream (events.ts reads it and resumes it): the answer as soon as its headers
+   * came, whatever its status. `timeoutMs` bounds that wait only; the stream then lasts as long
+   * as `signal` lets it.
+   */
+  function open(path: string, signal: AbortSignal, lastEventId?: string): Promise<Response> {
+    const headers: Record<string, string> = { authorization: `Bearer ${options.token}`, accept: 'text/event-stream' };
+    if (lastEventId !== undefined && lastEventId !== '') headers['last-event-id'] = lastEventId;
+    return connect(send, `${origin}${path}`, headers, signal, timeoutMs);
+  }
+
+  return Object.assign(async function request<T>(call: Call): Promise<T> {
     for (let retry = 0; ; retry++) {
       if (call.signal?.aborted) throw aborted(call);
       let failure: GroupqError;
@@ -123,8 +135,12 @@ export function createTransport(options: TransportOptions) {
       const capped = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** retry);
       await pause(call, asked ?? Math.random() * capped);
     }
-  };
+  }, { open, retries });
 }
 
-/** Sends one call and answers its JSON (a function, not a fetch `Request`). */
+/**
+ * Sends one call and answers its JSON (a function, not a fetch `Request`); `open` opens an event
+ * stream with the same token, and `retries` is the client's setting, which a stream's first open
+ * follows too.
+ */
 export type Transport = ReturnType<typeof createTransport>;

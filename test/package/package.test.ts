@@ -19,7 +19,7 @@ async function node(code: string): Promise<string> {
 describe('the groupq package', () => {
   it('resolves groupq/client and groupq/receiver by name from the project root', async () => {
     expect(await node("const m = await import('groupq/client'); console.log(Object.keys(m).sort().join())")).toBe(
-      'GroupqClient,GroupqError,PagedList,QueueClient',
+      'GroupqClient,GroupqError,PagedList,QueueClient,followEventsUrl',
     );
     const receiver = (await node("console.log(Object.keys(await import('groupq/receiver')).sort().join())")).split(',');
     expect(receiver).toEqual(expect.arrayContaining(['createHandler', 'verifyDelivery', 'NonRetryableError', 'RetryAfterError']));
