@@ -2,7 +2,9 @@
 // waiting job, idle tick cost, the lone-job path, flow control's cost and accuracy, against a
 // private redis-server + REST bridge with the production @upstash/redis client; then the same
 // full path end to end through the Worker in bare Miniflare, pushing to a loopback endpoint
-// (throughput, latency, costs per job).
+// (throughput, latency, costs per job), and the event streams' rows (issue 30: latency to a
+// stream's reader on one Worker and across Workers, commands per job without and with a stream,
+// 1,000 streams on one Worker).
 //   npm run bench             readable report on stdout, progress on stderr
 //   npm run bench -- --json   one JSON object on stdout, nothing else
 //   npm run bench -- --scale  also the scale rows (bench/lib/scale.ts): ~7 minutes on 2 cores;
@@ -11,6 +13,8 @@
 //   npm run bench -- --latency  only the e2e latency run, cut into stages (bench/lib/latency-stages.ts);
 //                             --rate=N sends N jobs/s instead of 200
 //   npm run bench -- --bundle   only the Worker's bundle size and startup time (bench/lib/worker-bundle.ts)
+//   npm run bench -- --events   only the event streams' rows (bench/lib/events.ts), ~2 minutes;
+//                             GROUPQ_BENCH_EVENTS='{"subscribers":200,...}' to override any size
 //   npm run bench -- --pool  only scale-out over a pool of 1, 2 and 3 databases, each capped at
 //                             the same commands/s, one queue in 12 partitions, and a move of a
 //                             partition of 100,000 jobs (bench/lib/pool.ts), ~4 minutes
@@ -18,7 +22,7 @@
 //                             GETs and cron runs while 1,000 jobs drain (bench/lib/burst.ts), ~1 minute
 // Either way the result is also written to bench/results/engine.json (engine-scale.json with
 // --scale, engine-scale-quick.json with --scale-quick, engine-latency.json with --latency,
-// engine-bundle.json with --bundle, engine-worker-cpu.json with --worker-cpu, engine-pool.json with --pool). The exit code is 1 when the bundle is over its budget.
+// engine-bundle.json with --bundle, engine-events.json with --events, engine-worker-cpu.json with --worker-cpu, engine-pool.json with --pool). The exit code is 1 when the bundle is over its budget.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -42,6 +46,8 @@ import { runHistoryBytes } from './lib/history';
 import { runWait } from './lib/wait';
 import { runScrape } from './lib/scrape';
 import { type WorkerBundleResult, runWorkerBundle } from './lib/worker-bundle';
+import { eventsConfig, runEvents } from './lib/events';
+import { eventsHeadline, formatEvents } from './lib/events-report';
 
 const CONFIG: BenchConfig = {
   jobs: 20_000,
@@ -66,6 +72,7 @@ const CONFIG: BenchConfig = {
     rateReservers: 4,
     dedupIds: 10_000,
   },
+  events: eventsConfig(),
 };
 const args = process.argv.slice(2);
 const json = args.includes('--json');
@@ -75,10 +82,11 @@ const latency = args.includes('--latency');
 const bundleOnly = args.includes('--bundle');
 const workerCpuOnly = args.includes('--worker-cpu');
 const poolOnly = args.includes('--pool');
+const eventsOnly = args.includes('--events');
 const RESULT_FILE = path.join(
   'bench',
   'results',
-  `engine${poolOnly ? '-pool' : workerCpuOnly ? '-worker-cpu' : bundleOnly ? '-bundle' : latency ? '-latency' : scale ? (quick ? '-scale-quick' : '-scale') : ''}.json`,
+  `engine${eventsOnly ? '-events' : poolOnly ? '-pool' : workerCpuOnly ? '-worker-cpu' : bundleOnly ? '-bundle' : latency ? '-latency' : scale ? (quick ? '-scale-quick' : '-scale') : ''}.json`,
 );
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
@@ -136,6 +144,8 @@ async function run(stack: BenchStack): Promise<BenchResult> {
     const flow = await runFlow(stack, { ...CONFIG, ...CONFIG.flow }, fetches, log);
     // Its own redis-server, bridge and Worker: nothing above is counted there.
     const { burst, ...e2e } = await runE2e(CONFIG.e2e, log);
+    // Stacks of their own too: the e2e run above never opened a stream.
+    const events = await runEvents(CONFIG.events, log);
     const workerBundle = await runWorkerBundle(log);
     const { p50, p95, p99 } = e2e.latency.latencyMs;
     // Fresh queues on the same Redis (each deleted once drained), then stacks of their own.
@@ -163,6 +173,7 @@ async function run(stack: BenchStack): Promise<BenchResult> {
       singleJobWithCallbackE2eCommands: e2e.loneWithCallback.commandsPerJob,
       workerCpuMsPerJob: e2e.throughput.workerCpu.msPerJob,
       burst,
+      ...eventsHeadline(events),
       ...(idleRows ? { idleCommandsPerPass: idleRows[idleRows.length - 1]!.commandsPerPass } : {}),
       workerBundleBytes: workerBundle.bytes,
       workerStartupMs: workerBundle.startup.medianMs,
@@ -177,6 +188,7 @@ async function run(stack: BenchStack): Promise<BenchResult> {
       scrape,
       e2e,
       flow,
+      events,
       workerBundle,
       ...(scaled ? { scale: scaled } : {}),
     };
@@ -209,6 +221,13 @@ async function main() {
     if (!(rate > 0)) throw new Error('--rate= takes the jobs per second, a number above 0');
     const result = await runLatencyStages({ ...CONFIG.e2e, latencyRatePerSecond: rate }, log);
     await writeResult(result, () => formatLatencyStages(result));
+    return;
+  }
+  if (eventsOnly) {
+    const startedAt = new Date().toISOString();
+    const events = await runEvents(CONFIG.events, log);
+    const result = { benchmark: 'groupq-events', startedAt, ...eventsHeadline(events), budgets: BUDGETS, ...events };
+    await writeResult(result, () => formatEvents(events, BUDGETS));
     return;
   }
   if (poolOnly) {
@@ -244,7 +263,7 @@ async function main() {
     process.removeListener('SIGINT', stop);
     process.removeListener('SIGTERM', stop);
   }
-  await writeResult(result, () => [formatReport(result), ...(result.scale ? [formatScale(result.scale)] : [])].join('\n\n'));
+  await writeResult(result, () => [formatReport(result), formatEvents(result.events, result.budgets, result.e2eCommandsPerJob), ...(result.scale ? [formatScale(result.scale)] : [])].join('\n\n'));
   checkBundle(result.workerBundle);
 }
 

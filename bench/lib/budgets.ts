@@ -30,4 +30,10 @@ export const BUDGETS = {
   // Issue 18: a scrape of GET /metrics, whatever the number of queues: the control database's
   // copy read (3) and written (3), and at most 25 queues read (4 each).
   scrapeCommandsMax: 106,
+  // Issue 30: a job's `completed` from its change to a queue stream's reader on the local stack,
+  // at most 1 Redis command more per event with a stream open (the design adds none), and none
+  // at all while streams sit idle.
+  eventLatencyP95Ms: 250,
+  eventExtraCommandsPerEvent: 1,
+  idleSubscriberCommands: 0,
 } as const;

@@ -5,6 +5,9 @@
 // connections: undici's fetch asks for gzip, which Miniflare then does in workerd (Cloudflare
 // compresses at its edge, not in the isolate); fetch and the gunzip cost this process, where the
 // bridge and the endpoint wait behind them, ~0.6 ms of CPU per job more, and workerd ~0.3 ms.
+// With `sharedHub`, the instances share one event hub per queue as on Cloudflare (Miniflare's dev
+// registry, scripts/worker-stack.mjs startMiniflareWorkers); without it each instance defines its
+// own, which no row that opens no stream can tell apart.
 // Also the measuring around a phase: Redis commands (INFO commandstats) and REST requests (the
 // bridge's counter) from reset to the moment all is quiet.
 import { randomBytes } from 'node:crypto';
@@ -13,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { createRespClient, type RespClient } from '../../scripts/resp.mjs';
 import type { ObservedRequest } from '../../scripts/rest-bridge.mjs';
-import { startMiniflareWorker, startPrivateStack } from '../../scripts/worker-stack.mjs';
+import { startMiniflareWorker, startMiniflareWorkers, startPrivateStack } from '../../scripts/worker-stack.mjs';
 import { type CommandCounts, commandStats, resetStats } from './redis-stats';
 import { sleep } from './workload';
 
@@ -92,11 +95,13 @@ export interface E2eStack {
   endpoint: LoopbackEndpoint;
   /** Every Worker instance's origin; they share the one Redis through the one bridge. */
   workerUrls: string[];
+  /** The Workers' GROUPQ_ADMIN_TOKEN (a reader of the event streams sends it). */
+  adminToken: string;
   /**
    * A request with the admin token (a backend publishing with the admin token), to the Worker
-   * instances in turn: a load balancer spreading requests over them.
+   * instances in turn: a load balancer spreading requests over them; or to instance `worker`.
    */
-  api(path: string, init?: { method?: string; json?: unknown }): Promise<Response>;
+  api(path: string, init?: { method?: string; json?: unknown; worker?: number }): Promise<Response>;
   /** Fires the cron trigger of the first instance and waits for the scheduled handler to end. */
   scheduled(): Promise<void>;
   /** HTTP requests the REST bridge has received so far (from the Worker only: nothing else uses it). */
@@ -130,8 +135,11 @@ export async function startE2eStack(
     observeBridge,
     code,
     inspectorPort,
+    sharedHub = false,
   }: {
     workers?: number;
+    /** One event hub for all instances (the dev registry); `code` and `inspectorPort` are not taken then. */
+    sharedHub?: boolean;
     observeBridge?: (request: ObservedRequest) => void;
     /** A bundle already built (bundleWorker), e.g. with its source map. */
     code?: string;
@@ -152,7 +160,14 @@ export async function startE2eStack(
     const adminToken = randomBytes(24).toString('hex');
     const bindings = { GROUPQ_ADMIN_TOKEN: adminToken, GROUPQ_SIGNING_SECRET: `whsec_${randomBytes(32).toString('base64')}` };
     const instances: Awaited<ReturnType<typeof startMiniflareWorker>>[] = [];
-    for (let i = 0; i < workers; i++) {
+    if (sharedHub) {
+      // One stream for all: a few instances' pipes stay under the listener warning.
+      const runtimeOutputTo = new Writable({ write: (chunk, _encoding, done) => void process.stderr.write(chunk, () => done()) });
+      const started = await startMiniflareWorkers(stack, workers, bindings, { runtimeOutputTo });
+      for (const worker of started) closers.push(() => worker.dispose());
+      instances.push(...started);
+    }
+    for (let i = instances.length; i < workers; i++) {
       // stdout is the report (or the one JSON object): whatever workerd prints goes to stderr,
       // through a stream of the instance's own (piping every instance into process.stderr itself
       // would pile their listeners up there).
@@ -171,10 +186,11 @@ export async function startE2eStack(
       redisPort: stack.redisPort,
       endpoint,
       workerUrls,
-      api(path, { method = 'GET', json } = {}) {
+      adminToken,
+      api(path, { method = 'GET', json, worker } = {}) {
         const headers: Record<string, string> = { authorization: `Bearer ${adminToken}` };
         if (json !== undefined) headers['content-type'] = 'application/json';
-        const url = workerUrls[turn++ % workerUrls.length]!;
+        const url = workerUrls[worker ?? turn++ % workerUrls.length]!;
         return request(agent, `${url}${path}`, method, headers, json === undefined ? undefined : JSON.stringify(json));
       },
       scheduled: () => instances[0]!.scheduled(),

@@ -126,7 +126,8 @@ export interface WorkerCpuResult {
   burst: BurstResult;
 }
 
-const QUEUE = 'bench-e2e';
+/** The runs' queue (bench/lib/events.ts opens its stream around the same runs). */
+export const QUEUE = 'bench-e2e';
 /** Lone jobs measured one after the other. */
 const LONE_JOBS = 20;
 

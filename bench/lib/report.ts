@@ -20,7 +20,7 @@ export function table(rows: string[][], header: string[]): string {
 }
 
 /** One column per breakdown, one row per command, commands ordered by the last column. */
-function commandTable(columns: [string, CommandCounts][]): string {
+export function commandTable(columns: [string, CommandCounts][]): string {
   const names = new Set(columns.flatMap(([, counts]) => Object.keys(counts)));
   const last = columns[columns.length - 1]![1];
   const ordered = [...names].sort((a, b) => (last[b] ?? 0) - (last[a] ?? 0) || a.localeCompare(b));

@@ -2,6 +2,8 @@
 import type { BUDGETS } from './budgets';
 import type { BurstResult } from './burst';
 import type { E2eConfig, E2eResult } from './e2e';
+import type { EventsConfig, EventsResult } from './events';
+import type { eventsHeadline } from './events-report';
 import type { FlowConfig, FlowResult } from './flow';
 import type { HistoryBytesResult } from './history';
 import type { IdleResult } from './idle';
@@ -23,6 +25,8 @@ export interface BenchConfig extends ThroughputOptions {
   e2e: E2eConfig;
   /** Flow control's rows (bench/lib/flow.ts). */
   flow: FlowConfig;
+  /** The event streams' rows (bench/lib/events.ts). */
+  events: EventsConfig;
 }
 
 export interface MachineInfo {
@@ -76,6 +80,14 @@ export interface BenchResult {
   workerCpuMsPerJob: number;
   /** Issue 20's burst: GETs and cron runs while 1,000 jobs drain (bench/lib/burst.ts). */
   burst: BurstResult;
+  /** Issue 30: a job's `completed` from its change to a queue stream's reader, one Worker (ms). */
+  eventLatencyMs: ReturnType<typeof eventsHeadline>['eventLatencyMs'];
+  /** The same with the jobs on one Worker and the stream read from another (one hub for all). */
+  eventCrossWorkerLatencyMs: ReturnType<typeof eventsHeadline>['eventCrossWorkerLatencyMs'];
+  /** The e2e batch run's commands per job with no stream, and with one queue stream open. */
+  eventCommandsPerJob: ReturnType<typeof eventsHeadline>['eventCommandsPerJob'];
+  /** N queue streams on one Worker: workerd memory per stream, commands while idle, one event to the last. */
+  eventSubscribers: ReturnType<typeof eventsHeadline>['eventSubscribers'];
   /** Flow control: each feature's extra commands per job against a default queue (null: not measured). */
   flowExtraCommandsPerJob: Record<string, number | null>;
   /** The most starts in any window of a rate limit's periodMs, against its max. */
@@ -101,6 +113,8 @@ export interface BenchResult {
   /** The burst is `burst` above. */
   e2e: Omit<E2eResult, 'burst'>;
   flow: FlowResult;
+  /** The event streams' rows (bench/lib/events.ts). */
+  events: EventsResult;
   workerBundle: WorkerBundleResult;
   /** With --scale (bench/lib/scale.ts). */
   scale?: ScaleResult;

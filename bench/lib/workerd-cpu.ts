@@ -3,6 +3,7 @@
 // time of all their threads from /proc/<pid>/stat, in clock ticks (`getconf CLK_TCK`, 10 ms at
 // 100). Read before and after a run: what workerd used meanwhile, whatever isolate or thread of
 // it did the work (the Worker, Miniflare's entry worker, the HTTP and network code in C++).
+// Also their memory (VmRSS), which the event streams' rows read before and after N streams.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { round } from './redis-stats';
@@ -102,4 +103,16 @@ export function threadMs(pid: number): Map<string, number> {
     }
   }
   return threads;
+}
+
+/** VmRSS (KiB) of every workerd process descended from this one, by pid (Linux; none elsewhere). */
+export function workerdRssKiB(): Map<number, number> {
+  const rss = (pid: number) => {
+    try {
+      return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+    } catch {
+      return 0; // gone meanwhile
+    }
+  };
+  return new Map([...workerdTicks().keys()].map((pid) => [pid, rss(pid)]));
 }
