@@ -96,11 +96,10 @@ if m > 0 then
   -- and has no callback URL, whose start the caller knows, needs nothing more; otherwise the
   -- deadlines (start times) and records are read first.
   local live = {}
-  -- (A completion whose attempt its caller does not know is read only for its event: a caller
-  -- that learned its spot before events were wanted.)
+  -- While events are wanted every completion is read: its job is kept as a waiter's would be
+  -- (finish.lua keepResult), so that its end is there to answer for the events' retention.
   local function recordNeeded(i)
-    return arg(i, 1) == 'fail' or cfg.keepCompleted > 0 or cfg.callbackUrl ~= nil or arg(i, 11) == '1'
-      or (M.events ~= nil and not leases[i].attempt)
+    return arg(i, 1) == 'fail' or cfg.keepCompleted > 0 or cfg.callbackUrl ~= nil or arg(i, 11) == '1' or M.events ~= nil
   end
   if m == 1 and not recordNeeded(1) and leases[1].startedAt then
     live[1] = redis.call('ZREM', K.active, members[1]) == 1

@@ -51,19 +51,26 @@ local function releaseTaken(K, B, group, F, member)
   end
 end
 
--- A completed job a waiter asked for (its state's `w`, set at enqueue: docs/client.md) on a
--- queue that keeps no completed jobs: its record stays RESULT_WINDOW_MS, listed in `results`,
--- so that the waiter reads its end and result. Each such end trims at most 2 expired ones.
+-- A completed job a waiter asked for (its state's `w`, set at enqueue: docs/client.md), or one
+-- that ends while its queue's events are wanted (docs/events.md: its end is answered for the
+-- events' retention), on a queue that keeps no completed jobs: its record stays
+-- RESULT_WINDOW_MS, listed in `results`, so that a waiter or a job stream reads its end and
+-- result. Expired ones are trimmed at most once a minute (meta `resultTrimAt`), 100 at a time:
+-- keeping a job costs its ZADD alone.
+-- (Its trim period, 60 s, is written where it is used: tick.lua is near Lua's 200 locals.)
 local RESULT_WINDOW_MS = 300000
 
 local function keepResult(K, B, L, now)
   L.state.f = now
   B.fresh[#B.fresh + 1] = L.id
   B.fresh[#B.fresh + 1] = encodeJob(L.state, L.data)
-  local expired = redis.call('ZRANGEBYSCORE', K.results, '-inf', now, 'LIMIT', 0, 2)
-  if #expired > 0 then
-    redis.call('HDEL', K.jobs, unpack(expired))
-    redis.call('ZREM', K.results, unpack(expired))
+  if now >= metaNum(B.M, 'resultTrimAt') then
+    metaSet(B.M, 'resultTrimAt', int(now + 60000))
+    local expired = redis.call('ZRANGEBYSCORE', K.results, '-inf', now, 'LIMIT', 0, 100)
+    if #expired > 0 then
+      redis.call('HDEL', K.jobs, unpack(expired))
+      redis.call('ZREM', K.results, unpack(expired))
+    end
   end
   redis.call('ZADD', K.results, now + RESULT_WINDOW_MS, L.id)
 end
@@ -90,7 +97,7 @@ local function retire(K, B, L, zkey, keep, now)
     B.fresh[#B.fresh + 1] = encodeJob(L.state, L.data)
     redis.call('ZADD', zkey, now, L.id)
     trimRetention(zkey, K.jobs, keep, 2)
-  elseif L.state and L.state.w and zkey == K.completed and K.results then
+  elseif L.state and (L.state.w or B.M.events) and zkey == K.completed and K.results then
     keepResult(K, B, L, now)
   else
     B.deleted[#B.deleted + 1] = L.id

@@ -36,7 +36,7 @@
 
 local BASE_FIELDS = {
   'config', 'secret', 'paused', 'pausedGroups', 'seq', 'active', 'ready', 'timer', 'outcomes', 'prio', 'hold', 'flows', 'rs',
-  'dedup', 'dedupTrimAt', 'live', 'pub', 'bytes', 'partitions', 'move', 'expiring', 'ev', 'es',
+  'dedup', 'dedupTrimAt', 'live', 'pub', 'bytes', 'partitions', 'move', 'expiring', 'ev', 'es', 'resultTrimAt',
   -- totals.lua: read by every call, so that any call may count at no command of its own.
   'n:a', 'n:c', 'n:f', 'n:r', 'n:x', 'n:e', 'n:t', 'n:os', 'n:of', 'n:oa', 'h:w', 'h:r',
 }
