@@ -141,6 +141,10 @@ describe('numbering costs no command', () => {
     const wanted = await lifeOf(true);
     expect(plain.es).toBeNull();
     expect(wanted.es).toBe(`${T0} 4`); // added a, active a, completed a, added b
-    expect(wanted.counts).toEqual(plain.counts);
+    // The completion keeps its job while events are wanted (script-events.test.ts counts that);
+    // numbering adds nothing to any call.
+    const { complete: _kept, ...rest } = wanted.counts;
+    const { complete: _deleted, ...plainRest } = plain.counts;
+    expect(rest).toEqual(plainRest);
   });
 });
