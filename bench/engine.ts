@@ -47,7 +47,8 @@ import { runWait } from './lib/wait';
 import { runScrape } from './lib/scrape';
 import { type WorkerBundleResult, runWorkerBundle } from './lib/worker-bundle';
 import { eventsConfig, runEvents } from './lib/events';
-import { eventsHeadline, formatEvents } from './lib/events-report';
+import { eventsHeadline } from './lib/events';
+import { formatEvents } from './lib/events-report';
 
 const CONFIG: BenchConfig = {
   jobs: 20_000,

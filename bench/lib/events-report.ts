@@ -61,19 +61,3 @@ export function formatEvents(r: EventsResult, b: typeof BUDGETS, e2eCommandsPerJ
     ]),
   ].join('\n');
 }
-
-/** The headline figures of the result's top level (the rows themselves are under `events`). */
-export function eventsHeadline(r: EventsResult) {
-  const s = r.subscribers;
-  return {
-    eventLatencyMs: { p50: r.latency.latencyMs.p50, p95: r.latency.latencyMs.p95 },
-    eventCrossWorkerLatencyMs: { p50: r.crossWorker.latencyMs.p50, p95: r.crossWorker.latencyMs.p95 },
-    eventCommandsPerJob: { without: r.commands.without.commandsPerJob, with: r.commands.with.commandsPerJob },
-    eventSubscribers: {
-      subscribers: s.subscribers,
-      kibPerSubscriber: s.kibPerSubscriber,
-      idleCommands: s.idle.commands,
-      toLastMs: { p50: s.toLastMs.p50, max: s.toLastMs.max },
-    },
-  };
-}

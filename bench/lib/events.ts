@@ -381,3 +381,19 @@ export async function runEvents(config: EventsConfig, log: (line: string) => voi
   const cross = await crossWorker(config, log);
   return { definitions: EVENTS_DEFINITIONS, loadAverage1m, config, latency, crossWorker: cross, commands, subscribers: subs };
 }
+
+/** The headline figures of the result's top level (the rows themselves are under `events`). */
+export function eventsHeadline(r: EventsResult) {
+  const s = r.subscribers;
+  return {
+    eventLatencyMs: { p50: r.latency.latencyMs.p50, p95: r.latency.latencyMs.p95 },
+    eventCrossWorkerLatencyMs: { p50: r.crossWorker.latencyMs.p50, p95: r.crossWorker.latencyMs.p95 },
+    eventCommandsPerJob: { without: r.commands.without.commandsPerJob, with: r.commands.with.commandsPerJob },
+    eventSubscribers: {
+      subscribers: s.subscribers,
+      kibPerSubscriber: s.kibPerSubscriber,
+      idleCommands: s.idle.commands,
+      toLastMs: { p50: s.toLastMs.p50, max: s.toLastMs.max },
+    },
+  };
+}

@@ -3,7 +3,7 @@ import type { BUDGETS } from './budgets';
 import type { BurstResult } from './burst';
 import type { E2eConfig, E2eResult } from './e2e';
 import type { EventsConfig, EventsResult } from './events';
-import type { eventsHeadline } from './events-report';
+import type { eventsHeadline } from './events';
 import type { FlowConfig, FlowResult } from './flow';
 import type { HistoryBytesResult } from './history';
 import type { IdleResult } from './idle';

@@ -17,7 +17,7 @@ import { isFinished } from '../protocol/constants';
 import type { StreamEvent, StreamEventName } from '../protocol/events';
 import { SseParser } from '../protocol/sse';
 import { GroupqError, errorFromResponse } from './errors';
-import type { Transport } from './transport';
+import { type StreamFetch, type Transport, connect } from './transport';
 
 export interface FollowOptions {
   /** Ends the iteration: the pending `next()` throws GroupqError ABORTED (a `break` ends it quietly). */
@@ -46,8 +46,6 @@ export interface EventsUrlOptions extends FollowOptions {
   timeoutMs?: number;
 }
 
-/** The fetch a stream goes out with: the caller's, or the global one. */
-export type StreamFetch = (input: string, init: RequestInit) => Promise<Response>;
 
 /** Opens one connection: resolves with the answer (any status), rejects with a GroupqError. */
 type Opener = (lastEventId: string | undefined, signal: AbortSignal) => Promise<Response>;
@@ -63,24 +61,6 @@ export const STREAM_IDLE_MS = 45_000;
 const DEFAULT_RETRY_MS = 1000;
 const BACKOFF_BASE_MS = 250;
 const BACKOFF_MAX_MS = 30_000;
-
-/**
- * A stream's GET: the answer once its headers came. `timeoutMs` bounds that wait only, so a
- * stream lasts as long as `signal` lets it. No answer is NETWORK_ERROR; the caller's signal
- * aborting is left to the caller to tell.
- */
-export async function connect(send: StreamFetch, url: string, headers: Record<string, string>, signal: AbortSignal, timeoutMs: number): Promise<Response> {
-  const connecting = new AbortController();
-  const timer = setTimeout(() => connecting.abort(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-  try {
-    return await send(url, { method: 'GET', headers, signal: AbortSignal.any([signal, connecting.signal]) });
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new GroupqError('NETWORK_ERROR', 0, `GET ${url} got no answer: ${reason}`, undefined, undefined, { cause: error });
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 function aborted(what: string, signal: AbortSignal): GroupqError {
   return new GroupqError('ABORTED', 0, `${what} was aborted by its signal`, undefined, undefined, { cause: signal.reason });

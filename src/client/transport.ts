@@ -3,7 +3,6 @@
 // resending a call that may have happened must not do it twice. A 503's Retry-After sets the
 // wait before the next try.
 import { GroupqError, errorFromResponse } from './errors';
-import { connect } from './events';
 
 export interface TransportOptions {
   /** The Worker's origin, e.g. https://groupq.example.workers.dev. */
@@ -144,3 +143,24 @@ export function createTransport(options: TransportOptions) {
  * follows too.
  */
 export type Transport = ReturnType<typeof createTransport>;
+
+/** The fetch a stream goes out with: the caller's, or the global one. */
+export type StreamFetch = (input: string, init: RequestInit) => Promise<Response>;
+
+/**
+ * A stream's GET: the answer once its headers came. `timeoutMs` bounds that wait only, so a
+ * stream lasts as long as `signal` lets it. No answer is NETWORK_ERROR; the caller's signal
+ * aborting is left to the caller to tell.
+ */
+export async function connect(send: StreamFetch, url: string, headers: Record<string, string>, signal: AbortSignal, timeoutMs: number): Promise<Response> {
+  const connecting = new AbortController();
+  const timer = setTimeout(() => connecting.abort(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+  try {
+    return await send(url, { method: 'GET', headers, signal: AbortSignal.any([signal, connecting.signal]) });
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new GroupqError('NETWORK_ERROR', 0, `GET ${url} got no answer: ${reason}`, undefined, undefined, { cause: error });
+  } finally {
+    clearTimeout(timer);
+  }
+}

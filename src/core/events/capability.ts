@@ -1,4 +1,4 @@
-// Event capabilities: the `cap` of an `eventsUrl` (docs/design/events-plan.md#capabilities-eventsurl).
+// Event capabilities: the `cap` of an `eventsUrl` (docs/events.md#following-a-job-from-a-browser).
 // A capability is `<payload>.<mac>`: payload = base64url of the compact JSON {q, id, exp, see},
 // mac = base64url of HMAC-SHA256 over the payload's text. The HMAC key is derived with HKDF from
 // the admin token, so rotating the admin token revokes every capability at once, and the key is

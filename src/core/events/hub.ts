@@ -1,9 +1,9 @@
 // EventHub: one Durable Object per queue (`idFromName(queue)`) that every Worker reaches, so the
 // events any Worker got from a script reach every stream of the queue, wherever it is open
-// (docs/design/events-plan.md). It keeps the retention log (log.ts, in its SQLite storage) and
+// (docs/events.md). It keeps the retention log (log.ts, in its SQLite storage) and
 // holds its streams as hibernatable WebSockets (ctx.acceptWebSocket): between events the runtime
 // may evict it from memory with its sockets still open, and it bills no duration then (the
-// spike, spike/hub-worker-ws.mjs: hibernated after 30 idle seconds with its readers attached).
+// hibernated after 30 idle seconds with its readers attached).
 // So nothing lives only in memory: the log and its ids are in storage, each socket's filter is
 // its tag and its attachment.
 //

@@ -1,6 +1,6 @@
 // A queue's retention log: the events its hub (hub.ts) was given, in the Durable Object's SQLite
 // storage, so that a resume (Last-Event-ID) survives the hub's hibernation, which drops its
-// memory (docs/design/events-plan.md). Kept for EVENTS_RETENTION_MS and at most MAX_HELD_EVENTS
+// memory (docs/events.md). Kept for EVENTS_RETENTION_MS and at most MAX_HELD_EVENTS
 // rows, oldest out first. Each row is one event: its SSE id, when it was stored, its group and
 // job (what filters read) and its name and data as the SSE frame needs them.
 //

@@ -2,7 +2,7 @@
 // messages are already SSE text, copied into a `text/event-stream` response. The SSE response is
 // the Worker's and not the hub's because an open response keeps a Durable Object billed for
 // duration, while a hub of hibernatable WebSockets is billed only while it handles events; a
-// Worker waiting on I/O bills no CPU (docs/design/events-plan.md, the spike's measures).
+// Worker waiting on I/O bills no CPU (docs/events.md).
 //
 // The stream writes a `retry:` hint first (how soon a reader comes back when the stream is cut:
 // a deploy, the hub restarting), then the caller's opening (a gap, a job's state), then what the

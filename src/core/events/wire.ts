@@ -1,6 +1,6 @@
 // What a queue's event hub (hub.ts, a Durable Object) and the Worker's streams (stream.ts) say to
 // each other. A stream reaches the hub over one WebSocket, which the hub holds hibernatable
-// (docs/design/events-plan.md: an idle hub bills no duration); the subscribe URL names the
+// (docs/events.md: an idle hub bills no duration); the subscribe URL names the
 // stream's filter and where it resumes. Messages are JSON text, one of HubMessage each way.
 // The hub frames events as SSE itself (once per event, whatever the number of readers), so the
 // Worker only copies `text` into its response. No Worker API here: the Node tests import it.

@@ -1,4 +1,4 @@
--- Job events (src/protocol/events.ts, docs/design/events-plan.md): the changes of jobs a script
+-- Job events (src/protocol/events.ts, docs/events.md): the changes of jobs a script
 -- makes, returned as the last element of its reply while meta's `ev` ("events wanted until",
 -- epoch ms, set by want-events.lua when a stream may listen) is later than the call's now.
 -- At no command either way: `ev` comes with the HMGET of meta every script makes (meta.lua), and
