@@ -20,7 +20,9 @@ afterAll(() => admin.close());
 /** Every field groupq keeps in meta (src/lua/includes/meta.lua), and the old and new counters. */
 const META_FIELDS = [
   'config', 'secret', 'paused', 'pausedGroups', 'deleting', 'seq', 'active', 'ready', 'timer', 'outcomes', 'prio',
-  'hold', 'flows', 'rs', 'dedup', 'dedupTrimAt', 'live', 'partitions', 'move', 'expiring',
+  'hold', 'flows', 'rs', 'dedup', 'dedupTrimAt', 'live', 'pub', 'bytes', 'partitions', 'move', 'expiring',
+  // events: wanted until, their numbering, the kept results' trim (docs/events.md)
+  'ev', 'es', 'resultTrimAt',
   // totals.lua's lifetime counters and histograms (GET /metrics)
   'n:a', 'n:c', 'n:f', 'n:r', 'n:x', 'n:e', 'n:t', 'n:os', 'n:of', 'n:oa', 'h:w', 'h:r',
 ];
