@@ -20,9 +20,14 @@
 //                             partition of 100,000 jobs (bench/lib/pool.ts), ~4 minutes
 //   npm run bench -- --worker-cpu  only workerd's CPU per job in the e2e batch run and the burst of
 //                             GETs and cron runs while 1,000 jobs drain (bench/lib/burst.ts), ~1 minute
+//   npm run bench -- --batch  only the ordered batches' rows (issue 31, bench/lib/batch.ts): a hot
+//                             group's jobs/s by batch.maxSize, commands per job over 1,000 groups
+//                             with and without batches, the order checker; ~2 minutes;
+//                             GROUPQ_BENCH_BATCH='{"hotJobs":1000,...}' to override any size
 // Either way the result is also written to bench/results/engine.json (engine-scale.json with
 // --scale, engine-scale-quick.json with --scale-quick, engine-latency.json with --latency,
-// engine-bundle.json with --bundle, engine-events.json with --events, engine-worker-cpu.json with --worker-cpu, engine-pool.json with --pool). The exit code is 1 when the bundle is over its budget.
+// engine-bundle.json with --bundle, engine-events.json with --events, engine-worker-cpu.json with --worker-cpu, engine-pool.json with --pool,
+// engine-batch.json with --batch). The exit code is 1 when the bundle is over its budget.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -49,6 +54,8 @@ import { type WorkerBundleResult, runWorkerBundle } from './lib/worker-bundle';
 import { eventsConfig, runEvents } from './lib/events';
 import { eventsHeadline } from './lib/events';
 import { formatEvents } from './lib/events-report';
+import { batchConfig, runBatch } from './lib/batch';
+import { formatBatch } from './lib/batch-report';
 
 const CONFIG: BenchConfig = {
   jobs: 20_000,
@@ -84,10 +91,11 @@ const bundleOnly = args.includes('--bundle');
 const workerCpuOnly = args.includes('--worker-cpu');
 const poolOnly = args.includes('--pool');
 const eventsOnly = args.includes('--events');
+const batchOnly = args.includes('--batch');
 const RESULT_FILE = path.join(
   'bench',
   'results',
-  `engine${eventsOnly ? '-events' : poolOnly ? '-pool' : workerCpuOnly ? '-worker-cpu' : bundleOnly ? '-bundle' : latency ? '-latency' : scale ? (quick ? '-scale-quick' : '-scale') : ''}.json`,
+  `engine${batchOnly ? '-batch' : eventsOnly ? '-events' : poolOnly ? '-pool' : workerCpuOnly ? '-worker-cpu' : bundleOnly ? '-bundle' : latency ? '-latency' : scale ? (quick ? '-scale-quick' : '-scale') : ''}.json`,
 );
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
@@ -217,6 +225,11 @@ async function main() {
   // stdout carries the report (or the one JSON object) only: anything else that logs goes to stderr.
   console.log = console.error;
   console.info = console.error;
+  if (batchOnly) {
+    const result = await runBatch(batchConfig(), log);
+    await writeResult(result, () => formatBatch(result));
+    return;
+  }
   if (latency) {
     const rate = Number(args.find((arg) => arg.startsWith('--rate='))?.slice('--rate='.length) ?? CONFIG.e2e.latencyRatePerSecond);
     if (!(rate > 0)) throw new Error('--rate= takes the jobs per second, a number above 0');

@@ -77,15 +77,22 @@ export async function startEndpoint(): Promise<LoopbackEndpoint> {
     req.resume();
     req.on('end', () => res.writeHead(200, { 'content-length': '0' }).end());
   });
+  ({ url: endpoint.url, close: endpoint.close } = await listenOnLoopback(server, '/jobs'));
+  return endpoint;
+}
+
+/** Starts `server` on a free port of 127.0.0.1: the URL of `path` there, and a close that drops every connection. */
+export async function listenOnLoopback(server: http.Server, path: string): Promise<{ url: string; close: () => Promise<void> }> {
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  endpoint.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/jobs`;
-  endpoint.close = () =>
-    new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
-  return endpoint;
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
 }
 
 export interface E2eStack {

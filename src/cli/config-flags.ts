@@ -22,6 +22,7 @@ const CONFIG_FIELDS = {
   signingSecretNext: true, partitions: true,
   publishTtlMs: true, publishEvents: true,
   publishTokenRateLimit: true, publishIpv6Prefix: true, publishMaxJobs: true, publishMaxDataBytes: true, maxBytes: true,
+  batch: true,
 } satisfies Record<Field, true>;
 
 /** Each setting flag's field and how its text reads; `satisfies` keeps it in step with SETTING_FLAGS. */
@@ -42,7 +43,8 @@ const SETTINGS = {
   'rate-limit': ['rateLimit', 'rate'],
   'group-rate-limit': ['groupRateLimit', 'rate'],
   partitions: ['partitions', 'whole'],
-} as const satisfies Record<keyof typeof SETTING_FLAGS | 'partitions', readonly [Field, 'text' | 'whole' | 'rate']>;
+  batch: ['batch', 'batch'],
+} as const satisfies Record<keyof typeof SETTING_FLAGS | 'partitions', readonly [Field, 'text' | 'whole' | 'rate' | 'batch']>;
 
 /** `100/1000` (100 per second), or `none`. */
 function rateOf(flags: FlagValues, name: string, command: string): { max: number; periodMs: number } | null {
@@ -53,6 +55,18 @@ function rateOf(flags: FlagValues, name: string, command: string): { max: number
   return { max: Number(match[1]), periodMs: Number(match[2]) };
 }
 
+/**
+ * `10` (batches of up to 10, no wait), `10/500` (a head waits up to 500 ms for them), or `none`.
+ * The wait is always sent: a merge patch of `{maxSize}` alone would keep an earlier wait.
+ */
+function batchOf(flags: FlagValues, command: string): { maxSize: number; maxWaitMs: number } | null {
+  const raw = str(flags, 'batch')!;
+  if (raw.trim() === 'none') return null;
+  const match = /^\s*(\d+)\s*(?:\/\s*(\d+)\s*)?$/.exec(raw);
+  if (!match) throw new UsageError(`--batch is <max>[/<ms>], e.g. 10 or 10/500, or none (got "${raw}")`, command);
+  return { maxSize: Number(match[1]), maxWaitMs: Number(match[2] ?? 0) };
+}
+
 /** The fields the setting flags given name, with their values. */
 function settingsOf(flags: FlagValues, command: string): Record<string, unknown> {
   const settings: Record<string, unknown> = {};
@@ -60,6 +74,7 @@ function settingsOf(flags: FlagValues, command: string): Record<string, unknown>
     if (flags[name] === undefined) continue;
     if (kind === 'whole') settings[field] = intFlag(flags, name, command, 0);
     else if (kind === 'rate') settings[field] = rateOf(flags, name, command);
+    else if (kind === 'batch') settings[field] = batchOf(flags, command);
     else settings[field] = str(flags, name);
   }
   return settings;

@@ -20,6 +20,7 @@ export const SETTING_FLAGS = {
   backpressure: flag('string', '--backpressure <what>', "what an endpoint's 429 holds: job (default), group or queue"),
   'rate-limit': flag('string', '--rate-limit <max>/<ms>', 'deliveries started queue-wide per window, e.g. 100/1000; none: no limit (default)'),
   'group-rate-limit': flag('string', '--group-rate-limit <max>/<ms>', 'the same for each group on its own; none: no limit (default)'),
+  batch: flag('string', '--batch <max>[/<ms>]', "up to <max> of a group's jobs per delivery, its head waiting up to <ms> for them (docs/batches.md); none: one job per delivery (default)"),
 } satisfies Record<string, FlagSpec>;
 
 const configFlag = (help: string) => flag('string', '--config <json>', `${help}; @<file> reads a file, - standard input`);

@@ -1,11 +1,12 @@
-// Text and badges for flow control (docs/flow-control.md): rate limits ("10 per 1 s"), what a
-// 429 holds, and a job's priority and debounce, shown in the jobs tables and in a job's view.
+// Text and badges for flow control (docs/flow-control.md): rate limits ("10 per 1 s"), batches,
+// what a 429 holds, and a job's priority and debounce, shown in the jobs tables and in a job's view.
 import type { Job, QueueConfig } from '../client';
 import { h } from './dom';
 import { formatDuration, formatWhen } from './format';
 
 export type RateLimit = NonNullable<QueueConfig['rateLimit']>;
 export type Backpressure = QueueConfig['backpressure'];
+export type Batch = NonNullable<QueueConfig['batch']>;
 
 export const BACKPRESSURE_LABELS: Record<Backpressure, string> = {
   job: 'holds the job',
@@ -16,6 +17,13 @@ export const BACKPRESSURE_LABELS: Record<Backpressure, string> = {
 /** "10 per 1 s", or "none". */
 export function formatRate(limit: RateLimit | null): string {
   return limit === null ? 'none' : `${limit.max} per ${formatDuration(limit.periodMs)}`;
+}
+
+/** "up to 10 jobs", "up to 10 jobs, waiting 0.5 s", or "none" (one job per delivery). */
+export function formatBatch(batch: Batch | null): string {
+  if (batch === null) return 'none';
+  const jobs = `up to ${batch.maxSize} job${batch.maxSize === 1 ? '' : 's'}`;
+  return batch.maxWaitMs === 0 ? jobs : `${jobs}, waiting ${formatDuration(batch.maxWaitMs)}`;
 }
 
 /** The priority (when not 0) and the debounce key, as badges next to a job's id. */

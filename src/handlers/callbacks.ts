@@ -11,6 +11,7 @@ import { MAX_RESULT_BYTES } from '../protocol/constants';
 import { QueueError } from '../protocol/errors';
 import * as leases from '../core/engine/leases';
 import { ScriptRefusal } from '../core/store/refusals';
+import { deliveryCount } from '../core/store/leased';
 import { jobIdSchema } from '../protocol/job-input';
 import { readJson } from './middleware/body';
 import type { AppEnv } from './scope';
@@ -42,7 +43,7 @@ async function endLease(c: Context<AppEnv>, end: (reserve: number) => ReturnType
   const { state } = await followUps.leasing(
     end,
     // As many leased as asked for: more may be ready.
-    ({ next, target, outcomes, tag }, reserve) => [{ tag, jobs: next, target, outcomes, more: reserve > 0 && next.length === reserve }],
+    ({ next, target, outcomes, tag }, reserve) => [{ tag, jobs: next, target, outcomes, more: reserve > 0 && deliveryCount(next) === reserve }],
     // A retry holds the group until a time the tick knows: learn it soon.
     (ended) => (ended.state === 'waiting' ? followUps.now() : null),
   );

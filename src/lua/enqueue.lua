@@ -78,8 +78,9 @@ Costs of the quotas: nothing for the admin (the counts live in meta); a publish 
 -- @include events
 
 local now, r, n, published = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4] ~= ''
-local F = 5 -- ARGV fields of job i start after F + (i - 1) * 6
-local function arg(i, field) return ARGV[F + (i - 1) * 6 + field] end
+-- ARGV fields of job i start after 5 + (i - 1) * 6. (Constants are written out where they are
+-- used: the script is near Lua's 200 locals.)
+local function arg(i, field) return ARGV[5 + (i - 1) * 6 + field] end
 
 local groupFields = {}
 for i = 1, n do groupFields[i] = groupField(arg(i, 2)) end
@@ -87,8 +88,7 @@ for i = 1, n do groupFields[i] = groupField(arg(i, 2)) end
 local M = openMeta(KEYS[1], groupFields)
 for i = 1, n do checkPartition(M, arg(i, 2)) end
 if not M.cfg then return { QUEUE_NOT_FOUND } end
-local wanted = tonumber(ARGV[5]) or 0
-if wanted > (tonumber(M.v.ev) or 0) then metaSet(M, 'ev', int(wanted)) end
+if (tonumber(ARGV[5]) or 0) > (tonumber(M.v.ev) or 0) then metaSet(M, 'ev', int(tonumber(ARGV[5]))) end
 openEvents(M, now)
 local cfg = M.cfg
 local maxDelay = maxDelayOf(cfg)
@@ -120,6 +120,7 @@ end
 local reserving = r > 0 and not M.v.paused
 local B, out = newBatch(M, now), {}
 B.reserving = reserving
+B.link = true -- one ZADD per group key and call (group.lua addToGroup)
 
 -- When job i asks to start (runAt 0: now).
 local function runAtOf(i)
@@ -209,7 +210,7 @@ if n == 1 and not states[1].db then
   local solo = reserving and not state.st and groupJobs(M, state.g) == 0 and metaNum(M, 'ready') == 0
     and metaNum(M, 'pausedGroups') == 0 and metaNum(M, 'active') < cfg.concurrency
     and state.o + cfg.orderingWindowMs <= now and not isFlow(M, state.g) and type(cfg.rateLimit) ~= 'table'
-    and metaNum(M, 'hold') <= now
+    and metaNum(M, 'hold') <= now and not (Batch.config(M) and (cfg.batch.maxWaitMs or 0) > 0)
   if solo then
     addGroupJobs(M, state.g, 1)
     local deadline = now + leaseMsOf(state, cfg)

@@ -1,6 +1,7 @@
 #!lua flags=allow-key-locking
---[[ heartbeat: extends a live lease (async deliveries keep their job this way). The new deadline
-usually lies past the queue's timer; a shorter extension lowers it.
+--[[ heartbeat: extends a live lease (async deliveries keep their job this way), and on a batch
+queue the leases of the other jobs of its batch still out (batch.lua). The new deadline usually
+lies past the queue's timer; a shorter extension lowers it.
 
 KEYS[1] meta    hash  config and counters (meta.lua)
 KEYS[2] jobs    hash  id -> job record
@@ -20,6 +21,7 @@ Errors  {-11} JOB_CANCELLED (the job was cancelled under this lease),
 -- @include job
 -- @include meta
 -- @include lease
+-- @include batch
 
 local K = { jobs = KEYS[2], active = KEYS[3], revoked = KEYS[4] }
 local now, id, token, extendMs = tonumber(ARGV[1]), ARGV[2], ARGV[3], tonumber(ARGV[4])
@@ -38,7 +40,17 @@ if not state.sa then
 end
 if extendMs <= 0 then extendMs = state.to or cfg.timeoutMs end
 local expiresAt = now + math.min(extendMs, DAY_MS)
-redis.call('ZADD', K.active, 'XX', expiresAt, member)
+-- A batch is one lease (batch.lua): its jobs still out share this deadline, and all move.
+local members = { expiresAt, member }
+if Batch.config(M) and Batch.out(M, state.g) > 0 then
+  for _, other in ipairs(redis.call('ZRANGEBYSCORE', K.active, deadline, deadline)) do
+    if other ~= member and select(2, splitLease(other)) == state.g then
+      members[#members + 1] = expiresAt
+      members[#members + 1] = other
+    end
+  end
+end
+redis.call('ZADD', K.active, 'XX', unpack(members))
 noteTimer(M, expiresAt)
 saveMeta(M)
 return { 1, expiresAt, dueReport(M, now) }

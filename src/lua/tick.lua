@@ -46,7 +46,7 @@ Returns {1, nextDueAt (epoch ms, -1 = nothing scheduled), readyNow 0|1, more 0|1
   undeclared group, tick again
   events (events.lua, only while meta's `ev` is later than now): `expired` for each job its
   deadline to start ended, `added` (waiting) for each delayed job promoted, `retrying` or `failed`
-  for each lapsed lease
+  for each lapsed lease (`added` for a job behind the first of a lapsed batch: batch.lua)
 Errors  {-1} QUEUE_NOT_FOUND
 ]]
 -- @include errors
@@ -199,24 +199,33 @@ if #lapsed > 0 then
         id = id, group = state.g, groupKey = keyOf[state.g], member = memberOf(state.s, id),
         hint = '?', state = state, data = job.data, deadline = deadlines[i], lapsed = true,
       }
-      local err = 'lease expired: no answer within ' .. leaseMsOf(state, cfg) .. ' ms'
-      countEnd(T, failJob(K, B, cfg, lease, err, true, -1, seed, now)) -- retried, or failed at the last attempt
+      if Batch.isFirst(B, lease.groupKey, state.g, lease.member) then
+        local err = 'lease expired: no answer within ' .. leaseMsOf(state, cfg) .. ' ms'
+        countEnd(T, failJob(K, B, cfg, lease, err, true, -1, seed, now)) -- retried, or failed at the last attempt
+      else
+        Batch.release(K, B, lease, now) -- behind the first of its batch: untouched (batch.lua)
+      end
     end
   end
 end
 -- meta's `active` is the number of leases (reserve's room): set it to what `active` holds, so a
 -- slot leaked by a script that failed half way (before issue 16, group "0".."59") or any other
 -- drift lasts one pass at most. One ZCARD per tick that runs; the idle scan pays nothing.
-local leases = redis.call('ZCARD', K.active)
-if metaNum(M, 'active') ~= leases then metaSet(M, 'active', int(leases)) end
+do
+  local leases = redis.call('ZCARD', K.active)
+  if metaNum(M, 'active') ~= leases then metaSet(M, 'active', int(leases)) end
+end
 flushBatch(K, B)
+saveExpiries(K, B) -- jobs a lapsed batch gave back have their deadline to start again
 writeTally(M, T, now)
 
 -- Outcomes recorded just now are leased to this caller already; due ones get their next attempt.
 local outcomes = outcomesToSend(B)
-local claimed, moreOutcomes = claimOutcomes(K, M, now, limit)
-for _, o in ipairs(claimed) do outcomes[#outcomes + 1] = o end
-if moreOutcomes then more = true end
+do
+  local claimed, moreOutcomes = claimOutcomes(K, M, now, limit)
+  for _, o in ipairs(claimed) do outcomes[#outcomes + 1] = o end
+  if moreOutcomes then more = true end
+end
 
 if trimRetention(K.completed, K.jobs, cfg.keepCompleted, limit) then more = true end
 if trimRetention(K.failed, K.jobs, cfg.keepFailed, limit) then more = true end
@@ -224,11 +233,13 @@ if trimRetention(K.cancelled, K.jobs, cfg.keepFailed, limit) then more = true en
 if ttl and trimRetention(K.expired, K.jobs, cfg.keepFailed, limit) then more = true end
 
 local repeats = {}
-local dueRepeats = redis.call('ZRANGEBYSCORE', K.repeatDue, '-inf', now, 'LIMIT', 0, limit)
-if #dueRepeats > 0 then
-  local specs = redis.call('HMGET', K.repeats, unpack(dueRepeats))
-  for i, key in ipairs(dueRepeats) do
-    if specs[i] then repeats[#repeats + 1] = { key, specs[i] } end
+do
+  local dueRepeats = redis.call('ZRANGEBYSCORE', K.repeatDue, '-inf', now, 'LIMIT', 0, limit)
+  if #dueRepeats > 0 then
+    local specs = redis.call('HMGET', K.repeats, unpack(dueRepeats))
+    for i, key in ipairs(dueRepeats) do
+      if specs[i] then repeats[#repeats + 1] = { key, specs[i] } end
+    end
   end
 end
 

@@ -1,6 +1,7 @@
 // Queue configuration: the zod schema with the defaults of docs/http-api.md#queues, and how
 // it is stored.
 import * as z from 'zod';
+import { MAX_BATCH_JOBS } from './batch-body';
 import { sha256Hex } from './ids';
 import { type AddressKind, addressKind } from './private-address';
 import { isSigningSecret } from './signing-secret';
@@ -88,6 +89,7 @@ const ADDED_DEFAULTS = {
   publishTtlMs: 0,
   publishEvents: 'state',
   partitions: 1,
+  batch: null,
 } as const;
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -145,6 +147,18 @@ const originSchema = z.string().refine((value) => {
     return false;
   }
 }, 'an origin is scheme://host[:port], with no path or trailing slash');
+
+/** The longest a batch's head may wait for more jobs (its most jobs: MAX_BATCH_JOBS). */
+export const MAX_BATCH_WAIT_MS = 300_000;
+
+const batchSchema = z
+  .object({
+    /** Jobs per delivery, at most. */
+    maxSize: int(1, MAX_BATCH_JOBS),
+    /** How long a group's head waits for the batch to fill. @default 0 */
+    maxWaitMs: int(0, MAX_BATCH_WAIT_MS).default(0),
+  })
+  .strict();
 
 /** The config's fields (what the API shows of a config builds on them: responses.ts). */
 export function queueConfigFields(options: ConfigOptions = {}) {
@@ -223,6 +237,12 @@ export function queueConfigFields(options: ConfigOptions = {}) {
        * fixed when the queue is created. @default 1
        */
       partitions: int(1, 256).default(ADDED_DEFAULTS.partitions),
+      /**
+       * Ordered batches (docs/batches.md): one delivery carries up to `maxSize` consecutive ready
+       * jobs of one group, sent when the group has that many or its head has waited `maxWaitMs`;
+       * null: one job per delivery. @default null
+       */
+      batch: batchSchema.nullable().default(ADDED_DEFAULTS.batch),
     })
     .strict();
 }
@@ -241,6 +261,11 @@ export function queueConfigSchema(options: ConfigOptions = {}) {
       if (total === undefined || total >= config.partitions) continue;
       const message = `${path} must be at least partitions (${config.partitions}): each partition gets a share of it`;
       ctx.addIssue({ code: 'custom', path: path.split('.'), message });
+    }
+    // A batch holds one slot of concurrency per job: a bigger one could never fill.
+    if (config.batch && config.batch.maxSize > config.concurrency) {
+      const message = `batch.maxSize must be at most concurrency (${config.concurrency}): each job of a batch holds a slot`;
+      ctx.addIssue({ code: 'custom', path: ['batch', 'maxSize'], message });
     }
   });
 }

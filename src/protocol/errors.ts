@@ -18,6 +18,8 @@ export const ERROR_STATUS = {
   LEASE_LOST: 409,
   /** A lease callback of a job that was cancelled under it. */
   JOB_CANCELLED: 409,
+  /** A lease callback of a batch's job while a job ahead of it in its batch has not ended (docs/batches.md). */
+  OUT_OF_ORDER: 409,
   /** Another move of the same partition is under way (docs/scaling-out.md#one-move-at-a-time). */
   MOVE_IN_PROGRESS: 409,
   PAYLOAD_TOO_LARGE: 413,

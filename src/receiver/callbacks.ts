@@ -1,7 +1,7 @@
 // The lease callbacks a receiver sends back to groupq (docs/delivery.md#async-mode-jobs-longer-than-one-invocation): heartbeat,
 // progress, complete and fail, each a POST of JSON to the URL the delivery named, authorized by
 // the lease token in the body. 409 means the lease is gone (JOB_CANCELLED: the job was
-// cancelled); brief network trouble is retried.
+// cancelled); brief network trouble is retried. A batch's jobs share one lease: batchCalls.
 import { MAX_ERROR_CHARS } from '../protocol/constants';
 import { parseErrorAnswer } from '../protocol/errors';
 import { sleep } from '../protocol/sleep';
@@ -91,5 +91,35 @@ export function leaseCalls(delivery: Delivery<unknown>, fetch: FetchLike): Lease
       };
       return (await post(fetch, callbacks.fail, JSON.stringify(body))) as { state: string };
     },
+  };
+}
+
+/**
+ * The callbacks of a batch as one LeaseCalls, for the one Lease its jobs share. A heartbeat on any
+ * job of a batch renews them all, so heartbeats (and progress) go through the first job not yet
+ * ended; complete ends that job and moves on to the next, in order, as groupq requires; fail ends
+ * it, and groupq returns the jobs after it to their group. Each call waits for the one before, so
+ * a heartbeat never crosses the complete of the job it goes through.
+ */
+export function batchCalls(jobs: Delivery<unknown>[], fetch: FetchLike): LeaseCalls {
+  const calls = jobs.map((job) => leaseCalls(job, fetch));
+  let head = 0;
+  let previous: Promise<unknown> = Promise.resolve();
+  const inTurn = <T>(call: (job: LeaseCalls) => Promise<T>): Promise<T> => {
+    // Past the last job nothing is held: the last job's own callback then answers 409 (lease gone).
+    const next = previous.then(() => call(calls[Math.min(head, calls.length - 1)]!));
+    previous = next.catch(() => {});
+    return next;
+  };
+  return {
+    heartbeat: (extendMs) => inTurn((job) => job.heartbeat(extendMs)),
+    progress: (progress) => inTurn((job) => job.progress(progress)),
+    complete: (result) =>
+      inTurn(async (job) => {
+        const answer = await job.complete(result);
+        head++;
+        return answer;
+      }),
+    fail: (body) => inTurn((job) => job.fail(body)),
   };
 }

@@ -2,7 +2,8 @@
 // progress, heartbeat), heartbeats in the background once the job runs asynchronously (at a third
 // of the lease that remains, rescheduled from each answer), and the final complete or fail. A
 // callback answered 409 means the lease is gone (lost, or the job cancelled): the signal aborts
-// and nothing more is sent.
+// and nothing more is sent. A batch's jobs share one lease: one Lease holds it, through calls
+// that go to the first job not yet ended (batchCalls in callbacks.ts).
 import { type Delivery, LEASE_GRACE_MS } from '../protocol/delivery-body';
 import { CallbackError, DAY_MS, type FailBody, type LeaseCalls } from './callbacks';
 import { LeaseLostError } from './errors';
@@ -147,34 +148,52 @@ export class Lease {
 
   /** Stops the heartbeats, then reports how the run ended unless the lease is gone. */
   async finish(end: RunEnd): Promise<void> {
+    if (await this.stop()) await this.report(end);
+  }
+
+  /** Stops the heartbeats and lets those on their way land; true while the lease is still held. */
+  async stop(): Promise<boolean> {
     this.finished = true;
     clearTimeout(this.timer);
     // A heartbeat still on its way could land after complete and read as a lost lease.
     await Promise.allSettled([...this.inFlight]);
-    if (this.lost) return;
+    return !this.lost;
+  }
+
+  /**
+   * Sends the complete or fail callback of `end`, heartbeats or not (a batch ends its jobs one
+   * by one while they go on); true when it landed as `end` says. A lost lease aborts the signal,
+   * other trouble goes to onError.
+   */
+  async report(end: RunEnd): Promise<boolean> {
     try {
-      if (end.kind === 'complete') await this.completeOrExplain(end.result);
-      else await this.calls.fail(end);
+      if (end.kind === 'complete') return await this.completeOrExplain(end.result);
+      await this.calls.fail(end);
+      return true;
     } catch (error) {
       if (error instanceof LeaseLostError) this.lose(error);
       else this.options.onError(error);
+      return false;
     }
   }
 
-  private async completeOrExplain(result: unknown): Promise<void> {
+  /** Completes with `result`; false when groupq could not take it and the job was failed instead. */
+  private async completeOrExplain(result: unknown): Promise<boolean> {
     // A result groupq cannot take (not JSON, too large) will not fit on the next attempt either:
     // fail the job for good, saying why, rather than let the lease run out and retry.
     try {
       JSON.stringify(result);
     } catch (error) {
       await this.calls.fail({ error: `the result is not JSON: ${(error as Error).message}`, retry: false });
-      return;
+      return false;
     }
     try {
       await this.calls.complete(result);
+      return true;
     } catch (error) {
       if (!(error instanceof CallbackError) || error.status >= 500) throw error;
       await this.calls.fail({ error: `the result was not accepted: ${error.message}`, retry: false });
+      return false;
     }
   }
 

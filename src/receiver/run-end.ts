@@ -3,6 +3,7 @@
 // complete/fail callback (after a 202). NonRetryableError → no more attempts; RetryAfterError →
 // the next attempt after its delay.
 import { type DeliveryVerificationError, NonRetryableError, RetryAfterError } from './errors';
+import type { FailBody } from './callbacks';
 import type { RunEnd } from './lease';
 
 /** A function's run, captured: its value, or what it threw. */
@@ -36,11 +37,15 @@ export function parseErrorText(error: unknown): string {
 
 /** The complete or fail callback a captured run makes. */
 export function endOf(run: Captured): RunEnd {
-  if (run.ok) return { kind: 'complete', result: run.value };
-  const error = errorText(run.error);
-  if (run.error instanceof NonRetryableError) return { kind: 'fail', error, retry: false };
-  if (run.error instanceof RetryAfterError) return { kind: 'fail', error, retryAfterMs: run.error.retryAfterMs };
-  return { kind: 'fail', error };
+  return run.ok ? { kind: 'complete', result: run.value } : { kind: 'fail', ...failOf(run.error) };
+}
+
+/** The failure a thrown value reports: its text, and whether (or when) the job is tried again. */
+export function failOf(thrown: unknown): FailBody {
+  const error = errorText(thrown);
+  if (thrown instanceof NonRetryableError) return { error, retry: false };
+  if (thrown instanceof RetryAfterError) return { error, retryAfterMs: thrown.retryAfterMs };
+  return { error };
 }
 
 /** The status a handler answers a request it refused with: 409 a replay, 413 a body too large, else 401. */

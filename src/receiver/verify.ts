@@ -1,13 +1,14 @@
 // Checks that a request is a genuine, fresh groupq request (Standard Webhooks): an HMAC-SHA256
 // signature over "<webhook-id>.<webhook-timestamp>.<raw body>" keyed by the `whsec_` secret, a
-// timestamp within the tolerance, the kind the signed webhook-id names (`msg_` a delivery,
-// `out_` an outcome callback: neither is accepted as the other), then the body parsed against
-// its shared schema; a delivery last of all must not be a copy of one accepted before (a
-// replay: same webhook-id, timestamp and signature; a retry of the job keeps its webhook-id but
-// is signed anew). Whatever a request holds, it costs at most `maxBodyBytes` read and one HMAC
-// per secret (message.ts, signature.ts). One verifier for both kinds; Web Crypto only, so it
-// runs on Workers, Node 20, Deno and Bun alike.
+// timestamp within the tolerance, the kind the signed webhook-id names (`msg_` a delivery of one
+// job, `bat_` a batch of them, `out_` an outcome callback: none is accepted as another), then the
+// body parsed against its shared schema; a delivery or batch last of all must not be a copy of
+// one accepted before (a replay: same webhook-id, timestamp and signature; a retry keeps its
+// webhook-id but is signed anew). Whatever a request holds, it costs at most `maxBodyBytes` read
+// and one HMAC per secret (message.ts, signature.ts). One verifier for every kind; Web Crypto
+// only, so it runs on Workers, Node 20, Deno and Bun alike.
 import type * as z from 'zod';
+import { BATCH_ID_PREFIX, type Batch, batchBodySchema } from '../protocol/batch-body';
 import { DELIVERY_ID_PREFIX, type Delivery, deliveryBodySchema } from '../protocol/delivery-body';
 import { fromBase64, toBase64 } from '../protocol/encoding';
 import { OUTCOME_ID_PREFIX, type OutcomeCallback, outcomeBodySchema } from '../protocol/outcome-body';
@@ -52,24 +53,44 @@ export interface DeliveryVerifyOptions extends VerifyOptions {
 /** Reads and checks a delivery (the same checks as verifyDelivery, keys imported once). */
 export type Verifier = <T = unknown>(message: Request | RawMessage) => Promise<Delivery<T>>;
 
+/** Reads and checks a batch (the same checks as verifyBatch, keys imported once). */
+export type BatchVerifier = <T = unknown>(message: Request | RawMessage) => Promise<Batch<T>>;
+
 /** Reads and checks an outcome callback (the same checks as verifyOutcome, keys imported once). */
 export type OutcomeVerifier = (message: Request | RawMessage) => Promise<OutcomeCallback>;
 
 /**
  * What a verified request must carry: its webhook-id's prefix (the kind) and its body's schema,
- * named for messages. Nothing in a body repeats its webhook-id: an id is `msg_` or `out_` and
- * 32 hex digits of groupq's, the same on every attempt and unique per job (per outcome).
+ * named for messages. An id is `msg_`, `bat_` or `out_` and 32 hex digits of groupq's, the same
+ * on every attempt and unique per job (per batch, per outcome).
  */
 interface Expected<B> {
   what: string;
   prefix: string;
   schema: z.ZodType<B>;
+  /**
+   * For the two forms of delivery only: what takes this kind, said when it reaches the other
+   * form's verifier. The queue's `batch` setting and the endpoint's handler then disagree, and
+   * the job's error (`HTTP 401: ...`) is where its owner reads which to change.
+   */
+  takenBy?: string;
 }
 
-const DELIVERY: Expected<Delivery> = { what: 'delivery', prefix: DELIVERY_ID_PREFIX, schema: deliveryBodySchema };
+const DELIVERY: Expected<Delivery> = {
+  what: 'delivery',
+  prefix: DELIVERY_ID_PREFIX,
+  schema: deliveryBodySchema,
+  takenBy: 'the queue sends one job per delivery (its `batch` is null): take them with createHandler or verifyDelivery',
+};
+const BATCH: Expected<Batch> = {
+  what: 'batch',
+  prefix: BATCH_ID_PREFIX,
+  schema: batchBodySchema,
+  takenBy: 'the queue sends batches (its `batch` is set): take them with createBatchHandler or verifyBatch',
+};
 const OUTCOME: Expected<OutcomeCallback> = { what: 'outcome callback', prefix: OUTCOME_ID_PREFIX, schema: outcomeBodySchema };
 /** The kinds by prefix, to name what a request of the wrong kind is. */
-const KINDS = [DELIVERY, OUTCOME];
+const KINDS = [DELIVERY, BATCH, OUTCOME];
 
 const DEFAULT_TOLERANCE_SEC = 300;
 
@@ -175,10 +196,11 @@ function createChecker<B>(options: VerifyOptions, expected: Expected<B>, seen?: 
 
     if (!id!.startsWith(expected.prefix)) {
       const other = KINDS.find((kind) => id!.startsWith(kind.prefix));
+      const hint = other?.takenBy && expected.takenBy ? `: ${other.takenBy}` : '';
       throw new DeliveryVerificationError(
         'wrong_kind',
         other
-          ? `this is a groupq ${other.what} (webhook-id ${other.prefix}...), not a groupq ${expected.what}`
+          ? `this is a groupq ${other.what} (webhook-id ${other.prefix}...), not a groupq ${expected.what}${hint}`
           : `webhook-id does not start with ${expected.prefix}: not a groupq ${expected.what}`,
       );
     }
@@ -208,16 +230,26 @@ function createChecker<B>(options: VerifyOptions, expected: Expected<B>, seen?: 
   };
 }
 
-/** A delivery verifier for the given secrets (checked at once; keys imported once). */
-export function createVerifier(options: DeliveryVerifyOptions): Verifier {
+/** The replay check of deliveries and batches: the `seen` hook, else this process's memory (replays.ts). */
+function replayCheckOf(options: DeliveryVerifyOptions): ReplayCheck {
   const { seen } = options;
   if (seen !== undefined && typeof seen !== 'function') throw new TypeError('seen must be a function (key, delivery) => boolean');
   const toleranceSec = options.toleranceSec ?? DEFAULT_TOLERANCE_SEC;
   const now = options.now ?? Date.now;
-  const check = createChecker(options, DELIVERY, async (key, webhookId, timestampSec) =>
-    seen ? (await seen(key, { webhookId, timestampSec })) === true : rememberDelivery(key, (timestampSec + toleranceSec) * 1000, now()),
-  );
+  return async (key, webhookId, timestampSec) =>
+    seen ? (await seen(key, { webhookId, timestampSec })) === true : rememberDelivery(key, (timestampSec + toleranceSec) * 1000, now());
+}
+
+/** A delivery verifier for the given secrets (checked at once; keys imported once). */
+export function createVerifier(options: DeliveryVerifyOptions): Verifier {
+  const check = createChecker(options, DELIVERY, replayCheckOf(options));
   return async <T>(message: Request | RawMessage) => (await check(message)) as Delivery<T>;
+}
+
+/** A batch verifier for the given secrets: createVerifier's options and replay check, for `bat_` requests. */
+export function createBatchVerifier(options: DeliveryVerifyOptions): BatchVerifier {
+  const check = createChecker(options, BATCH, replayCheckOf(options));
+  return async <T>(message: Request | RawMessage) => (await check(message)) as Batch<T>;
 }
 
 /** An outcome callback verifier for the given secrets (checked at once; keys imported once). */
@@ -236,6 +268,16 @@ export function createOutcomeVerifier(options: VerifyOptions): OutcomeVerifier {
  */
 export async function verifyDelivery<T = unknown>(message: Request | RawMessage, options: DeliveryVerifyOptions): Promise<Delivery<T>> {
   return createVerifier(options)<T>(message);
+}
+
+/**
+ * Reads a batch (the delivery of a queue with `batch` set, docs/batches.md) and checks it as
+ * verifyDelivery checks a delivery, replays included, but for a webhook-id of a batch (`bat_`;
+ * a single job's `msg_` is refused as `wrong_kind`, as a batch is by verifyDelivery) and a
+ * batch's body: `{ id, queue, group, jobs }`, each job a delivery. Returns the parsed batch.
+ */
+export async function verifyBatch<T = unknown>(message: Request | RawMessage, options: DeliveryVerifyOptions): Promise<Batch<T>> {
+  return createBatchVerifier(options)<T>(message);
 }
 
 /**

@@ -161,6 +161,51 @@ describe('queue configure', () => {
   });
 });
 
+describe('--batch', () => {
+  test('create: 10 is batches of up to 10 with no wait, 10/500 a head waiting up to 500 ms; configure sets one and none removes it', async () => {
+    const endpoint = ['--endpoint', 'http://127.0.0.1:9/jobs'];
+    const bare = uniqueQueue('cli-batch');
+    const created = await cli(['queue', 'create', bare, ...endpoint, '--batch', '10'], env);
+    expect(created).toMatchObject({ code: 0, stderr: '' });
+    expect(rowsByFirstCell(created.stdout).get('batch')).toEqual(['batch', '{"maxSize":10,"maxWaitMs":0}']);
+    expect((await getQueue(bare)).config.batch).toEqual({ maxSize: 10, maxWaitMs: 0 });
+
+    const waiting = uniqueQueue('cli-batch-wait');
+    expect((await cli(['queue', 'create', waiting, ...endpoint, '--batch', '10/500'], env)).code).toBe(0);
+    expect((await getQueue(waiting)).config.batch).toEqual({ maxSize: 10, maxWaitMs: 500 });
+
+    const queue = uniqueQueue('cli-batch-configure');
+    await pausedQueue(suite.worker, queue, { concurrency: 20, publishTokens: [PUBLISH_TOKEN] });
+    const before = (await getQueue(queue)).config;
+    expect(before.batch).toBeNull();
+    const set = await cli(['queue', 'configure', queue, '--batch', '20/1000'], env);
+    expect(set).toMatchObject({ code: 0, stderr: '' });
+    expect(set.stdout.split('\n')[0]).toBe(`queue ${queue}: 1 setting changed`);
+    expect(rowsByFirstCell(set.stdout).get('batch')).toEqual(['batch', 'null', '{"maxSize":20,"maxWaitMs":1000}']);
+    expect((await getQueue(queue)).config).toEqual({ ...before, batch: { maxSize: 20, maxWaitMs: 1000 } });
+
+    const none = await cli(['queue', 'configure', queue, '--batch', 'none', '--json'], env);
+    expect(none).toMatchObject({ code: 0, stderr: '' });
+    expect(json(none).config).toEqual(before);
+    expect((await getQueue(queue)).config.publishTokens).toBe(1);
+  });
+
+  test('what the Worker refuses (a batch over 100, or bigger than the concurrency) is its VALIDATION_FAILED, exit 1, nothing changed', async () => {
+    const queue = uniqueQueue('cli-batch-bad');
+    const tooBig = await cli(['queue', 'create', queue, '--endpoint', 'http://127.0.0.1:9/jobs', '--concurrency', '200', '--batch', '101'], env);
+    expect(tooBig).toMatchObject({ code: 1, stdout: '' });
+    expect(tooBig.stderr).toMatch(/^groupq: VALIDATION_FAILED: batch\.maxSize: /);
+    expect((await suite.worker.api(`/v1/queues/${queue}`)).status).toBe(404);
+
+    await pausedQueue(suite.worker, queue, { concurrency: 5 });
+    const before = await settledSnapshot(suite.redis, queue);
+    const overConcurrency = await cli(['queue', 'configure', queue, '--batch', '6'], env);
+    expect(overConcurrency).toMatchObject({ code: 1, stdout: '' });
+    expect(overConcurrency.stderr).toMatch(/^groupq: VALIDATION_FAILED: batch\.maxSize: batch\.maxSize must be at most concurrency \(5\)/);
+    expect(await snapshotQueue(suite.redis, queue)).toEqual(before);
+  });
+});
+
 describe('queue delete', () => {
   test('needs --yes; then the queue is gone, and it says what went', async () => {
     const queue = uniqueQueue('cli-delete');

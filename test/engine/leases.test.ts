@@ -32,7 +32,7 @@ describe('reserve', () => {
       {
         id: 'j', queue: q, tag: q, group: 'g', data: { n: 1 }, rawData: '{"n":1}', attempt: 1, maxAttempts: 3,
         orderMs: T0, createdAt: T0, timeoutMs: 30_000, lease: { token: expect.any(String), expiresAt: T0 + 35_000 },
-        webhookId: expect.stringMatching(/^msg_[0-9a-f]{32}$/), seq: 1, solo: false, recordNeeded: false, named: true,
+        webhookId: expect.stringMatching(/^msg_[0-9a-f]{32}$/), seq: 1, solo: false, recordNeeded: false, named: true, batchIndex: 0,
       },
     ]);
     expect(jobs[0]!.lease.token.length).toBeGreaterThanOrEqual(16);

@@ -65,7 +65,7 @@ describe('adversarial names against the reference model', () => {
       const tokens = new Map<number, string>();
       const leased = (jobs: LeasedJob[], views: LeasedView[]) => {
         views.forEach((view, i) => tokens.set(view.lease, jobs[i]?.lease.token ?? 'none'));
-        return jobs.map(({ queue: _q, tag: _t, lease, webhookId: _w, seq: _s, solo: _solo, recordNeeded: _c, named: _n, ...job }) => ({ ...job, expiresAt: lease.expiresAt }));
+        return jobs.map(({ queue: _q, tag: _t, lease, webhookId: _w, seq: _s, solo: _solo, recordNeeded: _c, named: _n, batchIndex: _b, ...job }) => ({ ...job, expiresAt: lease.expiresAt }));
       };
       const plain = (views: LeasedView[]) => views.map(({ lease: _l, ...job }) => job);
       const token = (handle: number) => tokens.get(handle) ?? 'none';

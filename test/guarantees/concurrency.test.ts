@@ -55,7 +55,7 @@ function decide(s: Scenario, job: Pick<LeasedJob, 'id' | 'attempt'>): { action: 
   return { action: 'fail' };
 }
 
-function outcomeOf(d: Delivery): Settlement {
+function outcomeOf(d: Delivery): Exclude<Settlement, { kind: 'release' }> {
   const { id, lease } = d.job;
   if (d.action === 'complete') return { kind: 'complete', id, lease: lease.token, result: { ok: id } };
   const retry = d.action === 'retry';

@@ -32,4 +32,5 @@ export const CONFIG_DEFAULTS = {
   signingSecret: false,
   signingSecretNext: false,
   partitions: 1,
+  batch: null,
 };

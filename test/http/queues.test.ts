@@ -51,7 +51,7 @@ describe('PUT /v1/queues/{queue}', () => {
       maxBytes: null,
     };
     const first = await putQueue(suite.worker, name, custom);
-    expect(first.config).toEqual({ ...custom, publishTokens: 0, signingSecret: false, signingSecretNext: false, partitions: 1 });
+    expect(first.config).toEqual({ ...custom, publishTokens: 0, signingSecret: false, signingSecretNext: false, partitions: 1, batch: null });
 
     const second = await putQueue(suite.worker, name, { endpoint: 'https://hooks.example/jobs' });
     expect(second.config).toEqual({ endpoint: 'https://hooks.example/jobs', ...CONFIG_DEFAULTS });

@@ -199,7 +199,7 @@ const engineInput = ({ backoffMs, ...job }: EnqueueInput) =>
 async function runEngine(e: Engine, q: string, op: Op, token: (handle: number) => string): Promise<Ran<string>> {
   const leases: string[] = [];
   const leased = (jobs: LeasedJob[]) =>
-    jobs.map(({ queue: _queue, tag: _tag, lease: l, webhookId: _webhookId, seq: _seq, solo: _solo, recordNeeded: _callback, named: _named, ...job }) => (leases.push(l.token), { ...job, expiresAt: l.expiresAt }));
+    jobs.map(({ queue: _queue, tag: _tag, lease: l, webhookId: _webhookId, seq: _seq, solo: _solo, recordNeeded: _callback, named: _named, batchIndex: _batchIndex, ...job }) => (leases.push(l.token), { ...job, expiresAt: l.expiresAt }));
   const run = async (): Promise<unknown> => {
     switch (op.op) {
       case 'enqueue':

@@ -14,7 +14,7 @@ export type EndState = 'completed' | 'waiting' | 'failed' | 'LEASE_LOST';
 /** A job as getJob/listJobs show it, without `queue`. */
 export type JobView = Omit<Job, 'queue' | 'progress' | 'resultTruncated'>;
 /** A job as reserve hands it out; `lease` is the model's handle for the engine's token. */
-export type LeasedView = Omit<LeasedJob, 'queue' | 'tag' | 'lease' | 'webhookId' | 'seq' | 'solo' | 'recordNeeded' | 'named'> & { expiresAt: number; lease: number };
+export type LeasedView = Omit<LeasedJob, 'queue' | 'tag' | 'lease' | 'webhookId' | 'seq' | 'solo' | 'recordNeeded' | 'named' | 'batchIndex'> & { expiresAt: number; lease: number };
 
 const DAY_MS = 86_400_000;
 const LEASE_GRACE_MS = 5000;

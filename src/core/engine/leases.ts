@@ -27,7 +27,7 @@ export type { LeasedJob, LeaseSpot, Settlement } from '../store/leased';
 
 export interface Settled {
   /** Per settlement: the job's new state, or LEASE_LOST / JOB_CANCELLED (nothing changed for it). */
-  results: { id: string; state: 'completed' | 'waiting' | 'failed' | 'LEASE_LOST' | 'JOB_CANCELLED' }[];
+  results: { id: string; state: 'completed' | 'waiting' | 'failed' | 'LEASE_LOST' | 'JOB_CANCELLED' | 'OUT_OF_ORDER' }[];
   config: StoredConfig;
   jobs: LeasedJob[];
   /** Outcome callbacks the call recorded, leased to the caller to send. */
@@ -48,7 +48,7 @@ function parseLeaseRef({ id, lease }: { id: string; lease: string }) {
   return { id: parseParam(jobIdSchema, id, 'id'), lease: parse(leaseSchema, { lease }).lease };
 }
 
-export function toLeasedJob(tag: string, config: StoredConfig, [id, stateJson, rawData, deadline, hint, token, messageId]: LeasedTuple): LeasedJob {
+export function toLeasedJob(tag: string, config: StoredConfig, [id, stateJson, rawData, deadline, hint, token, messageId, batchIndex]: LeasedTuple): LeasedJob {
   const record = JSON.parse(stateJson) as JobRecord;
   return {
     id,
@@ -70,6 +70,7 @@ export function toLeasedJob(tag: string, config: StoredConfig, [id, stateJson, r
     named: record.i === 1,
     traceparent: record.tp,
     tracestate: record.ts,
+    batchIndex: batchIndex ?? 0,
   };
 }
 
@@ -97,11 +98,13 @@ function settlementArgs(settlement: Settlement, { group, seq, solo, recordNeeded
   const hint = solo === undefined ? '?' : solo ? 's' : 'm';
   const lease = [settlement.id, splitLease(settlement.lease).token, group, seq, hint];
   const status = settlement.status ?? 0;
-  const flags = [recordNeeded ? '1' : '0', named ? '1' : '0', startedAt ?? '', attempt ?? ''];
+  const { batch } = settlement;
+  const flags = [recordNeeded ? '1' : '0', named ? '1' : '0', startedAt ?? '', attempt ?? '', batch ? `${batch.id} ${batch.index} ${batch.size}` : ''];
   if (settlement.kind === 'complete') {
     const result = settlement.result === undefined ? '' : JSON.stringify(settlement.result);
     return ['complete', ...lease, result, settlement.resultTruncated ? '1' : '0', -1, status, ...flags];
   }
+  if (settlement.kind === 'release') return ['release', ...lease, '', '0', -1, status, ...flags];
   const retryAfterMs = settlement.retryAfterMs === undefined ? -1 : Math.min(Math.max(0, Math.floor(settlement.retryAfterMs)), DAY_MS);
   const error = textHead(settlement.error, MAX_ERROR_CHARS);
   return ['fail', ...lease, error, settlement.retry === false ? '0' : '1', retryAfterMs, status, ...flags];
@@ -203,7 +206,7 @@ async function endLease(ctx: EngineContext, queue: string, settlement: Settlemen
     throw error instanceof QueueError && error.code === 'QUEUE_NOT_FOUND' ? new ScriptRefusal('LEASE_LOST') : error;
   });
   const state = settled.results[0]!.state;
-  if (state === 'LEASE_LOST' || state === 'JOB_CANCELLED') throw new ScriptRefusal(state);
+  if (state === 'LEASE_LOST' || state === 'JOB_CANCELLED' || state === 'OUT_OF_ORDER') throw new ScriptRefusal(state);
   const { events } = settled;
   return { state, next: settled.jobs, target: pushTarget(settled.config), outcomes: settled.outcomes, tag, ...(events && { events }) };
 }

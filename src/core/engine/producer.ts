@@ -14,6 +14,7 @@ import { isRefusal, startTooLate } from '../store/refusals';
 import { batchInputSchemaFor, jobInputSchemaFor } from '../../protocol/job-input';
 import { randomId } from '../../protocol/ids';
 import { type LeasedJob, toLeasedJob } from './leases';
+import { deliveryCount } from '../store/leased';
 import { partitionOf, partitionTag } from '../store/partitions';
 import { callScript } from '../store/scripts';
 import { type ScriptEvent, joinEvents, withEvents } from '../store/events';
@@ -202,7 +203,7 @@ async function enqueueSplit(ctx: EngineContext, sending: Sending, partitions: nu
       const mine = at.map((i) => jobs[i]!);
       const ids = mine.map((job) => job.id ?? newJobId(job.group, partitions, publisher ? PUBLISH_ID_PREFIX : ''));
       const part = { ...sending, jobs: mine, reserve: share, rawData: at.map((i) => rawData[i]), pathOf: (j: number) => pathOf(at[j]!) };
-      return enqueueInto(ctx, tag, part, ids, true).then((into) => ({ ...into, tag, more: share > 0 ? into.leased.length === share : reserve > 0 }));
+      return enqueueInto(ctx, tag, part, ids, true).then((into) => ({ ...into, tag, more: share > 0 ? deliveryCount(into.leased) === share : reserve > 0 }));
     }),
   );
   const results = new Array<EnqueueResult>(jobs.length);
@@ -223,7 +224,7 @@ async function enqueueParsed(ctx: EngineContext, sent: Sending): Promise<Enqueue
     if (partitions > 1) return enqueueSplit(ctx, sending, partitions);
     const ids = jobs.map((job) => job.id ?? (publisher ? PUBLISH_ID_PREFIX : '') + randomId());
     const done = await enqueueInto(ctx, queue, sending, ids);
-    return { ...done, parts: [{ tag: queue, more: reserve > 0 && done.leased.length === reserve }] };
+    return { ...done, parts: [{ tag: queue, more: reserve > 0 && deliveryCount(done.leased) === reserve }] };
   });
 }
 

@@ -130,61 +130,88 @@ function retryAfterMs(header: string | null, now: number): number | undefined {
   return ms === undefined ? undefined : Math.min(ms, DAY_MS);
 }
 
+/** How a push was answered: 202, another status with its body read, or no answer (`error`). */
+export type Answer =
+  | { status: 202 }
+  | { status: number; text: string; truncated: boolean; headers: Headers }
+  | { status?: undefined; error: string };
+
+/**
+ * One signed POST of `body` (its `webhook-id` is `webhookId`) and its answer, whose body is read
+ * up to `limit` bytes. Aborted at `timeoutMs`, reading the answer included: the lease (timeoutMs
+ * + 5 s) outlives it. Never throws: whatever went wrong (signing included) is the answer's
+ * `error`, never a hung drain.
+ */
+export async function post(
+  target: PushTarget,
+  request: { webhookId: string; body: string; headers: Record<string, string>; timeoutMs: number; limit: number },
+  options: DeliveryOptions,
+): Promise<Answer> {
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, request.timeoutMs);
+  try {
+    const headers = {
+      ...(await signedHeaders(options.signers.of(target), request.webhookId, request.body, options.now())),
+      ...request.headers,
+      ...requestIdHeader(options),
+    };
+    const response = await fetch(target.endpoint, { method: 'POST', headers, body: request.body, signal: controller.signal, redirect: 'manual' });
+    if (response.status === 202) {
+      await response.body?.cancel().catch(() => {});
+      return { status: 202 };
+    }
+    const { bytes, truncated } = await readBody(response, request.limit);
+    // A cut body keeps whole characters only: no U+FFFD for the one the cut split.
+    const text = new TextDecoder().decode(truncated ? wholeUtf8(bytes) : bytes);
+    return { status: response.status, text, truncated, headers: response.headers };
+  } catch (error) {
+    const message = timedOut
+      ? `timeout after ${request.timeoutMs} ms`
+      : `network error: ${error instanceof Error ? error.message : String(error)}`;
+    return { error: message };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A failed attempt as an answer other than 2xx (or none) tells it. */
+export function failureOf(answer: Answer, now: number): { error: string; status?: number; retry?: boolean; retryAfterMs?: number } {
+  if (!('text' in answer)) return { error: 'error' in answer ? answer.error : 'HTTP 202' };
+  const detail = textHead(answer.text, ERROR_BODY_CHARS).trim();
+  return {
+    status: answer.status,
+    error: `HTTP ${answer.status}${detail === '' ? '' : `: ${detail}`}`,
+    retry: answer.headers.get('groupq-retry')?.trim().toLowerCase() !== 'false',
+    retryAfterMs: retryAfterMs(answer.headers.get('retry-after'), now),
+  };
+}
+
 /**
  * Pushes one job and turns the answer into the settlement of its lease; null means the endpoint
  * took the job asynchronously (202) and will finish it through the callbacks.
  */
 export async function deliver(job: LeasedJob, target: PushTarget, options: DeliveryOptions): Promise<Settlement | null> {
   const lease = { id: job.id, lease: job.lease.token };
-  const controller = new AbortController();
-  let timedOut = false;
-  // Aborted at timeoutMs, reading the answer included: the lease (timeoutMs + 5 s) outlives it.
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort();
-  }, job.timeoutMs);
-  try {
-    const body = deliveryBody(job, options.publicUrl);
-    const headers = {
-      ...(await signedHeaders(options.signers.of(target), job.webhookId, body, options.now())),
-      // Unsigned hints for logs and routing proxies; a receiver dedupes and routes on signed
-      // fields only (webhook-id, the body's id and queue): docs/delivery.md#deduplicating.
-      'groupq-queue': job.queue,
-      'groupq-job-id': job.id,
-      'groupq-group': encodeURIComponent(job.group),
-      'groupq-attempt': String(job.attempt),
-      'groupq-lease-expires-at': String(job.lease.expiresAt),
-      ...requestIdHeader(options),
-      // The producer's trace context, unchanged: groupq runs no tracer (docs/tracing.md).
-      ...traceHeaders(job),
-    };
-    const response = await fetch(target.endpoint, { method: 'POST', headers, body, signal: controller.signal, redirect: 'manual' });
-    if (response.status === 202) {
-      await response.body?.cancel().catch(() => {});
-      return null;
-    }
-    const { bytes, truncated } = await readBody(response, MAX_RESULT_BYTES);
-    // A cut body keeps whole characters only: no U+FFFD for the one the cut split.
-    const text = new TextDecoder().decode(truncated ? wholeUtf8(bytes) : bytes);
-    if (response.status >= 200 && response.status < 300) {
-      return { kind: 'complete', ...lease, status: response.status, ...resultOf(text, truncated, response.headers.get('content-type')) };
-    }
-    const detail = textHead(text, ERROR_BODY_CHARS).trim();
-    return {
-      kind: 'fail',
-      ...lease,
-      status: response.status,
-      error: `HTTP ${response.status}${detail === '' ? '' : `: ${detail}`}`,
-      retry: response.headers.get('groupq-retry')?.trim().toLowerCase() !== 'false',
-      retryAfterMs: retryAfterMs(response.headers.get('retry-after'), options.now()),
-    };
-  } catch (error) {
-    // Whatever went wrong (signing included) is this attempt's failure, never a hung drain.
-    const message = timedOut
-      ? `timeout after ${job.timeoutMs} ms`
-      : `network error: ${error instanceof Error ? error.message : String(error)}`;
-    return { kind: 'fail', ...lease, error: message };
-  } finally {
-    clearTimeout(timer);
+  const headers = {
+    // Unsigned hints for logs and routing proxies; a receiver dedupes and routes on signed
+    // fields only (webhook-id, the body's id and queue): docs/delivery.md#deduplicating.
+    'groupq-queue': job.queue,
+    'groupq-job-id': job.id,
+    'groupq-group': encodeURIComponent(job.group),
+    'groupq-attempt': String(job.attempt),
+    'groupq-lease-expires-at': String(job.lease.expiresAt),
+    // The producer's trace context, unchanged: groupq runs no tracer (docs/tracing.md).
+    ...traceHeaders(job),
+  };
+  const body = deliveryBody(job, options.publicUrl);
+  const answer = await post(target, { webhookId: job.webhookId, body, headers, timeoutMs: job.timeoutMs, limit: MAX_RESULT_BYTES }, options);
+  if (answer.status === 202) return null;
+  if (answer.status !== undefined && answer.status >= 200 && answer.status < 300 && 'text' in answer) {
+    return { kind: 'complete', ...lease, status: answer.status, ...resultOf(answer.text, answer.truncated, answer.headers.get('content-type')) };
   }
+  return { kind: 'fail', ...lease, ...failureOf(answer, options.now()) };
 }

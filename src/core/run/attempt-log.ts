@@ -6,14 +6,17 @@ import type { Log } from '../log';
 import { NOT_SENT } from '../push/outcome-callback';
 import type { LeasedJob, OutcomeToSend, Settlement } from '../store/leased';
 
-/** One delivery attempt: `settlement` as deliver() returned it (null: the endpoint answered 202). */
+/**
+ * One delivery attempt: `settlement` as deliver() returned it (null: the endpoint answered 202),
+ * or one job's of a batch (deliverBatch: `released`, the endpoint did not get to it).
+ */
 export function logDelivery(log: Log, job: LeasedJob, settlement: Settlement | null, durationMs: number): void {
   const failed = settlement?.kind === 'fail' ? settlement : null;
   const level = failed ? 'warn' : 'info';
   if (!log.enabled(level)) return;
   // No status: no answer came (a network error, a timeout); `error` says which.
   const status = settlement === null ? 202 : settlement.status;
-  const result = settlement === null ? 'accepted' : settlement.kind === 'complete' ? 'completed' : 'failed';
+  const result = settlement === null ? 'accepted' : { complete: 'completed', fail: 'failed', release: 'released' }[settlement.kind];
   const said = failed ? `failed: ${failed.error}` : `${status} ${result}`;
   log[level]('delivery', `job ${job.id} attempt ${job.attempt}: ${said}`, {
     queue: job.queue,

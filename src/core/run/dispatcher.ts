@@ -7,7 +7,8 @@
 // loop: it yields after each, so the isolate's requests never wait behind a whole drain
 // (docs/internals.md#sharing-the-isolate).
 import { type DeliveryOptions, deliver } from '../push/delivery';
-import { type OutcomeToSend, type PushTarget, pushTarget } from '../store/leased';
+import { deliverBatch } from '../push/batch-delivery';
+import { type OutcomeToSend, type PushTarget, deliveriesOf, pushTarget } from '../store/leased';
 import { queueOfTag } from '../store/partitions';
 import type { RunCalls } from '../engine';
 import { QueueError } from '../../protocol/errors';
@@ -159,22 +160,24 @@ async function drainNow(d: RunContext, tag: string, leased?: Leased): Promise<Dr
 
   let ackOnly = false; // Redis failed us: ack what comes back, lease nothing more
   const sending = [sendOutcomes(d, tag, leased?.outcomes ?? [])]; // outcome callbacks, in the background
-  // Each job's slot was claimed before it was leased (Invocation.claim).
-  const push = (job: LeasedJob, target: PushTarget) => {
+  // Each delivery's slot was claimed before its jobs were leased (Invocation.claim). On a batch
+  // queue a delivery is a batch (docs/batches.md), whose jobs are settled in their order.
+  const push = (jobs: LeasedJob[], target: PushTarget) => {
     mine++;
     report.delivered++;
     const start = Date.now();
-    void deliver(job, target, d.delivery).then((settlement) => {
+    const sent = target.batch ? deliverBatch(jobs, target, d.delivery) : deliver(jobs[0]!, target, d.delivery).then((s) => s && [s]);
+    void sent.then((ends) => {
       mine--;
-      // 202: the endpoint holds the lease; its slot is free for the next job.
-      if (settlement) settlements.push({ ...settlement, spot: spotOf(job) });
+      // 202: the endpoint holds the leases; the slot is free for the next delivery.
+      if (ends) ends.forEach((settlement, i) => settlements.push({ ...settlement, spot: spotOf(jobs[i]!) }));
       else mayHaveMore = true;
       invocation.pushEnded();
-      logDelivery(d.log, job, settlement, Date.now() - start);
+      jobs.forEach((job, i) => logDelivery(d.log, job, ends?.[i] ?? null, Date.now() - start));
     });
   };
 
-  for (const job of leased?.jobs ?? []) push(job, leased!.target);
+  for (const jobs of deliveriesOf(leased?.jobs ?? [])) push(jobs, leased!.target);
   let lingerUntil = 0; // acks that came back wait for this drain's other pushes until then
   for (;;) {
     if (settlements.length > 0 && mine > 0 && !ackOnly) {
@@ -196,12 +199,13 @@ async function drainNow(d: RunContext, tag: string, leased?: Leased): Promise<Dr
         ackOnly = true;
         continue;
       }
-      invocation.release(reserve - settled.jobs.length);
+      const deliveries = deliveriesOf(settled.jobs);
+      invocation.release(reserve - deliveries.length);
       sending.push(sendOutcomes(d, tag, settled.outcomes));
       report.retrying += settled.results.filter((r) => r.state === 'waiting').length;
-      mayHaveMore = settled.jobs.length === reserve && reserve > 0;
+      mayHaveMore = deliveries.length === reserve && reserve > 0;
       const target = pushTarget(settled.config);
-      for (const job of settled.jobs) push(job, target);
+      for (const jobs of deliveries) push(jobs, target);
       // The round's work is done and its pushes are on their way: what waits (a request, another
       // drain's answer) runs before this drain's next round.
       await nextTurn();

@@ -9,7 +9,7 @@
 // - changingConfig: a config write forgets the isolate's cached config, so it takes effect at once.
 // Work after the response goes through `waitUntil`, the one thing core takes of the runtime.
 import type { KeepGoing } from '../engine/bulk';
-import type { OutcomeToSend } from '../store/leased';
+import { type OutcomeToSend, deliveryCount } from '../store/leased';
 import type { ConfigCache } from '../store/config-cache';
 import type { QueueRef } from '../store/context';
 import { type Leased, type RunContext, sendOutcomes } from './dispatcher';
@@ -121,7 +121,7 @@ export function createFollowUps({ run, due, waitUntil, configs }: FollowUpDeps) 
         done = await write(reserve);
         parts = partsOf(done, reserve);
       } finally {
-        invocation.release(reserve - (parts?.reduce((sum, part) => sum + part.jobs.length, 0) ?? 0));
+        invocation.release(reserve - (parts?.reduce((sum, part) => sum + deliveryCount(part.jobs), 0) ?? 0));
       }
       // The drains that hold jobs first: they start at once, and the others wait for their turns.
       parts.sort((a, b) => b.jobs.length - a.jobs.length);

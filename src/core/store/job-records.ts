@@ -45,16 +45,20 @@ export interface JobRecord {
   x?: number;
 }
 
-/** history.lua's entries: [attempt, startedAt, finishedAt, how it ended (a letter), status (0: none), error?]. */
-type StoredAttempt = [number, number, number, 'c' | 'f' | 'e' | 'x', number, string?];
+/**
+ * history.lua's entries: [attempt, startedAt, finishedAt, how it ended (a letter), status (0:
+ * none), error (null: none), [batch id, index, size] of the batch it was part of?].
+ */
+type StoredAttempt = [number, number, number, 'c' | 'f' | 'e' | 'x', number, (string | null)?, [string, number, number]?];
 
 /** How an attempt ended, by its stored letter (shown in the API's `history[].outcome`). */
 const ATTEMPT_ENDS = { c: 'completed', f: 'failed', e: 'expired', x: 'cancelled' } as const;
 
-function toAttempt([attempt, startedAt, finishedAt, ended, status, error]: StoredAttempt): Attempt {
+function toAttempt([attempt, startedAt, finishedAt, ended, status, error, batch]: StoredAttempt): Attempt {
   const entry: Attempt = { attempt, startedAt, finishedAt, outcome: ATTEMPT_ENDS[ended] };
   if (status > 0) entry.status = status;
-  if (error !== undefined) entry.error = error;
+  if (error != null) entry.error = error;
+  if (batch) entry.batch = { id: batch[0], index: batch[1], size: batch[2] };
   return entry;
 }
 

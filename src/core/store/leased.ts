@@ -35,6 +35,26 @@ export interface LeasedJob<T = unknown> extends TraceContext {
   recordNeeded: boolean;
   /** Its producer named its id: its end is remembered for the dedup window. */
   named: boolean;
+  /**
+   * Its place in its delivery: 0 starts one; on a batch queue 1, 2, ... are the jobs behind the
+   * first, in group order, leased with it (src/lua/includes/batch.lua).
+   */
+  batchIndex: number;
+}
+
+/** Leased jobs (as a script lists them) cut into deliveries: each a first job and its batch. */
+export function deliveriesOf<J extends Pick<LeasedJob, 'batchIndex'>>(jobs: readonly J[]): J[][] {
+  const out: J[][] = [];
+  for (const job of jobs) {
+    if (job.batchIndex === 0 || out.length === 0) out.push([job]);
+    else out[out.length - 1]!.push(job);
+  }
+  return out;
+}
+
+/** How many deliveries leased jobs make (what a reservation counts against its push slots). */
+export function deliveryCount(jobs: readonly Pick<LeasedJob, 'batchIndex'>[]): number {
+  return jobs.reduce((n, job) => n + (job.batchIndex === 0 ? 1 : 0), 0);
 }
 
 /** A lease outlives its delivery's timeout by this much (src/lua/includes/job.lua LEASE_GRACE_MS). */
@@ -66,16 +86,26 @@ export interface LeaseSpot {
  * How a lease ends, as settle.lua takes it: the job completed, or its attempt failed.
  * `status`: the endpoint's HTTP answer when a delivery ended it, for the job's history.
  */
-export type Settlement = { spot?: LeaseSpot; status?: number } & (
+export type Settlement = {
+  spot?: LeaseSpot;
+  status?: number;
+  /** The batch the attempt was part of (docs/batches.md), for the job's attempt history. */
+  batch?: { id: string; index: number; size: number };
+} & (
   | { kind: 'complete'; id: string; lease: string; result?: unknown; resultTruncated?: boolean }
   | { kind: 'fail'; id: string; lease: string; error: string; retry?: boolean; retryAfterMs?: number }
+  /** A batch's job its endpoint did not get to: back in its group, untouched (no attempt). */
+  | { kind: 'release'; id: string; lease: string }
 );
 
-/** Where a queue's jobs are pushed and what signs them: the parts of its config a push reads. */
-export type PushTarget = Pick<StoredConfig, 'endpoint' | 'signingSecret' | 'signingSecretNext'>;
+/**
+ * Where a queue's jobs are pushed, what signs them, and whether they go in batches: the parts of
+ * its config a push reads.
+ */
+export type PushTarget = Pick<StoredConfig, 'endpoint' | 'signingSecret' | 'signingSecretNext'> & { batch?: StoredConfig['batch'] };
 
-export function pushTarget({ endpoint, signingSecret, signingSecretNext }: PushTarget): PushTarget {
-  return { endpoint, signingSecret, signingSecretNext };
+export function pushTarget({ endpoint, signingSecret, signingSecretNext, batch }: PushTarget): PushTarget {
+  return { endpoint, signingSecret, signingSecretNext, batch };
 }
 
 /** An outcome record as outcome.lua writes it (short field names: they are stored). */

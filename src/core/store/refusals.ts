@@ -33,6 +33,8 @@ export const LuaStatus = {
   PARTITIONS_FIXED: -15,
   /** The config changed since its writer read it (put-queue.lua): the writer reads it again. */
   CONFIG_CHANGED: -16,
+  /** A lease callback of a batch's job while a job ahead of it in its batch is still leased (settle.lua). */
+  OUT_OF_ORDER: -17,
 } as const;
 
 export type LuaStatusName = keyof typeof LuaStatus;
@@ -55,6 +57,7 @@ const LUA_ERRORS: Record<LuaStatusName, [ErrorCode, string]> = {
   DELAY_TOO_LONG: ['VALIDATION_FAILED', "the job would start later than the queue's maxDelayMs allows"],
   PARTITIONS_FIXED: ['VALIDATION_FAILED', "partitions: a queue's partitions are fixed when it is created"],
   CONFIG_CHANGED: ['INVALID_STATE', "the queue's config kept changing while this change was written: try again"],
+  OUT_OF_ORDER: ['OUT_OF_ORDER', 'a job ahead of this one in its batch has not ended: end the jobs of a batch in order'],
 };
 
 const NAME_OF = new Map(Object.entries(LuaStatus).map(([name, status]) => [status as number, name as LuaStatusName]));

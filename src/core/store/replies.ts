@@ -49,8 +49,11 @@ const position = z.array(z.union([text, int]));
 const jobTuple = z.tuple([text, text, text, jobState, int, int, int, text.optional()]);
 export type JobTuple = z.output<typeof jobTuple>;
 
-/** reserve.lua's leased job: {id, state JSON, data, lease deadline, hint 's' | 'm', lease token, message id}. */
-const leasedTuple = z.tuple([text, text, text, int, z.enum(['s', 'm']), text, text]);
+/**
+ * reserve.lua's leased job: {id, state JSON, data, lease deadline, hint 's' | 'm', lease token,
+ * message id, its place in its delivery (0: the first; absent for a job leased solo)}.
+ */
+const leasedTuple = z.tuple([text, text, text, int, z.enum(['s', 'm']), text, text, int.optional()]);
 export type LeasedTuple = z.output<typeof leasedTuple>;
 
 /**
@@ -217,7 +220,7 @@ export const replies = {
   settle: reply(
     z.tuple([
       ok,
-      z.array(z.tuple([text, z.enum(['completed', 'waiting', 'failed', 'LEASE_LOST', 'JOB_CANCELLED'])])),
+      z.array(z.tuple([text, z.enum(['completed', 'waiting', 'failed', 'LEASE_LOST', 'JOB_CANCELLED', 'OUT_OF_ORDER'])])),
       text,
       z.array(leasedTuple),
       int,

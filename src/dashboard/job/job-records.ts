@@ -1,6 +1,6 @@
 // The parts of a job's own view under their headings, and the two drawn only when GET /jobs/{id}
-// has them: its attempt history (the last attempts, oldest first) and its outcome callback (the
-// URL, and how delivering the outcome there went). The shapes are the API's (docs/http-api.md#jobs).
+// has them: its attempt history (the last attempts, oldest first, with the batch each ran in on a
+// queue with batches) and its outcome callback (the URL, and how delivering the outcome there went). The shapes are the API's (docs/http-api.md#jobs).
 import type { Job } from '../../client';
 import { stateBadge } from '../badges';
 import { dataTable, fieldList, h } from '../dom';
@@ -14,6 +14,8 @@ export interface AttemptRecord {
   /** The endpoint's HTTP status, when there was one. */
   status?: number;
   error?: string;
+  /** The batch delivery this attempt was part of: its webhook-id, the job's place (0 first), its size. */
+  batch?: { id: string; index: number; size: number };
 }
 
 export interface OutcomeRecord {
@@ -32,16 +34,29 @@ export function detailPart(id: string, title: string, ...content: (Node | null)[
   return h('section', { class: 'detail-part', 'aria-labelledby': id, 'data-part': id }, h('h2', { id }, title), ...content);
 }
 
+/** "3 of 10" with the batch's id under it; a dash for an attempt delivered alone. */
+function batchCell(batch: AttemptRecord['batch']): HTMLElement {
+  if (batch === undefined) return h('td', { 'data-label': 'Batch', class: 'muted' }, '—');
+  return h(
+    'td',
+    { 'data-label': 'Batch', 'data-batch': batch.id },
+    `${batch.index + 1} of ${batch.size}`,
+    h('div', { class: 'muted' }, h('code', {}, batch.id)),
+  );
+}
+
 export function historyPart(job: JobDetail): HTMLElement | null {
   if (job.history === undefined) return null;
   if (job.history.length === 0) return detailPart('job-history', 'Attempts', h('p', { class: 'muted' }, 'No attempt has ended yet.'));
+  // The column only when an attempt ran in a batch: on a queue without batches it would be all dashes.
+  const batched = job.history.some((a) => a.batch !== undefined);
   return detailPart(
     'job-history',
     'Attempts',
     dataTable(
       'stack history-table',
       'Attempts, oldest first',
-      ['Attempt', 'Started', 'Finished', 'Outcome', 'Status', 'Error'],
+      ['Attempt', 'Started', 'Finished', 'Outcome', 'Status', 'Error', ...(batched ? ['Batch'] : [])],
       job.history.map((a) =>
         h(
           'tr',
@@ -52,6 +67,7 @@ export function historyPart(job: JobDetail): HTMLElement | null {
           h('td', { 'data-label': 'Outcome' }, stateBadge(a.outcome)),
           h('td', { 'data-label': 'Status' }, a.status === undefined ? '—' : String(a.status)),
           h('td', { 'data-label': 'Error', class: a.error ? 'error-text' : 'muted' }, a.error ?? '—'),
+          batched ? batchCell(a.batch) : null,
         ),
       ),
     ),

@@ -1,7 +1,7 @@
 // A queue's flow control, editable: jobs of one group in flight at once (groupConcurrency), the
-// queue's and each group's rate limit, the dedup window and what an endpoint's 429 holds
-// (backpressure). Saving PATCHes these five fields alone: the rest of the config, publish tokens
-// and signing secrets included, is kept as it is. The form is built once; a refresh fills it
+// queue's and each group's rate limit, the dedup window, what an endpoint's 429 holds
+// (backpressure) and ordered batches (batch). Saving PATCHes these six fields alone: the rest of
+// the config, publish tokens and signing secrets included, is kept as it is. The form is built once; a refresh fills it
 // only while the user has not changed it (Reset goes back to what was filled), so typing is
 // never overwritten.
 import type { QueueConfig, QueueConfigInput, QueueConfigPatch } from '../../client';
@@ -12,8 +12,9 @@ import { clearFormError, field, numberInput, readNumber, showFormError } from '.
 import { rateLimitField } from '../rate-limit-field';
 import { isAuthFailure } from '../session';
 import { announce } from '../status';
+import { batchField } from './batch-field';
 
-type FlowConfig = Pick<QueueConfigInput, 'groupConcurrency' | 'rateLimit' | 'groupRateLimit' | 'dedupWindowMs' | 'backpressure'>;
+type FlowConfig = Pick<QueueConfigInput, 'groupConcurrency' | 'rateLimit' | 'groupRateLimit' | 'dedupWindowMs' | 'backpressure' | 'batch'>;
 
 export class FlowSettings {
   readonly element: HTMLElement;
@@ -21,6 +22,7 @@ export class FlowSettings {
   private readonly rateLimit = rateLimitField('flow-rate-limit', 'Rate limit, queue-wide');
   private readonly groupRateLimit = rateLimitField('flow-group-rate-limit', 'Rate limit per group');
   private readonly dedupWindowMs = numberInput('flow-dedup-window', 0, 604_800_000);
+  private readonly batch = batchField('flow-batch');
   private readonly backpressure = h(
     'select',
     { id: 'flow-backpressure', name: 'backpressure' },
@@ -44,6 +46,7 @@ export class FlowSettings {
         field(this.backpressure, 'An endpoint\'s 429'),
       ),
       h('div', { class: 'field-pair' }, this.rateLimit.element, this.groupRateLimit.element),
+      this.batch.element,
       this.error,
       h('div', { class: 'form-row' }, this.submit, h('button', { type: 'reset' }, 'Reset')),
     );
@@ -51,7 +54,7 @@ export class FlowSettings {
       'form',
       { class: 'flow-form', 'aria-labelledby': 'flow-heading', 'aria-describedby': 'flow-error', novalidate: true },
       h('h2', { id: 'flow-heading' }, 'Flow control'),
-      h('p', { class: 'muted hint' }, 'Jobs of one group in flight at once, rate limits on starts, how long a job id stays known after its job ends, and what a 429 from the endpoint holds until its Retry-After.'),
+      h('p', { class: 'muted hint' }, 'Jobs of one group in flight at once, rate limits on starts, how long a job id stays known after its job ends, what a 429 from the endpoint holds until its Retry-After, and how many of a group\'s jobs one delivery carries.'),
       this.fields,
     );
     form.addEventListener('input', () => (this.edited = true));
@@ -74,6 +77,7 @@ export class FlowSettings {
     for (const option of this.backpressure.options) option.defaultSelected = option.value === config.backpressure;
     this.rateLimit.fill(config.rateLimit);
     this.groupRateLimit.fill(config.groupRateLimit);
+    this.batch.fill(config.batch);
     this.groupConcurrency.value = this.groupConcurrency.defaultValue;
     this.dedupWindowMs.value = this.dedupWindowMs.defaultValue;
     this.backpressure.value = config.backpressure;
@@ -89,6 +93,8 @@ export class FlowSettings {
       'groupRateLimit.periodMs': this.groupRateLimit.periodMs,
       dedupWindowMs: this.dedupWindowMs,
       backpressure: this.backpressure,
+      'batch.maxSize': this.batch.maxSize,
+      'batch.maxWaitMs': this.batch.maxWaitMs,
     };
   }
 
@@ -100,6 +106,7 @@ export class FlowSettings {
       groupRateLimit: this.groupRateLimit.read(),
       dedupWindowMs: readNumber(this.dedupWindowMs, 'Dedup window'),
       backpressure: this.backpressure.value as Backpressure,
+      batch: this.batch.read(),
     };
   }
 

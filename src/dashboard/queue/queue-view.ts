@@ -11,7 +11,7 @@ import { chartUnavailable, throughputChart } from '../chart';
 import { Confirmer } from '../confirm';
 import { countsList } from '../counts';
 import { type Child, h, render } from '../dom';
-import { BACKPRESSURE_LABELS, formatRate } from '../flow-format';
+import { BACKPRESSURE_LABELS, formatBatch, formatRate } from '../flow-format';
 import { formatDuration } from '../format';
 import { queueEventsPath } from '../live/event-stream';
 import { describeError } from '../session';
@@ -43,6 +43,7 @@ function configLine({ config }: QueueInfo): HTMLElement {
     ['Group rate limit', formatRate(config.groupRateLimit)],
     ['Dedup window', formatDuration(config.dedupWindowMs)],
     ['A 429', BACKPRESSURE_LABELS[config.backpressure]],
+    ['Batches', formatBatch(config.batch)],
   ];
   return h('dl', { class: 'config' }, ...parts.map(([name, value]) => h('div', { 'data-config': name }, h('dt', {}, name), h('dd', {}, value))));
 }

@@ -18,6 +18,7 @@ local RATE_LIMITED = -13 -- {RATE_LIMITED, ms until the window ends, max, period
 local DELAY_TOO_LONG = -14 -- {DELAY_TOO_LONG, item (1-based), maxDelayMs}: a start later than the queue's maxDelayMs
 local PARTITIONS_FIXED = -15 -- {PARTITIONS_FIXED, the queue's partitions}: a queue's partitions never change (put-queue)
 local CONFIG_CHANGED = -16 -- the config is not the revision its writer read (put-queue: the writer reads it again)
+local OUT_OF_ORDER = -17 -- a lease callback of a batch's job ahead of whose end a job of its batch is leased (settle's per-settlement state)
 
 -- A partitioned queue's own meta (its root, tag `{<queue>}`) holds its config and `partitions`;
 -- everything else lives in its partitions (tags `{<queue>:<p>}`). A call that must run on a

@@ -4,13 +4,14 @@
 -- producer named ends, dedup.lua), results (settle's alone: keepResult).
 --
 -- A lease L being ended: { id, group, groupKey, member (in the group zset), hint, state, data,
--- deadline, status?, lapsed? }. `hint` says whether the job is in its group zset: 's' no (a
+-- deadline, status?, lapsed?, batch? }. `hint` says whether the job is in its group zset: 's' no (a
 -- solo lease), 'm' yes, '?' unknown (the caller did not lease it itself): with '?' both removal
 -- and re-adding are done, harmless when there was nothing to do; '-' (retire only): the job is
 -- out of its group already and not counted there (delayed, or detached by the caller).
 -- `state`, `data` and `deadline` are read only when needed: completing a job that is not kept
 -- needs none of them. `status` is the endpoint's HTTP answer (0: none), `lapsed` marks a lease
--- that ran out; both go to the attempt history. `named` (optional): the producer named the
+-- that ran out; both go to the attempt history, as does `batch` ({id, index, size}: the batch
+-- the attempt was part of, docs/batches.md). `named` (optional): the producer named the
 -- job's id (its state's `i`), for a caller that does not read the state. `attempt` (optional):
 -- the attempt under way as its leaser knows it, for the `completed` event of a job whose state
 -- is not read (events.lua).
@@ -26,6 +27,8 @@
 -- @include totals
 -- @include bytes
 -- @include events
+-- @include expiry
+-- @include batch
 
 -- Keeps at most `keep` jobs in a retention zset (oldest go first), removing at most `step` per
 -- call: one per finished job keeps up as jobs finish; the tick trims a lowered limit in steps.
@@ -82,7 +85,11 @@ end
 local function retire(K, B, L, zkey, keep, now)
   local inGroup = L.hint ~= '-'
   local F = inGroup and isFlow(B.M, L.group) and flowOf(K, B, L.groupKey, L.group)
-  if inGroup and L.hint ~= 's' then redis.call('ZREM', L.groupKey, L.member) end
+  -- A lease of a batch that is out: its member leaves with the batch's last (batch.lua).
+  if inGroup and L.hint ~= 's' then
+    if Batch.out(B.M, L.group) > 0 then Batch.unlink(B, L.groupKey, L.member) else redis.call('ZREM', L.groupKey, L.member) end
+  end
+  local free = not inGroup or Batch.leaseEnded(B.M, L.group) or F
   if inGroup then addGroupJobs(B.M, L.group, -1) end
   countJobs(B.M, -1)
   if F then releaseTaken(K, B, L.group, F, L.member) end
@@ -102,7 +109,7 @@ local function retire(K, B, L, zkey, keep, now)
   else
     B.deleted[#B.deleted + 1] = L.id
   end
-  if inGroup and groupJobs(B.M, L.group) > 0 then advanceGroup(K, B, L.groupKey, L.group) end
+  if inGroup and free and groupJobs(B.M, L.group) > 0 then advanceGroup(K, B, L.groupKey, L.group) end
 end
 
 -- The attempt's start, recorded on a finished job: from its first heartbeat, else from the lease
@@ -127,7 +134,7 @@ local function completeJob(K, B, cfg, L, result, truncated, now)
   if state then
     state.a = (state.a or 0) + 1
     state.sa = startOf(state, cfg, L.deadline)
-    noteAttempt(state, state.sa, 'c', L.status, nil, now)
+    noteAttempt(state, state.sa, 'c', L.status, nil, now, L.batch)
     state.st = 'completed'
     state.e = nil -- an earlier attempt's error no longer describes the job
     if result ~= '' then state.r = result end
@@ -154,6 +161,7 @@ end
 -- till then, so that later jobs cannot overtake it (a flow group's offered jobs step back).
 local function waitAgain(K, B, L, at, now)
   countWaiting(B.M, L.id, 1, #L.data) -- it waits again (bytes.lua)
+  local free = Batch.leaseEnded(B.M, L.group) -- the last of its batch out offers the group
   local F = isFlow(B.M, L.group) and flowOf(K, B, L.groupKey, L.group)
   -- A solo lease's job joins its group now, at its own place (adding it again is harmless).
   if L.hint ~= 'm' then redis.call('ZADD', L.groupKey, L.state.o, L.member) end
@@ -163,9 +171,30 @@ local function waitAgain(K, B, L, at, now)
     if at <= now then return refillGroup(K, B, L.groupKey, L.group, F) end
     return holdFlow(K, B, L.group, F, at)
   end
-  if at <= now then return advanceGroup(K, B, L.groupKey, L.group) end
+  if at <= now then
+    if free then advanceGroup(K, B, L.groupKey, L.group) end
+    return
+  end
   redis.call('ZADD', K.held, at, L.group)
   noteTimer(B.M, at)
+  Batch.holding(B.M, L.group, true) -- the rest of its batch, when they end, offer nothing
+end
+
+-- A batch's job that its endpoint did not get to (a partial answer, or a failure ahead of it):
+-- back in its place at the head of its group, untouched, with no attempt counted. Its lease
+-- token changes all the same (`rl`, job.lua tokenFor): the batch's holder cannot end the job's
+-- next lease. A job with a TTL has its deadline to start again (expiry.lua): the caller saves it.
+-- (In the Batch table: enqueue.lua is near Lua's 200 locals.)
+function Batch.release(K, B, L, now)
+  local state = L.state
+  state.rl = (state.rl or 0) + 1
+  state.sa, state.p = nil, nil
+  B.fresh[#B.fresh + 1] = L.id
+  B.fresh[#B.fresh + 1] = encodeJob(state, L.data)
+  noteExpiry(B, L.id, state)
+  waitAgain(K, B, L, now, now)
+  noteEvent(B.M, 'added', L.id, L.group, 'waiting', state.a or 0, now, -1)
+  return 'waiting'
 end
 
 -- An endpoint's 429 that uses no attempt (docs/flow-control.md#backpressure-the-endpoints-429): the job waits
@@ -222,7 +251,7 @@ local function failJob(K, B, cfg, L, err, retry, retryAfterMs, seed, now)
   local attempts = (state.a or 0) + 1
   state.a = attempts
   state.e = err
-  noteAttempt(state, startOf(state, cfg, L.deadline), L.lapsed and 'e' or 'f', L.status, err, now)
+  noteAttempt(state, startOf(state, cfg, L.deadline), L.lapsed and 'e' or 'f', L.status, err, now, L.batch)
   if retry and attempts < (state.ma or cfg.maxAttempts) then
     state.sa, state.p = nil, nil -- the next attempt starts afresh
     local delay = retryAfterMs

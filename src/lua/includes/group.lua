@@ -19,11 +19,13 @@
 -- @include outcome
 -- @include flow
 -- @include dedup
+-- @include batch
 
 -- B.reserving: the caller reserves right after (it drains what became ready); otherwise a head
 -- that is due now is a timer due now, so the scheduler drains it. B.ready holds the pending
--- head of each one-job group, B.offers the pending offers of flow groups ({orderMs, member,
--- priority, group}).
+-- head of each one-job group ({orderMs, member, priority, group}), B.offers the pending offers
+-- of flow groups (the same). B.touched: groupKey -> group of one-job groups whose zset changed on
+-- a batch queue (batch.lua refresh).
 local function newBatch(M, now)
   return { M = M, now = now, reserving = false, ready = {}, offers = {}, minOrder = {}, fresh = {}, delayed = {}, deleted = {} }
 end
@@ -56,12 +58,16 @@ local function flushBatch(K, B)
   if #B.delayed > 0 then redis.call('ZADD', K.delayed, unpack(B.delayed)) end
   local plain, ranked = {}, {}
   local window = B.M.cfg.orderingWindowMs
-  local function place(entry)
+  if B.touched then Batch.refresh(K, B, B.touched) end
+  Batch.flushGroups(B)
+  -- `batched`: a one-job group's head, which may wait for its batch to fill (batch.lua).
+  local function place(entry, batched)
     local orderMs, m, priority = entry[1], entry[2], entry[3] or 0
     if priority ~= 0 then
       ranked[#ranked + 1] = -priority
       ranked[#ranked + 1] = prioritizedMember(orderMs, m)
     else
+      if batched then orderMs = Batch.readyScore(B.M, entry[4], tonumber(orderMs)) end
       plain[#plain + 1] = orderMs
       plain[#plain + 1] = m
     end
@@ -72,7 +78,7 @@ local function flushBatch(K, B)
       noteTimer(B.M, B.now)
     end
   end
-  for _, entry in pairs(B.ready) do place(entry) end
+  for _, entry in pairs(B.ready) do place(entry, true) end
   for _, entry in ipairs(B.offers) do place(entry) end
   if #plain > 0 then metaAdd(B.M, 'ready', redis.call('ZADD', K.ready, unpack(plain))) end
   if #ranked > 0 then metaAdd(B.M, 'ready', redis.call('ZADD', K.prioritized, unpack(ranked))) end
@@ -81,7 +87,7 @@ local function flushBatch(K, B)
   if B.ended then rememberEnded(K, B.M, B.ended, B.now) end -- jobs with a given id ended (finish.lua)
   B.ended = nil
   for group, F in pairs(B.M.flow or {}) do saveFlow(B.M, group, F) end
-  B.ready, B.offers, B.minOrder, B.fresh, B.delayed, B.deleted = {}, {}, {}, {}, {}, {}
+  B.ready, B.offers, B.minOrder, B.fresh, B.delayed, B.deleted, B.touched = {}, {}, {}, {}, {}, {}, nil
 end
 
 -- Takes member `m` (score `orderMs`) of a one-job group out of `ready` or `prioritized`
@@ -269,18 +275,34 @@ local function refillGroup(K, B, groupKey, group, F, known)
   F.o = F.o + #picked
 end
 
--- Offers the group's next job(s) to `ready` (after a lease or a hold ended).
+-- Offers the group's next job(s) to `ready` (after a lease or a hold ended). A one-job group
+-- with a batch out offers nothing: the batch's last end does (batch.lua); on a batch queue the
+-- same read gives the head's followers.
 local function advanceGroup(K, B, groupKey, group)
   if isFlow(B.M, group) then return refillGroup(K, B, groupKey, group, flowOf(K, B, groupKey, group)) end
-  local head = redis.call('ZRANGE', groupKey, 0, 0, 'WITHSCORES')
-  if head[1] then B.ready[groupKey] = { head[2], head[1], prioritiesOf(K, B.M, { head[1] })[1] } end
+  local batch = Batch.config(B.M)
+  if batch and Batch.out(B.M, group) > 0 then return end
+  Batch.flushGroups(B, groupKey)
+  local head = redis.call('ZRANGE', groupKey, 0, batch and batch.maxSize - 1 or 0, 'WITHSCORES')
+  if batch then Batch.noteHead(B.M, group, head) end
+  if head[1] then B.ready[groupKey] = { head[2], head[1], prioritiesOf(K, B.M, { head[1] })[1], group } end
 end
 
--- A held group's hold ended (its release time came, or it was resumed): offer its next jobs.
+-- A held group's hold ended (its release time came, or it was resumed): offer its next jobs
+-- (a batch still out offers them when it ends).
 local function releaseGroup(K, B, groupKey, group)
   local F = isFlow(B.M, group) and flowOf(K, B, groupKey, group)
   if F and F.h ~= 'paused' then F.h = nil end
+  Batch.holding(B.M, group, false)
   advanceGroup(K, B, groupKey, group)
+end
+
+-- A batch queue's one-job group whose zset changed: its followers are written anew at the flush.
+-- (In the Batch table: enqueue.lua and tick.lua are near Lua's 200 locals.)
+function Batch.touch(B, groupKey, group)
+  if not Batch.config(B.M) then return end
+  B.touched = B.touched or {}
+  B.touched[groupKey] = group
 end
 
 -- Adds waiting job `m` (score `orderMs`, priority `priority`) to its group and keeps `ready`
@@ -297,11 +319,13 @@ local function addToGroup(K, B, groupKey, group, orderMs, m, priority)
   end
   local before = groupJobs(B.M, group)
   addGroupJobs(B.M, group, 1)
-  redis.call('ZADD', groupKey, orderMs, m)
+  -- An enqueue adds its jobs of a group in one ZADD (B.link; batch.lua), written before a read.
+  if B.link then Batch.link(B, groupKey, orderMs, m) else redis.call('ZADD', groupKey, orderMs, m) end
+  Batch.touch(B, groupKey, group)
   local seq = string.sub(m, 1, 15)
   if before == 0 then -- an empty group: its only job is its head, and it is idle
     B.minOrder[groupKey] = { orderMs, seq }
-    B.ready[groupKey] = { orderMs, m, priority }
+    B.ready[groupKey] = { orderMs, m, priority, group }
     return
   end
   -- A job this batch already added sorts before ours: ours is not the head, nothing to check.
@@ -309,11 +333,12 @@ local function addToGroup(K, B, groupKey, group, orderMs, m, priority)
   local earliest = B.minOrder[groupKey]
   if earliest and (earliest[1] < orderMs or (earliest[1] == orderMs and earliest[2] < seq)) then return end
   B.minOrder[groupKey] = { orderMs, seq }
+  Batch.flushGroups(B, groupKey)
   local head = redis.call('ZRANGE', groupKey, 0, 1, 'WITHSCORES')
   if head[1] ~= m then return end
   -- Ours is the new head. Nothing behind it: the group's other job is a solo lease, busy.
   if head[3] ~= nil and takeReady(K, B, groupKey, head[3], head[4]) then
-    B.ready[groupKey] = { orderMs, m, priority } -- idle, with an earlier head now
+    B.ready[groupKey] = { orderMs, m, priority, group } -- idle, with an earlier head now
   end -- else the group is active, held or parked: it moves on when that ends
 end
 
@@ -331,7 +356,9 @@ local function removeFromGroup(K, B, groupKey, group, m, orderMs)
     if groupJobs(B.M, group) > 0 then refillGroup(K, B, groupKey, group, F) end
     return
   end
+  Batch.flushGroups(B, groupKey)
   redis.call('ZREM', groupKey, m)
   addGroupJobs(B.M, group, -1)
+  Batch.touch(B, groupKey, group)
   if takeReady(K, B, groupKey, m, orderMs) and groupJobs(B.M, group) > 0 then advanceGroup(K, B, groupKey, group) end
 end

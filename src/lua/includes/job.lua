@@ -12,6 +12,7 @@
 --   st 'delayed'|'completed'|'failed'|'cancelled' (absent: waiting or active), ra runAt,
 --   sa startedAt (recorded on demand), f finishedAt, r result, rt result truncated,
 --   e last error, p progress, pr priority (absent: 0), th 429s in a row, tt ms held by 429s (finish.lua),
+--   rl times a batch gave it back untouched (finish.lua releaseJob),
 --   db/dx debounce key and deadline, i 1 when the producer gave the id (dedup window), w 1 when a waiter asked for its end (finish.lua keepResult), h attempt history (1 in the stored JSON: its line follows),
 --   cb the job's own callback URL, oc how its outcome callback ended
 --   (outcome.lua: {st = 'delivered'|'abandoned', n attempts, d deliveredAt, le last error}),
@@ -94,6 +95,7 @@ end
 local function tokenFor(secret, id, state)
   local input = secret .. '\0' .. id .. '\0' .. state.s .. '\0' .. (state.a or 0) .. '\0' .. (state.n or '')
   if state.th then input = input .. '\0' .. state.th end -- a 429 counts no attempt (finish.lua)
+  if state.rl then input = input .. '\0r' .. state.rl end -- nor does a batch's release (finish.lua)
   return string.sub(redis.sha1hex(input), 1, 16)
 end
 

@@ -7,7 +7,8 @@
 --   `ready`), timer (the earliest time the queue needs a tick, as told to the due index),
 --   'g:<group>' (the group's waiting and active jobs; absent: none),
 --   outcomes ('1' while outcome callbacks may be pending, outcome.lua),
---   'l:<group>' / 'f:<group>' (a group's runtime limits and flow state, flow.lua), flows (how
+--   'l:<group>' / 'f:<group>' (a group's runtime limits and flow state, flow.lua), 'b:<group>'
+--   (the jobs behind its idle head, or how many of its batch are out: batch.lua), flows (how
 --   many groups have flow state), prio ('1' once a job with a priority other than 0 joined a
 --   group), hold (the queue's dispatch waits until then: a full rate window, a 429 with
 --   backpressure "queue"), rs (starts since the queue rate limit's log was trimmed, reserve.lua),
@@ -23,9 +24,9 @@
 --   events.lua; set by want-events.lua), es (the partition's event sequence, '<epoch> <last>':
 --   see placeEvents),
 --   'n:<kind>' and 'h:<w|r>' (lifetime counters and histograms for /metrics, totals.lua).
--- Namespaces: a field built from a user's string (a group name) is '<g|l|f>:<string>'; every
--- other field is groupq's own and never starts with 'g:', 'l:' or 'f:', so no name can collide
--- with it. (Until issue 16 the counters were '<c|f|r>:<slot>': group "0".."59" read a counter
+-- Namespaces: a field built from a user's string (a group name) is '<g|l|f|b>:<string>'; every
+-- other field is groupq's own and never starts with 'g:', 'l:', 'f:' or 'b:', so no name can
+-- collide with it. (Until issue 16 the counters were '<c|f|r>:<slot>': group "0".."59" read a counter
 -- as its flow state. flow.lua treats such a leftover as absent and deletes it; get-minutes
 -- still reads the old ring for the hour it covers.)
 -- A script names, up front, the group and counter fields it will touch (openMeta's `extra`);
@@ -52,10 +53,11 @@ local function openMeta(key, extra, root)
   for i, f in ipairs(BASE_FIELDS) do fields[i] = f end
   for _, f in ipairs(extra or {}) do
     fields[#fields + 1] = f
-    -- A group's limits and flow state (flow.lua) come with its job count.
+    -- A group's limits, flow state (flow.lua) and batch (batch.lua) come with its job count.
     if string.sub(f, 1, 2) == 'g:' then
       fields[#fields + 1] = 'l:' .. string.sub(f, 3)
       fields[#fields + 1] = 'f:' .. string.sub(f, 3)
+      fields[#fields + 1] = 'b:' .. string.sub(f, 3)
     end
   end
   local values = redis.call('HMGET', key, unpack(fields))

@@ -11,6 +11,7 @@
 -- @include bytes
 -- @include expiry
 -- @include events
+-- @include batch
 
 local PAUSED_FOREVER = '+inf'
 local MAX_EXAMINED = 1000 -- due heads one call looks at, at most: paused ones are skipped
@@ -50,12 +51,13 @@ local function noteStarts(K, M, now, members)
   metaSet(M, 'rs', int(since))
 end
 
--- Reads the flow state and limits of the given groups in one command (reserve learns its
--- groups only from the records it reads).
-local function prefetchFlows(M, groups)
+-- Reads the given group fields of the given groups in one command (reserve learns its groups
+-- only from the records it reads): flow state and limits, a batch's followers.
+local function prefetchGroups(M, groups, prefixes)
   local fields, seen = {}, {}
   for _, g in ipairs(groups) do
-    for _, f in ipairs({ 'f:' .. g, 'l:' .. g }) do
+    for _, prefix in ipairs(prefixes) do
+      local f = prefix .. g
       if M.v[f] == nil and not seen[f] then
         seen[f] = true
         fields[#fields + 1] = f
@@ -66,17 +68,22 @@ local function prefetchFlows(M, groups)
   for i, value in ipairs(redis.call('HMGET', M.key, unpack(fields))) do M.v[fields[i]] = value or false end
 end
 
--- Leases up to `n` jobs: due heads by priority (highest first), then oldest first (G5), never
--- more than the config's concurrency in flight (G6: meta's `active` count) nor what the queue's
--- rate limit and a 429's hold allow. A one-job group is in `ready` only while it has no lease
--- (G1); a flow group has at most its concurrency offered or leased (flow.lua). Groups met here
--- that are paused are parked in `held` and take no slot.
--- Returns a list of {id, state JSON, data, lease deadline, 'm', lease token, message id} ('m': the
--- job is in its group zset, see finish.lua; the message id: meta.lua messageIdFor). Each lease is
+-- Leases jobs for up to `n` deliveries: due heads by priority (highest first), then oldest first
+-- (G5), never more jobs than the config's concurrency in flight (G6: meta's `active` count) nor
+-- than the queue's rate limit and a 429's hold allow. A one-job group is in `ready` only while it
+-- has no lease (G1); a flow group has at most its concurrency offered or leased (flow.lua). Groups
+-- met here that are paused are parked in `held` and take no slot. On a batch queue a one-job
+-- group's head takes the ready jobs behind it along, up to maxSize in all (batch.lua): one
+-- delivery, n deliveries per call.
+-- Returns a list of {id, state JSON, data, lease deadline, 'm', lease token, message id, position}
+-- ('m': the job is in its group zset, see finish.lua; the message id: meta.lua messageIdFor;
+-- position: 0 for a delivery's first job, i for the i-th behind it in its batch). Each lease is
 -- an `active` event (events.lua) while events are wanted.
 local function reserveJobs(K, M, n, now)
   local cfg = M.cfg
-  local room = math.min(n, cfg.concurrency - metaNum(M, 'active'))
+  local batch = Batch.config(M)
+  -- Jobs this call may lease: one per delivery, or on a batch queue what the concurrency allows.
+  local room = batch and cfg.concurrency - metaNum(M, 'active') or math.min(n, cfg.concurrency - metaNum(M, 'active'))
   if metaNum(M, 'ready') == 0 then return {} end
   if room <= 0 then
     -- Every lease notes its deadline as a timer, so leases without a timer are a count that
@@ -100,16 +107,72 @@ local function reserveJobs(K, M, n, now)
     sources[3] = { key = K.prioritized, min = '(0', max = '+inf', ranked = true }
   end
   local examined, out, leases, starts, earliest = 0, {}, {}, {}, nil
-  local removed = 0
+  local removed, heads = 0, 0
   local started = {} -- entries of TTL jobs that start now leave `expiring` (expiry.lua)
+  -- Leases job `id` of `group` (its record `raw`, its state decoded) as `position` of its
+  -- delivery, until `deadline` (default: its own timeout's).
+  local function lease(id, raw, state, group, position, deadline)
+    if state.x then started[#started + 1] = delayedMember(id, group) end
+    local nl = string.find(raw, '\n', 1, true)
+    local dataAt = nl + 1 -- past the history line, if any (job.lua)
+    if state.h then dataAt = string.find(raw, '\n', dataAt, true) + 1 end
+    deadline = deadline or now + leaseMsOf(state, cfg)
+    observeWait(M, state, now)
+    local token = leaseToken(M, id, state)
+    local member = leaseMember(token, id, group)
+    leases[#leases + 1] = deadline
+    leases[#leases + 1] = member
+    starts[#starts + 1] = member
+    releaseDebounce(K, id, state) -- started: its debounce key makes a new job
+    countWaiting(M, id, -1, #raw - dataAt + 1) -- it waits no more (bytes.lua)
+    out[#out + 1] = { id, string.sub(raw, 1, nl - 1), string.sub(raw, dataAt), deadline, 'm', token, messageIdFor(M, id, state), position }
+    noteEvent(M, 'active', id, group, 'active', (state.a or 0) + 1, now)
+    if not earliest or deadline < earliest then earliest = deadline end
+    return deadline
+  end
+  -- The jobs right behind a batch's head (leased at `deadline`), while they follow it in order, are
+  -- ready and fit: its followers as the group's last change wrote them (batch.lua), checked.
+  local function leaseFollowers(group, head, deadline)
+    local ids = Batch.followers(M, group)
+    local count = math.min(#ids, batch.maxSize - 1, room - #out)
+    local sent = 1
+    if count > 0 then
+      local list = {}
+      for j = 1, count do list[j] = ids[j] end
+      local raws = redis.call('HMGET', K.jobs, unpack(list))
+      local before = head
+      for j = 1, count do
+        local raw = raws[j]
+        local state = raw and cjson.decode(string.sub(raw, 1, string.find(raw, '\n', 1, true) - 1))
+        -- (A job with a timeoutMs of its own other than the head's starts the next batch: a
+        -- batch has one lease, as long as its head's.)
+        if not state or state.st or state.g ~= group or pastDeadline(state, now) or state.o > cutoff
+          or state.o < before.o or (state.o == before.o and state.s <= before.s) or state.to ~= head.to then break end
+        -- One lease deadline for the batch, the head's: heartbeats and lapses find its jobs by it.
+        lease(list[j], raw, state, group, j, deadline)
+        before, sent = state, sent + 1
+      end
+    end
+    Batch.sent(M, group, sent)
+  end
+  -- Whether this head, of `group`, must wait for room: it starts no delivery that cannot take
+  -- its whole batch while another one is out or leased now (a cut batch costs a delivery all the
+  -- same); with nothing out, it goes with what fits.
+  local function waitsForRoom(group, flows)
+    if #out >= room or heads >= n then return true end
+    if not batch or (flows and isFlow(M, group)) or (#out == 0 and metaNum(M, 'active') == 0) then return false end
+    return room - #out < 1 + math.min(#Batch.followers(M, group), batch.maxSize - 1)
+  end
+  local stopped = false
   for _, source in ipairs(sources) do
     local offset, taken = 0, {}
     repeat
-      local want = room - #out
+      local want = math.min(room - #out, n - heads)
       local found = redis.call('ZRANGEBYSCORE', source.key, source.min, source.max, 'LIMIT', offset, want)
       if #found == 0 then break end
       offset, examined = offset + #found, examined + #found
       local members, ids = {}, {}
+      local firstTaken = #taken + 1 -- members[i] is taken[firstTaken + i - 1]
       for _, raw in ipairs(found) do
         -- A prioritized head is '<orderMs><member>': one inside the ordering window waits.
         if not source.ranked or tonumber(string.sub(raw, 1, 15)) <= cutoff then
@@ -131,12 +194,20 @@ local function reserveJobs(K, M, n, now)
           groups[i] = states[i] and states[i].g or ''
         end
         local flows = flowsPossible(M)
-        if flows then prefetchFlows(M, groups) end
+        local prefixes = flows and { 'f:', 'l:' } or {}
+        if batch then prefixes[#prefixes + 1] = 'b:' end
+        if #prefixes > 0 then prefetchGroups(M, groups, prefixes) end
         local paused = {}
         if pausedGroups > 0 then paused = redis.call('SMISMEMBER', K.pausedGroups, unpack(groups)) end
 
         for i, m in ipairs(members) do
           local state, group = states[i], groups[i]
+          if state and waitsForRoom(group, flows) then
+            -- This head and the ones after it stay offered, for a call with room.
+            for _ = firstTaken + i - 1, #taken do table.remove(taken) end
+            stopped = true
+            break
+          end
           local F = state and flows and flowState(M, group)
           if F then F.o = math.max(0, F.o - 1) end -- offered no more: leased or parked
           if state and paused[i] == 1 then
@@ -155,33 +226,19 @@ local function reserveJobs(K, M, n, now)
             end
             noteTimer(M, now)
           elseif state then
-            if state.x then started[#started + 1] = delayedMember(ids[i], group) end
-            local raw = raws[i]
-            local nl = string.find(raw, '\n', 1, true)
-            local dataAt = nl + 1 -- past the history line, if any (job.lua)
-            if state.h then dataAt = string.find(raw, '\n', dataAt, true) + 1 end
-            local deadline = now + leaseMsOf(state, cfg)
-            observeWait(M, state, now)
-            local token = leaseToken(M, ids[i], state)
-            local member = leaseMember(token, ids[i], group)
-            leases[#leases + 1] = deadline
-            leases[#leases + 1] = member
-            starts[#starts + 1] = member
+            local deadline = lease(ids[i], raws[i], state, group, 0)
+            heads = heads + 1
             if F then
               local _, rate = groupLimitsOf(M, group)
               if rate then F.r[#F.r + 1] = now end
             end
-            releaseDebounce(K, ids[i], state) -- started: its debounce key makes a new job
-            countWaiting(M, ids[i], -1, #raw - dataAt + 1) -- it waits no more (bytes.lua)
-            out[#out + 1] = { ids[i], string.sub(raw, 1, nl - 1), string.sub(raw, dataAt), deadline, 'm', token, messageIdFor(M, ids[i], state) }
-            noteEvent(M, 'active', ids[i], group, 'active', (state.a or 0) + 1, now)
-            if not earliest or deadline < earliest then earliest = deadline end
+            if batch and not (flows and isFlow(M, group)) then leaseFollowers(group, state, deadline) end
           end
         end
       end
-    until #out >= room or examined >= MAX_EXAMINED or #found < want
+    until stopped or #out >= room or heads >= n or examined >= MAX_EXAMINED or #found < want
     if #taken > 0 then removed = removed + redis.call('ZREM', source.key, unpack(taken)) end
-    if #out >= room or examined >= MAX_EXAMINED then break end
+    if stopped or #out >= room or heads >= n or examined >= MAX_EXAMINED then break end
   end
 
   metaAdd(M, 'ready', -removed)

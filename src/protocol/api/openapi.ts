@@ -190,14 +190,15 @@ const SECURITY: Record<Operation['access'], Json[]> = {
 };
 
 /** A request the Worker sends (webhooks.ts), as an OpenAPI 3.1 webhook: its headers, its body, what answers mean. */
-function webhookOf(hook: Webhook, bodyName: string): Json {
+function webhookOf(hook: Webhook, bodyName: string, answerNames: Map<z.ZodType, string>): Json {
   const parameters = Object.entries(hook.headers).map(([name, { schema, description, required }]) => {
     const { description: _own, ...rest } = parameterSchema(schema);
     return { name, in: 'header', required, description, schema: rest };
   });
   const responses = Object.fromEntries(
-    Object.entries(hook.answers).map(([status, { description, headers }]) => {
+    Object.entries(hook.answers).map(([status, { description, headers, body }]) => {
       const answer: Json = { description };
+      if (body) answer.content = { 'application/json': { schema: ref('schemas', answerNames.get(body)!) } };
       if (headers) {
         answer.headers = Object.fromEntries(
           Object.entries(headers).map(([name, header]) => {
@@ -264,7 +265,11 @@ export function openApiDocument(version: string, operations: readonly Operation[
   }
   const names = { responses: responseNames, bodies: bodyNames };
   // A webhook's body is what groupq sends: named like an answer.
-  for (const hook of WEBHOOKS) responseNames.set(hook.body, `${pascal(hook.id)}Body`);
+  // What an endpoint answers it, when the answer has a shape: what groupq reads, named like a request body.
+  for (const hook of WEBHOOKS) {
+    responseNames.set(hook.body, `${pascal(hook.id)}Body`);
+    for (const { body } of Object.values(hook.answers)) if (body) bodyNames.set(body, `${pascal(hook.id)}Answer`);
+  }
   const paths: Record<string, Json> = {};
   for (const op of operations) (paths[op.path] ??= {})[op.method] = operationOf(op, names);
   const parameters = Object.fromEntries(
@@ -277,7 +282,7 @@ export function openApiDocument(version: string, operations: readonly Operation[
     tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
     security: [{ adminToken: [] }],
     paths,
-    webhooks: Object.fromEntries(WEBHOOKS.map((hook) => [hook.id, webhookOf(hook, responseNames.get(hook.body)!)])),
+    webhooks: Object.fromEntries(WEBHOOKS.map((hook) => [hook.id, webhookOf(hook, responseNames.get(hook.body)!, bodyNames)])),
     components: {
       schemas: { ...schemasOf(responseNames, 'output'), ...schemasOf(bodyNames, 'input'), JsonValue: JSON_VALUE },
       parameters,

@@ -153,6 +153,14 @@ export const attemptSchema = z.object({
   outcome: attemptOutcomeSchema,
   status: z.number().int().optional().describe('The endpoint\'s HTTP status, when it answered the delivery (not a 202).'),
   error: z.string().optional(),
+  batch: z
+    .object({
+      id: z.string().describe('The batch\'s webhook-id (`bat_...`).'),
+      index: z.number().int().min(0).describe('The job\'s place in the batch, 0 first.'),
+      size: z.number().int().min(1).describe('How many jobs the batch carried.'),
+    })
+    .optional()
+    .describe('The batch this attempt was delivered in, on a queue with `batch` set (docs/batches.md).'),
 });
 
 export const jobDebounceSchema = z.object({ key: z.string(), deadline: instant.optional() });

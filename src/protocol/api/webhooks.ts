@@ -4,6 +4,7 @@
 // (src/core/push). Only the build and the tests load it.
 import * as z from 'zod';
 import { FINISHED_STATES } from '../constants';
+import { batchAnswerSchema, batchBodySchema } from '../batch-body';
 import { deliveryBodySchema } from '../delivery-body';
 import { outcomeBodySchema } from '../outcome-body';
 import { TRACEPARENT, TRACESTATE } from '../trace-context';
@@ -22,15 +23,18 @@ export interface Webhook {
   description: string;
   headers: Record<string, WebhookHeader>;
   body: z.ZodType;
-  /** What the receiver's answers mean, by status (or range, `2XX`). */
-  answers: Record<string, { description: string; headers?: Record<string, { description: string; schema: z.ZodType }> }>;
+  /** What the receiver's answers mean, by status (or range, `2XX`), and the body groupq reads from one. */
+  answers: Record<string, { description: string; headers?: Record<string, { description: string; schema: z.ZodType }>; body?: z.ZodType }>;
 }
 
 const always = (schema: z.ZodType, description: string): WebhookHeader => ({ schema, description, required: true });
 
 /** Standard Webhooks' three headers, on deliveries and outcome callbacks alike. */
 const SIGNED: Record<string, WebhookHeader> = {
-  'webhook-id': always(z.string(), '`msg_` (a delivery) or `out_` (an outcome callback) and 32 hex digits: the same on every attempt of one message, never the same for two, so dedupe on it.'),
+  'webhook-id': always(
+    z.string(),
+    '`msg_` (a delivery), `bat_` (a batch) or `out_` (an outcome callback) and 32 hex digits: the same on every attempt of one message, never the same for two, so dedupe on it.',
+  ),
   'webhook-timestamp': always(z.string().regex(/^\d+$/), 'Unix seconds when it was signed: refuse one more than 5 minutes off.'),
   'webhook-signature': always(
     z.string(),
@@ -76,6 +80,32 @@ export const WEBHOOKS: Webhook[] = [
           'Retry-After': { description: 'Seconds, or an HTTP date: the next attempt waits that long (at most 1 day).', schema: z.string() },
         },
       },
+    },
+  },
+  {
+    id: 'batch',
+    summary: "A batch of one group's jobs, POSTed to its queue's endpoint",
+    description:
+      "On a queue with `batch` set, every delivery carries up to `batch.maxSize` consecutive ready jobs of one group, in group order, each shaped as a single job's delivery body (docs/batches.md). Its `webhook-id` is the same when the same jobs are sent again.",
+    headers: {
+      ...SIGNED,
+      'groupq-queue': always(z.string(), "The batch's queue, unsigned: route on the body's `queue`."),
+      'groupq-group': always(z.string(), "The batch's group, percent-encoded as encodeURIComponent does."),
+      'groupq-batch-size': always(z.string().regex(/^\d+$/), 'How many jobs the batch carries.'),
+      'groupq-lease-expires-at': always(z.string().regex(/^\d+$/), "When the batch's lease ends unless heartbeated (epoch ms): one for all its jobs."),
+      ...REQUEST_ID,
+      ...TRACE,
+    },
+    body: batchBodySchema,
+    answers: {
+      '2XX': {
+        description:
+          'No body, or `{"results": [...]}`: every job completed, `results[i]` job i\'s result. `{"completed": k, "results": [...], "error": "...", "retry": false?}` with k below the batch\'s length: jobs 0..k-1 completed, job k\'s attempt failed with `error` (retried unless `retry` is false), the jobs after it back at the head of their group, untouched.',
+        body: batchAnswerSchema,
+      },
+      '202': { description: 'Taken asynchronously under one lease: a heartbeat on any job renews all; the jobs are ended in order by their own complete and fail callbacks (one out of order: 409 OUT_OF_ORDER).' },
+      '429': { description: 'Not an attempt: job 0 waits as a single job would (the queue\'s backpressure); the rest are untouched.' },
+      default: { description: 'Job 0\'s attempt failed (as `completed: 0`), retried with the backoff; the rest are untouched.' },
     },
   },
   {
