@@ -10,7 +10,8 @@ A record in no index goes back into its own: nothing is lost, nothing runs twice
 leased) or delayed job with a deadline to start (`x`, expiry.lua) is in `expiring` too. Then each
 group of the page's waiting records is checked whole: its job count in meta is set to what its
 keys hold (zset + solo leases: a failed script never saved its counts, saveMeta comes last); a
-one-job group with jobs that is neither leased, held nor offered has its head offered again; a
+one-job group with jobs that is neither leased, held nor offered has its head offered again (a
+batch's count of jobs out is set to the leases `active` holds of its group first, batch.lua); a
 flow group's state is rebuilt from its keys (offers, leases, hold; the starts of its rate window
 are kept when readable) and refilled. Every call also sets meta `active` to the leases `active`
 holds (as each tick does), drops meta `live` when it re-indexed a record (quota.lua counts it
@@ -195,13 +196,19 @@ for _, g in ipairs(groups) do
     local before = #F.t
     if jobs > 0 then refillGroup(K, B, groupKey, g, F) end
     if #F.t > before then offered = offered + 1 end
-  elseif jobs > 0 and #leases == 0 and not hold then
-    local head = redis.call('ZRANGE', groupKey, 0, 0, 'WITHSCORES')
-    local m = head[1]
-    if m and not redis.call('ZSCORE', K.ready, m)
-      and not (prio and redis.call('ZSCORE', K.prioritized, prioritizedMember(tonumber(head[2]), m))) then
-      advanceGroup(K, B, groupKey, g)
-      offered = offered + 1
+  else
+    -- A batch out counts the group's leases that `active` holds (batch.lua): none, and the group
+    -- offers its head again below.
+    local out, held = Batch.out(M, g)
+    if out > 0 and out ~= #leases then metaSet(M, Batch.field(g), #leases > 0 and int(#leases) .. (held and 'h' or '') or false) end
+    if jobs > 0 and #leases == 0 and not hold then
+      local head = redis.call('ZRANGE', groupKey, 0, 0, 'WITHSCORES')
+      local m = head[1]
+      if m and not redis.call('ZSCORE', K.ready, m)
+        and not (prio and redis.call('ZSCORE', K.prioritized, prioritizedMember(tonumber(head[2]), m))) then
+        advanceGroup(K, B, groupKey, g)
+        offered = offered + 1
+      end
     end
   end
 end

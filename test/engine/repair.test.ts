@@ -142,6 +142,25 @@ describe('repair of stranded jobs', () => {
     const { engine } = await setupQueue();
     await expect(engine.repairQueue('no-such-queue')).rejects.toMatchObject({ code: 'QUEUE_NOT_FOUND' });
   });
+  it("a batch's count of jobs out that no lease backs (a script cut short) holds its group; repair offers the group again", async () => {
+    const { engine, q } = await setupQueue({ concurrency: 10, batch: { maxSize: 5 } });
+    const k = queueKeys(q);
+    await engine.enqueueBatch(q, [1, 2, 3].map((n) => ({ id: `j${n}`, group: 'g', data: { n } })));
+    const [batch] = [(await engine.reserve(q, 1)).jobs];
+    expect(batch!.map((job) => job.id)).toEqual(['j1', 'j2', 'j3']);
+    await engine.settle(q, batch!.slice(0, 1).map((job) => ({ kind: 'release' as const, id: job.id, lease: job.lease.token })), 0);
+    // The other two leases vanish (as if a script had failed after removing them): the count stays.
+    await admin.call(['DEL', k.active]);
+    await admin.call(['HSET', k.meta, 'active', '0']);
+    expect(await get('HGET', k.meta, 'b:g')).toBe('2');
+    expect((await engine.reserve(q, 1)).jobs).toEqual([]);
+
+    expect(await engine.repairQueue(q)).toMatchObject({ offered: 1 });
+    // No batch out: the field lists the jobs behind the head again (src/lua/includes/batch.lua).
+    expect(await get('HGET', k.meta, 'b:g')).toBe('["j2","j3"]');
+    const again = (await engine.reserve(q, 1)).jobs;
+    expect(again.map((job) => [job.id, job.batchIndex])).toEqual([['j1', 0], ['j2', 1], ['j3', 2]]);
+  });
 });
 
 describe('the tick and meta.active', () => {
@@ -197,4 +216,5 @@ describe("the old layout's per-minute counters", () => {
     expect(chart.at(-2)).toMatchObject({ completed: 0, failed: 0, retried: 4 });
     expect(chart.at(-3)).toMatchObject({ completed: 0, failed: 0, retried: 0 });
   });
+
 });
