@@ -18,9 +18,13 @@ const HEIGHT = 100;
 const SLOT = WIDTH / 60;
 const BAR = SLOT - 2;
 
-/** A "nice" top for the y axis: 1, 2 or 5 times a power of ten, at least the busiest minute. */
+/**
+ * The top of the y axis, which the label names: the busiest minute itself up to 5 (its bar
+ * reaches the label: bars of 2 under `2/min`), above that 1, 2 or 5 times a power of ten at
+ * least the busiest minute. An idle hour gets 1.
+ */
 function niceMax(value: number): number {
-  if (value <= 4) return 4;
+  if (value <= 5) return Math.max(1, Math.ceil(value));
   const power = 10 ** Math.floor(Math.log10(value));
   for (const step of [1, 2, 5, 10]) if (step * power >= value) return step * power;
   return 10 * power;

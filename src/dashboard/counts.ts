@@ -4,7 +4,7 @@ import type { QueueCounts } from '../client';
 import { h } from './dom';
 import { formatCount } from './format';
 
-const COUNT_LABELS: [keyof QueueCounts, string][] = [
+export const COUNT_LABELS: [keyof QueueCounts, string][] = [
   ['waiting', 'Waiting'],
   ['delayed', 'Delayed'],
   ['active', 'Active'],

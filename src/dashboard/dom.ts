@@ -1,6 +1,7 @@
 // DOM building for the dashboard: elements from tag, properties and children, text only (job data
-// and error messages are user input: nothing here ever parses a string as HTML), and a re-render
-// that keeps keyboard focus where it was, so the refresh every few seconds never yanks it away.
+// and error messages are user input: nothing here ever parses a string as HTML), JSON that wraps
+// between its parts, and a re-render that keeps keyboard focus where it was, so the refresh every
+// few seconds never yanks it away.
 
 /** What `h()` and `render()` take as children: nodes, and text; null, undefined and false are left out. */
 export type Child = Node | string | number | null | undefined | false;
@@ -66,6 +67,15 @@ export function render(container: Element, ...children: Child[]): void {
   // The focused element is gone (a retried job left its tab): a container that can take focus
   // (tabindex -1) keeps it nearby instead of letting it fall to the page's start.
   else if (container instanceof HTMLElement && container.hasAttribute('tabindex')) container.focus({ preventScroll: true });
+}
+
+/**
+ * JSON as text that wraps between its parts, never inside a word: a `<wbr>` after each `,` and
+ * `:` (compact JSON has no space to wrap at; CSS alone would break it anywhere, mid-word). The
+ * text, and what is copied from it, stays the JSON itself.
+ */
+export function jsonText(json: string): Child[] {
+  return json.split(/(?<=[,:])/).flatMap((part, i) => (i === 0 ? [part] : [document.createElement('wbr'), part]));
 }
 
 /** Shows exactly one of the views (the others get `hidden`). */

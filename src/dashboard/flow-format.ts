@@ -2,7 +2,7 @@
 // what a 429 holds, and a job's priority and debounce, shown in the jobs tables and in a job's view.
 import type { Job, QueueConfig } from '../client';
 import { h } from './dom';
-import { formatDuration, formatWhen } from './format';
+import { countOf, formatDuration, formatWhen } from './format';
 
 export type RateLimit = NonNullable<QueueConfig['rateLimit']>;
 export type Backpressure = QueueConfig['backpressure'];
@@ -22,7 +22,7 @@ export function formatRate(limit: RateLimit | null): string {
 /** "up to 10 jobs", "up to 10 jobs, waiting 0.5 s", or "none" (one job per delivery). */
 export function formatBatch(batch: Batch | null): string {
   if (batch === null) return 'none';
-  const jobs = `up to ${batch.maxSize} job${batch.maxSize === 1 ? '' : 's'}`;
+  const jobs = `up to ${countOf(batch.maxSize, 'job')}`;
   return batch.maxWaitMs === 0 ? jobs : `${jobs}, waiting ${formatDuration(batch.maxWaitMs)}`;
 }
 

@@ -1,7 +1,8 @@
-// Text for the dashboard: instants (local time plus "in 5 s" / "3 min ago"), durations, numbers,
-// and short previews of job data. Every instant from the API is epoch milliseconds, and every
-// duration milliseconds: the three ways of saying one (how far an instant is, a configured
-// interval, how long a job has waited) take their unit from the one function, durationIn.
+// Text for the dashboard: instants (local time plus "in 5 s" / "3 min ago"), durations, numbers
+// and counted nouns ("1 job", "2 jobs"), and short previews of job data. Every instant from the
+// API is epoch milliseconds, and every duration milliseconds: the three ways of saying one (how
+// far an instant is, a configured interval, how long a job has waited) take their unit from the
+// one function, durationIn.
 
 const clock = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
 const dateAndClock = new Intl.DateTimeFormat(undefined, {
@@ -57,6 +58,11 @@ export function formatWhen(at: number, now = Date.now()): string {
 
 export function formatCount(n: number): string {
   return count.format(n);
+}
+
+/** "1 job", "0 jobs", "1,200 jobs": a count and its noun, singular for exactly one. */
+export function countOf(n: number, noun: string, plural = `${noun}s`): string {
+  return `${formatCount(n)} ${n === 1 ? noun : plural}`;
 }
 
 /**

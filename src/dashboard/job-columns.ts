@@ -1,12 +1,13 @@
 // What a jobs table shows, in a queue's jobs tabs and in a group's view: for each state the
-// columns that matter there (the result of a completed job, the error of a failed one, progress
-// and lease expiry of an active one) and the cells of one job. Job ids link to the job's own view,
-// with a job's priority and debounce key as badges next to the id; groups link to the group's view.
+// columns that matter there (the result of a completed job, the error of a failed one and how it
+// ended, progress and lease expiry of an active one) and the cells of one job. Job ids link to
+// the job's own view, with a job's priority and debounce key as badges next to the id; groups
+// link to the group's view.
 import type { Job, JobState } from '../client';
 import { stateBadge } from './badges';
-import { h } from './dom';
+import { h, jsonText } from './dom';
 import { flowBadges } from './flow-format';
-import { formatWhen, previewJson } from './format';
+import { countOf, formatWhen, previewJson } from './format';
 import { groupLink, jobHref } from './links';
 
 export interface Column {
@@ -20,12 +21,12 @@ const when = (at: number | undefined, otherwise = '—') => (at === undefined ? 
 /** Short JSON inline; long JSON as a disclosure that opens to the whole value. */
 export function jsonCell(value: unknown, key: string): HTMLElement {
   const { preview, full } = previewJson(value);
-  if (full === null) return h('code', { class: 'json' }, preview);
+  if (full === null) return h('code', { class: 'json' }, ...jsonText(preview));
   return h(
     'details',
     { class: 'json', 'data-open-key': key },
-    h('summary', { 'data-focus-key': key }, h('code', {}, preview)),
-    h('pre', {}, h('code', {}, full)),
+    h('summary', { 'data-focus-key': key }, h('code', {}, ...jsonText(preview))),
+    h('pre', {}, h('code', {}, ...jsonText(full))),
   );
 }
 
@@ -40,6 +41,16 @@ const job: Column = {
 };
 const group: Column = { label: 'Group', cell: (j) => groupLink(j.queue, j.group, `group-of:${j.id}`) };
 const attempts: Column = { label: 'Attempts', cell: (j) => `${j.attempts} / ${j.maxAttempts}` };
+/**
+ * How a failed job ended, told apart by its attempts: "after 3 attempts" when it used them all;
+ * "not retried" when it used fewer, failed for good at once (its endpoint said not to retry:
+ * a NonRetryableError, `groupq-retry: false`). A retry by hand starts the count again.
+ */
+export function failedHow(j: Job): HTMLElement {
+  const outOfAttempts = j.attempts >= j.maxAttempts;
+  const text = outOfAttempts ? `after ${countOf(j.attempts, 'attempt')}` : `not retried, after ${j.attempts} of ${countOf(j.maxAttempts, 'attempt')}`;
+  return h('span', { class: 'failed-how', 'data-failed': outOfAttempts ? 'out-of-attempts' : 'not-retried' }, text);
+}
 const data: Column = { label: 'Data', cell: (j) => jsonCell(j.data, `data:${j.id}`) };
 const runsAt: Column = { label: 'Runs at', cell: (j) => when(j.runAt, j.state === 'waiting' ? 'when its turn comes' : '—') };
 const finished: Column = { label: 'Finished', cell: (j) => when(j.finishedAt) };
@@ -61,7 +72,7 @@ const COLUMNS: Record<JobState, Column[]> = {
     },
     finished,
   ],
-  failed: [job, group, attempts, data, { label: 'Error', cell: (j) => h('span', { class: 'error-text' }, j.error ?? '—') }, finished],
+  failed: [job, group, { label: 'Attempts', cell: failedHow }, data, { label: 'Error', cell: (j) => h('span', { class: 'error-text' }, j.error ?? '—') }, finished],
   cancelled: [job, group, attempts, data, finished],
   expired: [job, group, data, finished],
 };

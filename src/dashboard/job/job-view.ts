@@ -1,27 +1,29 @@
-// One job's own view (#/queue/<name>/job/<id>): its state, group (a link to the group's view),
-// priority and debounce key when it has them, its times, progress and lease expiry while active,
-// its full data, result and error, its attempt history and outcome callback when the API has them
-// (job-records.ts), and the actions its state allows. While the job runs, its event stream makes
-// the view read it again at each change. A job or queue that no longer exists is said so once,
-// and the view stops refreshing.
+// One job's own view (#/queue/<name>/job/<id>): its state (a failed one: after all its attempts,
+// or not retried), group (a link to the group's view), priority and debounce key when it has
+// them, its times, progress and lease expiry while active, its full data, result and error, its
+// attempt history and outcome callback when the API has them (job-records.ts), and the actions
+// its state allows. While the job runs, its event stream makes the view read it again at each
+// change. A job or queue that no longer exists is said so once, and the view stops refreshing.
 import type { GroupqClient } from '../../client';
 import { isFinished } from '../../protocol/constants';
 import { CANCELLABLE, act, cancelJobControl } from '../actions';
 import { Confirmer } from '../confirm';
-import { fieldList, h, render } from '../dom';
+import { type Child, fieldList, h, jsonText, render } from '../dom';
 import { flowFields } from '../flow-format';
 import { formatWhen } from '../format';
+import { failedHow } from '../job-columns';
 import { groupLink, queueHref } from '../links';
 import { jobEventsPath } from '../live/event-stream';
 import { announceAndGo } from '../status';
 import { View } from '../view';
 import { type JobDetail, callbackPart, detailPart, historyPart } from './job-records';
 
-const pretty = (value: unknown) => JSON.stringify(value, null, 2) ?? 'null';
+/** A value as indented JSON, wrapping between its parts (jsonText). */
+const pretty = (value: unknown) => h('pre', { class: 'json' }, h('code', {}, ...jsonText(JSON.stringify(value, null, 2) ?? 'null')));
 
 function fields(job: JobDetail): HTMLElement {
-  const rows: [string, string | Node][] = [
-    ['State', h('span', { class: `badge badge-${job.state}`, 'data-job-state': job.state }, job.state)],
+  const rows: [string, ...Child[]][] = [
+    ['State', h('span', { class: `badge badge-${job.state}`, 'data-job-state': job.state }, job.state), ...(job.state === 'failed' ? [' ', failedHow(job)] : [])],
     ['Group', groupLink(job.queue, job.group, 'group')],
     ['Attempts', `${job.attempts} / ${job.maxAttempts}`],
     ...flowFields(job),
@@ -89,11 +91,11 @@ export class JobView extends View<JobDetail> {
     render(
       this.body,
       h('section', { class: 'card', 'aria-label': 'Job' }, fields(job)),
-      job.progress === undefined ? null : detailPart('job-progress', 'Progress', h('pre', {}, h('code', {}, pretty(job.progress)))),
-      detailPart('job-data', 'Data', h('pre', {}, h('code', {}, pretty(job.data)))),
+      job.progress === undefined ? null : detailPart('job-progress', 'Progress', pretty(job.progress)),
+      detailPart('job-data', 'Data', pretty(job.data)),
       job.result === undefined && !job.resultTruncated
         ? null
-        : detailPart('job-result', 'Result', job.result === undefined ? h('p', { class: 'muted' }, 'Too large to keep.') : h('pre', {}, h('code', {}, pretty(job.result)))),
+        : detailPart('job-result', 'Result', job.result === undefined ? h('p', { class: 'muted' }, 'Too large to keep.') : pretty(job.result)),
       job.error === undefined ? null : detailPart('job-error', job.state === 'failed' ? 'Error' : 'Last error', h('pre', { class: 'error-text' }, job.error)),
       historyPart(job),
       callbackPart(job),

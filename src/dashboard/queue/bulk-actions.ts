@@ -6,13 +6,13 @@ import { FINISHED_STATES } from '../../protocol/constants';
 import { type QueueContext, act } from '../actions';
 import type { Confirmer } from '../confirm';
 import { h } from '../dom';
-import { formatCount } from '../format';
+import { countOf } from '../format';
 
 /** The tabs with bulk actions; cleaning one more finished state is one more entry. */
 const CLEANABLE: readonly CleanOptions['state'][] = FINISHED_STATES;
 
 /** "1,000 failed jobs", "1 completed job". */
-const jobs = (n: number, state: string) => `${formatCount(n)} ${state} job${n === 1 ? '' : 's'}`;
+const jobs = (n: number, state: string) => countOf(n, `${state} job`);
 
 export class BulkActions {
   /** What the last bulk action did, per state: shown until the next one. */

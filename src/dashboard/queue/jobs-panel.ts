@@ -1,8 +1,9 @@
 // A queue's jobs by state: tabs for waiting/delayed/active/completed/failed/cancelled/expired (the WAI-ARIA tabs
 // pattern: arrow keys move between tabs), a table of one page of jobs with the columns that
 // matter for the state (../job-columns.ts) and the actions each state allows, bulk actions on the
-// finished states, and "Load more" following the API's cursor. A group filter (the search form)
-// narrows every tab to one group. A refresh re-reads as many jobs as are shown.
+// finished states, and "Load more" following the API's cursor. The queue opens on the first tab
+// with jobs. A group filter (the search form) narrows every tab to one group. A refresh re-reads
+// as many jobs as are shown.
 import type { Job, JobPage, JobState, QueueCounts } from '../../client';
 import { type QueueContext, CANCELLABLE, act, cancelJobControl } from '../actions';
 import { Confirmer } from '../confirm';
@@ -21,6 +22,12 @@ const STATES: { state: JobState; label: string }[] = [
   { state: 'cancelled', label: 'Cancelled' },
   { state: 'expired', label: 'Expired' },
 ];
+
+/**
+ * Which tab a queue opens on: the first of these holding jobs (waiting when none does), so that a
+ * queue whose only jobs failed opens on them. Jobs still to run first, then failures.
+ */
+const OPEN_ORDER: JobState[] = ['waiting', 'active', 'delayed', 'failed', 'completed', 'cancelled', 'expired'];
 
 /** A page of jobs as the pager holds it. */
 const itemsOf = ({ jobs, cursor }: JobPage<unknown>) => ({ items: jobs, cursor });
@@ -51,6 +58,11 @@ export class JobsPanel {
   request(): PromiseLike<JobPage<unknown>> {
     const limit = this.group === null ? this.pager.refreshLimit : MAX_PAGE;
     return this.ctx.queue.listJobs({ ...this.shown(), limit });
+  }
+
+  /** Before the first read of jobs: opens on the first tab of OPEN_ORDER with jobs in `counts`. */
+  openOn(counts: QueueCounts): void {
+    this.state = OPEN_ORDER.find((state) => counts[state] > 0) ?? 'waiting';
   }
 
   /** The tab's state and the group filter, as a listing takes them. */

@@ -1,7 +1,7 @@
-// One queue: its name, paused state, pause/resume and delete, its config in one line, counts and
-// the chart of its last hour, finding jobs by id or group, enqueueing a test job, then its jobs
-// by state, groups and repeatable jobs, and its flow control to edit. A refresh reads everything
-// in parallel and draws once all answered, so the parts never disagree; the queue's event stream
+// One queue: its name, paused state, pause/resume and delete, its config in one line, counts (and
+// its partitions' when it has several), the chart of its last hour, finding jobs by id or group,
+// enqueueing a test job, then its jobs by state, groups and repeatable jobs, and its flow control
+// to edit. A refresh reads everything in parallel and draws once all answered, so the parts never disagree; the queue's event stream
 // makes it read again as jobs change. A queue that no longer exists is said so once, and the view
 // stops refreshing (no request after that).
 import type { GroupPage, GroupqClient, JobPage, MinuteMetrics, QueueInfo, Repeat } from '../../client';
@@ -21,6 +21,7 @@ import { enqueueForm } from './enqueue-form';
 import { FlowSettings } from './flow-settings';
 import { GroupsPanel } from './groups-panel';
 import { JobsPanel } from './jobs-panel';
+import { type PartitionsAnswer, PartitionsPart } from './partitions-part';
 import { RepeatsPanel } from './repeats-panel';
 import { searchForm } from './search-form';
 
@@ -50,8 +51,11 @@ function configLine({ config }: QueueInfo): HTMLElement {
 
 const ALL_QUEUES = { href: '#/', text: '← All queues' };
 
-/** What one refresh reads, all at once: the queue, its metrics (or why not), jobs, groups and repeats. */
-type Answer = [QueueInfo, { ok: true; minutes: MinuteMetrics[] } | { ok: false; reason: string }, JobPage<unknown>, GroupPage, Repeat[]];
+/**
+ * What one refresh reads, all at once: the queue, its metrics (or why not), jobs, groups, repeats
+ * and, while their list is open, its partitions.
+ */
+type Answer = [QueueInfo, { ok: true; minutes: MinuteMetrics[] } | { ok: false; reason: string }, JobPage<unknown>, GroupPage, Repeat[], PartitionsAnswer];
 
 export class QueueView extends View<Answer> {
   override readonly element: HTMLElement;
@@ -61,6 +65,7 @@ export class QueueView extends View<Answer> {
   private readonly groups: GroupsPanel;
   private readonly repeats: RepeatsPanel;
   private readonly flow: FlowSettings;
+  private readonly partitions = new PartitionsPart(() => void this.ctx.refresh());
   private readonly confirmer = new Confirmer(() => this.info && this.drawHead(this.info));
   private info: QueueInfo | null = null;
 
@@ -85,15 +90,25 @@ export class QueueView extends View<Answer> {
 
   protected override read(): Promise<Answer> {
     const { queue } = this.ctx;
+    const info = queue.get();
+    // The first read picks the tab from the counts (a queue whose only jobs failed opens on
+    // them): its jobs are read once the counts are in, rather than twice.
+    const jobs = this.info === null ? info.then((first) => (this.jobs.openOn(first.counts), this.jobs.request())) : this.jobs.request();
     return Promise.all([
-      queue.get(),
+      info,
       queue.metrics().then(
         (minutes): { ok: true; minutes: MinuteMetrics[] } => ({ ok: true, minutes }),
         (error: unknown) => ({ ok: false as const, reason: describeError(error) }),
       ),
-      this.jobs.request(),
+      jobs,
       this.groups.request(),
       queue.repeats.list(),
+      this.partitions.open
+        ? queue.partitions().then(
+            (partitions): PartitionsAnswer => ({ ok: true, partitions }),
+            (error: unknown): PartitionsAnswer => ({ ok: false, reason: describeError(error) }),
+          )
+        : null,
     ]);
   }
 
@@ -102,10 +117,16 @@ export class QueueView extends View<Answer> {
     return { paths: [queueEventsPath(this.queueName)] };
   }
 
-  protected override show([info, metrics, jobs, groups, repeats]: Answer): void {
+  protected override show([info, metrics, jobs, groups, repeats, partitions]: Answer): void {
     this.info = info;
     this.drawHead(info);
-    render(this.overview, configLine(info), countsList(info.counts), metrics.ok ? throughputChart(metrics.minutes, 'queue', this.queueName) : chartUnavailable(metrics.reason));
+    render(
+      this.overview,
+      configLine(info),
+      countsList(info.counts),
+      this.partitions.element(info.config.partitions, partitions),
+      metrics.ok ? throughputChart(metrics.minutes, 'queue', this.queueName) : chartUnavailable(metrics.reason),
+    );
     this.jobs.show(jobs, info.counts);
     this.groups.show(groups);
     this.flow.show(info.config);

@@ -5,7 +5,7 @@
 // the order chosen and the keyboard focus stay put.
 import { pausedBadge } from '../badges';
 import { type Props, dataTable, h, render } from '../dom';
-import { formatAge, formatCount, formatInstant } from '../format';
+import { countOf, formatAge, formatCount, formatInstant } from '../format';
 import { jobHref, queueHref } from '../links';
 import { ORDERS, type Order, type QueueFigures, RATE_MINUTES, type Trend, sortFigures } from './overview-figures';
 
@@ -74,7 +74,7 @@ function failuresCell(f: QueueFigures): HTMLElement {
 function summaryOf(all: QueueFigures[]): string {
   const backlog = all.reduce((n, f) => n + f.backlog, 0);
   const failed = all.reduce((n, f) => n + (f.failures?.hour ?? 0), 0);
-  const parts = [`${formatCount(all.length)} ${all.length === 1 ? 'queue' : 'queues'}`, `${formatCount(backlog)} jobs not finished`, `${formatCount(failed)} failed in the last hour`];
+  const parts = [countOf(all.length, 'queue'), `${countOf(backlog, 'job')} not finished`, `${formatCount(failed)} failed in the last hour`];
   const longest = sortFigures(all, 'waited')[0];
   if (longest?.oldest) parts.push(`longest wait ${formatAge(longest.oldest.waitedMs)} (${longest.name})`);
   return parts.join(' · ');
