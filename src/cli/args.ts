@@ -87,7 +87,7 @@ export function parseInvocation(argv: string[], env: Record<string, string | und
       allowPositionals: true,
     });
   } catch (error) {
-    throw new UsageError(parseArgsMessage(error), command.name);
+    throw new UsageError(parseArgsMessage(error, command), command.name);
   }
   const { values, positionals } = parsed as { values: FlagValues; positionals: string[] };
   if (values.help) return { kind: 'help', command };
@@ -157,13 +157,20 @@ function checkUrl(url: string, command: string): void {
 }
 
 /**
- * node's parseArgs messages; for an unknown flag only the first sentence (the rest is about
- * positionals after "--", which no command takes with a dash).
+ * node's parseArgs messages; for an unknown flag only the first sentence. An unknown short flag
+ * (`-l` of `groupq job orders -lxi…`) is most likely an id, a group or a key led by '-', so for a
+ * command that takes arguments the message says where such an argument goes: after `--`.
  */
-function parseArgsMessage(error: unknown): string {
+function parseArgsMessage(error: unknown, command?: CommandSpec): string {
   const message = error instanceof Error ? error.message : String(error);
   const code = (error as { code?: string }).code;
-  const text = code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? message.split(/\.\s/)[0]! : message;
+  let text = message;
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    text = message.split(/\.\s/)[0]!;
+    if (command && command.max > 0 && /^Unknown option '-[^-]/.test(text)) {
+      text += ` (an argument led by "-" goes after "--": groupq ${command.name} [flags] -- ${command.args})`;
+    }
+  }
   return text.replace(/^./, (c) => c.toLowerCase());
 }
 

@@ -264,6 +264,9 @@ export function familyHelp(word: string): string {
   ].join('\n');
 }
 
+/** `--`, read by node's parseArgs: an id groupq made never starts with '-', one given may. */
+const END_OF_FLAGS = '"--" ends the flags: what follows is arguments, so an id led by "-" goes after it (groupq job orders -- -lxi4Tq...).';
+
 export function generalHelp(): string {
   return [
     'groupq: manage groupq queues from a terminal',
@@ -276,6 +279,7 @@ export function generalHelp(): string {
     'Flags for every command:',
     ...flagLines(GLOBAL_FLAGS),
     '',
+    END_OF_FLAGS,
     'GROUPQ_URL and GROUPQ_TOKEN (or --url/--token) say which Worker to talk to.',
     'Exit codes: 0 ok, 1 the API refused or could not be reached, 2 wrong usage.',
     'Run "groupq <command> --help" for a command\'s flags.',
@@ -292,6 +296,7 @@ export function commandHelp(command: CommandSpec): string {
     '',
     'Global flags:',
     ...flagLines(GLOBAL_FLAGS),
+    ...(command.max > 0 ? ['', END_OF_FLAGS] : []),
     '',
     'Examples:',
     ...command.examples.map((example) => `  ${example}`),

@@ -1,6 +1,7 @@
 // GET /metrics: every queue's figures in the Prometheus text format (docs/metrics.md), for the
 // admin token or GROUPQ_METRICS_TOKEN (a token that opens this route alone, for a scraper).
-// Each family's HELP names the dashboard's overview, where the same queues are shown live.
+// Two families' HELP (groupq_jobs, groupq_jobs_completed_total) name the dashboard's overview,
+// where the same queues are shown live; the rest only say what they count.
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { timingSafeEqual } from 'hono/utils/buffer';

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
-import { pausedQueue, uniqueQueue, useHttpSuite } from '../http/support';
+import { enqueue, pausedQueue, uniqueQueue, useHttpSuite } from '../http/support';
 import { ADMIN_TOKEN } from '../helpers/worker';
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -44,6 +44,23 @@ describe('node dist/cli.js', () => {
     expect(await exit).toEqual({ code: 0, signal: null, stderr: '' });
     const list = JSON.parse(stdout()) as { name: string; paused: boolean }[];
     expect(list.find((q) => q.name === queue)).toMatchObject({ name: queue, paused: true });
+  });
+
+  test('an id led by "-" is read after "--" (without it, exit 2 and where it goes)', async () => {
+    const queue = uniqueQueue('cli-bin');
+    await pausedQueue(suite.worker, queue);
+    const id = '-lxi4TqW0aPzR4kTc';
+    await enqueue(suite.worker, queue, { group: 'g', id, data: null });
+    const env = { GROUPQ_URL: suite.worker.url, GROUPQ_TOKEN: ADMIN_TOKEN };
+
+    const ended = run(['job', queue, '--', id], env);
+    expect(await ended.exit).toEqual({ code: 0, signal: null, stderr: '' });
+    expect(JSON.parse(ended.stdout())).toMatchObject({ id, state: 'waiting' });
+
+    const bare = run(['job', queue, id], env);
+    const { code, stderr } = await bare.exit;
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/^groupq: unknown option '-l' \(an argument led by "-" goes after "--"/);
   });
 
   test('exit 2 and the hint when the environment lacks GROUPQ_URL', async () => {
