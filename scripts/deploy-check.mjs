@@ -7,8 +7,12 @@
 // environment, or from --secrets-file (.env or JSON, the formats `wrangler secret bulk` and
 // `wrangler deploy --secrets-file` take), which wins over the environment. One line per check;
 // exit 1 when something a deploy needs is missing or wrong. Values of secrets are never printed.
+// With --save-secrets <file>, once every check passes, it writes the secrets it checked there
+// (JSON, readable by the owner alone) for `wrangler deploy --secrets-file <file>`: a first deploy
+// then uploads the code and every secret, GROUPQ_PUBLIC_URL included, as one version, so the
+// Worker never runs without them (it would answer 500 to every request; docs/deploy.md step 4).
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,8 +26,10 @@ import { unstable_readConfig } from 'wrangler';
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const wranglerBin = path.join(path.dirname(createRequire(import.meta.url).resolve('wrangler/package.json')), 'bin', 'wrangler.js');
 
-const USAGE = `usage: npm run deploy:check [-- --secrets-file <file>] [-- --config <wrangler.toml>]
+const USAGE = `usage: npm run deploy:check [-- --secrets-file <file>] [-- --save-secrets <file>] [-- --config <wrangler.toml>]
   --secrets-file <file>  secret values as KEY=VALUE lines or a JSON object (default: the environment)
+  --save-secrets <file>  once every check passes, write the checked secrets there as JSON, for
+                         npx wrangler deploy --secrets-file <file> (delete the file afterwards)
   --config <file>        the Wrangler configuration to check (default: wrangler.toml)`;
 
 /** Where to get each secret, printed with the fix when it is missing or invalid. */
@@ -35,7 +41,7 @@ const SECRET_HINTS = {
   GROUPQ_SIGNING_SECRET_NEXT: 'only while rotating the signing secret',
   GROUPQ_METRICS_TOKEN: 'only for Prometheus: a token that opens GET /metrics alone (docs/metrics.md); make one: openssl rand -hex 24',
   GROUPQ_REDIS_POOL: 'only for a pool of databases: a JSON array of {"url","token"} of the databases after the first (docs/scaling-out.md)',
-  GROUPQ_PUBLIC_URL: "the Worker's URL that the first `npx wrangler deploy` prints, https://<name>.<subdomain>.workers.dev",
+  GROUPQ_PUBLIC_URL: "the Worker's URL, known before its first deploy: <subdomain> is your account's workers.dev subdomain (dash.cloudflare.com, Workers & Pages), or use your own domain",
 };
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -143,10 +149,10 @@ async function dryRun(configPath) {
 /**
  * Parses [vars] plus the secrets with the Worker's schema; every binding of the schema gets a line.
  * A binding with a default is a setting, kept in [vars]; the others are secrets.
- * @param {{ envSchema: any, vars: Record<string, unknown>, secrets: Record<string, string>, sources: Record<string, string>, devValues: Record<string, string> }} input
+ * @param {{ envSchema: any, vars: Record<string, unknown>, secrets: Record<string, string>, sources: Record<string, string>, devValues: Record<string, string>, workerName?: string }} input
  * @returns {Check[]}
  */
-function checkBindings({ envSchema, vars, secrets, sources, devValues }) {
+function checkBindings({ envSchema, vars, secrets, sources, devValues, workerName }) {
   const env = { ...vars, ...secrets };
   const parsed = envSchema.safeParse(env);
   const issues = new Map((parsed.success ? [] : parsed.error.issues).map((issue) => [issue.path[0], issue.message]));
@@ -162,18 +168,17 @@ function checkBindings({ envSchema, vars, secrets, sources, devValues }) {
       continue;
     }
     const where = name in vars ? 'wrangler.toml [vars]' : sources[name];
-    // As docs/deploy.md does it: secrets are exported and checked (step 3), then uploaded together
-    // (step 4); the public URL, known only once the Worker is deployed, is put on its own (step 5).
+    // As docs/deploy.md does it: every secret, the public URL included, is exported and checked
+    // (step 3), then uploaded with the code in one version (step 4).
     const hint = SECRET_HINTS[name] ?? 'see docs/deploy.md';
-    const fix = name === 'GROUPQ_PUBLIC_URL'
-      ? `printf %s "https://<name>.<subdomain>.workers.dev" | npx wrangler secret put ${name}   # ${hint}`
-      : `export ${name}=<value>   # ${hint}; docs/deploy.md step 4 uploads it with wrangler secret put`;
-    const message = issues.get(name) ?? (unset ? undefined : deployProblem(name, String(value), devValues));
+    const example = name === 'GROUPQ_PUBLIC_URL' ? `https://${workerName || '<name>'}.<subdomain>.workers.dev` : '<value>';
+    const fix = `export ${name}=${example}   # ${hint}; docs/deploy.md step 4 uploads it with the Worker`;
+    const message = issues.get(name) ?? (unset ? undefined : deployProblem(name, String(value), devValues, workerName));
     if (message && unset) checks.push({ status: 'missing', text: `secret ${name}`, fix });
     else if (message) checks.push({ status: 'invalid', text: `secret ${name} (from ${where}): ${message}`, fix });
     else if (unset && name === 'GROUPQ_PUBLIC_URL' && vars.GROUPQ_ALLOW_HTTP_LOOPBACK !== 'true') {
       // The Worker refuses to start without it (settingsOf): callback URLs never come from a request's Host.
-      checks.push({ status: 'missing', text: `secret ${name}: the Worker refuses to start without it`, fix });
+      checks.push({ status: 'missing', text: `secret ${name}: the Worker refuses to start without it (every request would answer 500)`, fix });
     } else if (unset) checks.push({ status: 'ok', text: `secret ${name}: not set (optional)` });
     else checks.push({ status: 'ok', text: `secret ${name} (from ${where})` });
     if (name in vars) checks.push({ status: 'note', text: `${name} is in [vars], in plain text in wrangler.toml`, fix: `remove it there and ${fix}` });
@@ -192,16 +197,42 @@ function isSetting(schema) {
   return schema.def.type === 'default';
 }
 
-/** What the schema allows but a deployed Worker cannot use: this repo's public dev values, loopback URLs. */
-function deployProblem(name, value, devValues) {
+/**
+ * What the schema allows but a deployed Worker cannot use: this repo's public dev values, loopback
+ * URLs, and a public URL on the workers.dev address of another Worker (callbacks would go there).
+ */
+function deployProblem(name, value, devValues, workerName) {
   if (value !== '' && value === devValues[name]) return 'the development value from .dev.vars.example, which is public';
   if (URL.canParse(value) && LOOPBACK_HOSTS.has(new URL(value).hostname)) return 'points at loopback, which a deployed Worker cannot reach';
+  const host = URL.canParse(value) ? new URL(value).hostname : '';
+  if (name === 'GROUPQ_PUBLIC_URL' && workerName && host.endsWith('.workers.dev') && host.split('.')[0] !== workerName) {
+    return `a workers.dev URL of another Worker: this one, "${workerName}" in wrangler.toml, is https://${workerName}.<subdomain>.workers.dev`;
+  }
   return undefined;
+}
+
+/**
+ * Writes the checked secrets (set ones only) as JSON, readable by the owner alone: the file
+ * `wrangler deploy --secrets-file` uploads with the code. Returns their names.
+ * @param {string} file
+ * @param {Record<string, string>} secrets
+ */
+function saveSecrets(file, secrets) {
+  const set = Object.fromEntries(Object.entries(secrets).filter(([, value]) => value !== ''));
+  // Removed first: `mode` applies to a file created, never to one already there.
+  rmSync(file, { force: true });
+  writeFileSync(file, `${JSON.stringify(set, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
+  return Object.keys(set);
 }
 
 async function main() {
   const { values: args } = parseArgs({
-    options: { 'secrets-file': { type: 'string' }, config: { type: 'string', default: 'wrangler.toml' }, help: { type: 'boolean' } },
+    options: {
+      'secrets-file': { type: 'string' },
+      'save-secrets': { type: 'string' },
+      config: { type: 'string', default: 'wrangler.toml' },
+      help: { type: 'boolean' },
+    },
   });
   if (args.help) return console.log(USAGE);
   if (!existsSync(args.config)) {
@@ -220,7 +251,7 @@ async function main() {
     if (value !== undefined) [secrets[name], sources[name]] = [value, source];
   }
   const devValues = parseEnv(readFileSync(path.join(repoRoot, '.dev.vars.example'), 'utf8'));
-  const checks = [...checkConfig(config), await dryRun(args.config), ...checkBindings({ envSchema, vars, secrets, sources, devValues })];
+  const checks = [...checkConfig(config), await dryRun(args.config), ...checkBindings({ envSchema, vars, secrets, sources, devValues, workerName: config.name })];
 
   for (const { status, text, fix } of checks) {
     console.log(`${status.padEnd(8)}${text}`);
@@ -237,7 +268,15 @@ async function main() {
     console.log(`\ndeploy:check: ${problems.length} problem${problems.length === 1 ? '' : 's'} to fix before \`npx wrangler deploy\``);
     process.exit(1);
   }
-  console.log('\ndeploy:check: ready: npx wrangler deploy');
+  const saveTo = args['save-secrets'];
+  if (saveTo) {
+    const names = saveSecrets(saveTo, secrets);
+    console.log(`\nsaved   ${names.join(', ')} to ${saveTo} (only you can read it)`);
+    console.log(`deploy:check: ready: npx wrangler deploy --secrets-file ${saveTo} && rm ${saveTo}`);
+    return;
+  }
+  // A first deploy needs its secrets in the same upload: without them the Worker answers 500.
+  console.log('\ndeploy:check: ready: npx wrangler deploy (a first deploy takes its secrets along: --save-secrets, docs/deploy.md step 4)');
 }
 
 await main();

@@ -18,6 +18,7 @@ import { superviseRedis } from './redis-supervisor.mjs';
 import { createRespClient } from './resp.mjs';
 import { bridgeModeFromEnv, describeCap, DEV_REST_TOKEN, maxCommandsFromEnv, startBridge } from './rest-bridge.mjs';
 import { startDevWorker } from './dev-worker.mjs';
+import { intFromEnv, workerSettingsFromEnv } from './dev-settings.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -26,36 +27,6 @@ const DEV_ADMIN_TOKEN = 'gq_dev_admin_token';
 const EXAMPLE_QUEUE = 'example';
 /** A service that only ends when we stop it (it runs inside this process). */
 const NEVER = new Promise(() => {});
-
-/**
- * @param {NodeJS.ProcessEnv} env
- * @param {string} name
- * @param {number} fallback
- * @param {{ min: number, max: number }} range
- */
-function intFromEnv(env, name, fallback, { min, max }) {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new Error(`${name} must be an integer in [${min}, ${max}], got "${raw}"`);
-  }
-  return value;
-}
-
-/** The Worker's log levels (src/core/log.ts LOG_LEVELS). */
-const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'off'];
-
-/**
- * GROUPQ_LOG_LEVEL for the Worker: `warn` unless set, so the stack's output is the example
- * endpoint's lines and what went wrong, not a line per request (docs/logs.md).
- * @param {NodeJS.ProcessEnv} env
- */
-function logLevelFromEnv(env) {
-  const level = env.GROUPQ_LOG_LEVEL || 'warn';
-  if (!LOG_LEVELS.includes(level)) throw new Error(`GROUPQ_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${level}"`);
-  return level;
-}
 
 /**
  * Every knob of `npm run dev`, parsed and checked once, so a bad value fails here with its name
@@ -99,9 +70,8 @@ function loadConfig(env) {
     adminToken,
     signingSecret,
     signingSecretNext,
-    maxSubrequests: String(intFromEnv(env, 'GROUPQ_MAX_SUBREQUESTS', 10_000, { min: 10, max: 10_000_000 })),
-    /** The Worker's GROUPQ_LOG_LEVEL: warnings and errors only, unless asked (docs/logs.md). */
-    logLevel: logLevelFromEnv(env),
+    /** The Worker's optional settings, from the environment. */
+    ...workerSettingsFromEnv(env, { upstash: Boolean(upstashUrl) }),
     /** How often the dev stack runs the scheduled handler (stands in for Cloudflare's cron). */
     tickMs: intFromEnv(env, 'GROUPQ_DEV_TICK_MS', 1000, { min: 10, max: 3_600_000 }),
     /** The wait before restarting a local Redis that crashed; doubles while it keeps crashing. */
@@ -230,20 +200,23 @@ const workerService = {
       cwd: repoRoot,
       log: prefixed('worker'),
       signal: context.signal,
-      // Every binding the Worker reads (src/handlers/settings.ts): neither wrangler.toml [vars]
-      // nor a developer's .dev.vars decides any of them.
+      // Every binding the Worker reads (src/handlers/settings.ts), from this process's environment
+      // or the stack: neither wrangler.toml [vars] nor a developer's .dev.vars decides any of
+      // them. Loopback stays allowed: the example endpoint is http on 127.0.0.1.
       bindings: {
         UPSTASH_REDIS_REST_URL: context.rest.url,
         UPSTASH_REDIS_REST_TOKEN: context.rest.token,
-        GROUPQ_REDIS_POOL: context.pool.length > 0 ? JSON.stringify(context.pool) : '',
+        GROUPQ_REDIS_POOL: context.pool.length > 0 ? JSON.stringify(context.pool) : config.redisPool,
         GROUPQ_ADMIN_TOKEN: config.adminToken,
+        GROUPQ_METRICS_TOKEN: config.metricsToken,
         GROUPQ_SIGNING_SECRET: config.signingSecret,
         GROUPQ_SIGNING_SECRET_NEXT: config.signingSecretNext,
-        GROUPQ_PUBLIC_URL: workerUrl,
+        GROUPQ_PUBLIC_URL: config.publicUrl || workerUrl,
         GROUPQ_ALLOW_HTTP_LOOPBACK: 'true',
-        // The dev ticker fires often: each cron run does its pass and returns.
-        GROUPQ_SCHEDULER_STAY_MS: '0',
+        GROUPQ_SCHEDULER_STAY_MS: config.schedulerStayMs,
         GROUPQ_MAX_SUBREQUESTS: config.maxSubrequests,
+        GROUPQ_MAX_PUSHES: config.maxPushes,
+        GROUPQ_SCRIPT_KEY_LOCKING: config.scriptKeyLocking,
         GROUPQ_LOG_LEVEL: config.logLevel,
       },
     });
@@ -309,6 +282,7 @@ function printSummary(config, context) {
   if (context.pool.length > 0) console.log(`GROUPQ_REDIS_POOL=${JSON.stringify(context.pool)}`);
   console.log(`GROUPQ_ADMIN_TOKEN=${config.adminToken}${config.adminToken === DEV_ADMIN_TOKEN ? '  (dev default)' : ''}`);
   console.log(`GROUPQ_SIGNING_SECRET=${config.signingSecret}${config.signingSecret === DEV_SIGNING_SECRET ? '  (dev default)' : ''}`);
+  if (config.metricsToken) console.log(`GROUPQ_METRICS_TOKEN=${config.metricsToken}  (opens ${context.workerUrl}/metrics alone)`);
   console.log(`Scheduler tick:      every ${config.tickMs} ms (the scheduled handler, standing in for the cron trigger)`);
   if (existsSync(path.join(repoRoot, '.dev.vars'))) {
     console.log('Note:                .dev.vars is not used for groupq\'s bindings here; npm run dev passes each one itself');

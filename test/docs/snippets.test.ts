@@ -1,7 +1,8 @@
 // The docs' code runs as written: each block marked `<!-- snippet: name -->` in the README or a
 // page of docs/ (each name in exactly one place, wherever it now lives) is compiled
-// with esbuild (TypeScript as a user's build would) from inside the project, so `groupq/client`
-// and `groupq/receiver` resolve to the built package. The client snippet runs with Node; the
+// with esbuild (TypeScript as a user's build would) inside the project, so `groupq/client`
+// and `groupq/receiver` resolve to the built package. The client snippet runs with the command
+// README.md#enqueue gives for it (node scripts/run-ts.mjs on Node 20); the
 // receiver snippets are Workers, run in workerd as the endpoints (or callback URLs) of real queues. Only the dev
 // stack's addresses and tokens are swapped for this test's Worker and endpoint.
 import { execFile } from 'node:child_process';
@@ -10,7 +11,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { build, transform } from 'esbuild';
+import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
 import { COMPATIBILITY_DATE } from '../../scripts/worker-stack.mjs';
 import { freePort } from '../../scripts/redis-server.mjs';
@@ -39,16 +40,6 @@ async function snippet(name: string): Promise<string> {
   }
   if (found.length !== 1) throw new Error(`snippet "${name}" is in ${found.length} places (${found.map((f) => f.page).join(', ')}), not one`);
   return found[0]!.code;
-}
-
-/** Writes the snippet as an .mjs file inside the project (for self-reference) and returns its path. */
-async function compile(name: string, source: string): Promise<string> {
-  const dir = path.join(root, '.cache', 'doc-snippets');
-  await mkdir(dir, { recursive: true });
-  const { code } = await transform(source, { loader: 'ts', format: 'esm', target: 'node20' });
-  const file = path.join(dir, `${name}.mjs`);
-  await writeFile(file, code);
-  return file;
 }
 
 /** Bundles a Worker snippet as wrangler would and runs it in workerd on a loopback port. */
@@ -122,9 +113,16 @@ function forThisStack(source: string): string {
 }
 
 describe('doc snippets', () => {
-  it('client: configures, enqueues, reads, pages and catches a GroupqError', async () => {
-    const file = await compile('client', forThisStack(await snippet('client')));
-    const { stdout } = await run(process.execPath, [file], { cwd: root });
+  it('client: run with the command the README names, configures, enqueues, reads, pages and catches a GroupqError', async () => {
+    // README.md says how to run it on Node 20 (no type stripping): that command, with the
+    // snippet as the .ts file it names (global setup did `npm run build`).
+    const readme = await readFile(path.join(root, 'README.md'), 'utf8');
+    const command = readme.match(/save it as `(\w+\.ts)`, then\s+`npm run build && node (scripts\/run-ts\.mjs) \1`/);
+    expect(command, 'the README names the command that runs the client snippet').not.toBeNull();
+    const file = path.join(root, '.cache', 'doc-snippets', command![1]!);
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(file, forThisStack(await snippet('client')));
+    const { stdout } = await run(process.execPath, [command![2]!, file], { cwd: root });
     expect(stdout).toContain('404 JOB_NOT_FOUND job not found');
     await endpoint.waitFor(3);
     expect(endpoint.received.map((r) => r.job.group).sort()).toEqual(['user:42', 'user:7', 'vip:1']);

@@ -59,8 +59,11 @@ export interface DevStack {
 
 export const READY_TIMEOUT_MS = 90_000;
 
-/** Starts `npm run dev` with the defaults a fresh machine has, plus `env`; resolves when ready. */
-export async function startDevStack(env: NodeJS.ProcessEnv = {}): Promise<DevStack> {
+/**
+ * Starts `npm run dev` with the defaults a fresh machine has, plus `env`; resolves when ready.
+ * `node`: the binary that runs it (test/node-versions runs it on other Node versions).
+ */
+export async function startDevStack(env: NodeJS.ProcessEnv = {}, node = process.execPath): Promise<DevStack> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'groupq-dev-'));
   const [port, redisPort, restPort, examplePort] = (await distinctFreePorts(4)) as [number, number, number, number];
   const childEnv: NodeJS.ProcessEnv = {
@@ -72,11 +75,24 @@ export async function startDevStack(env: NodeJS.ProcessEnv = {}): Promise<DevSta
     GROUPQ_DEV_DATA_DIR: path.join(dir, 'redis'),
   };
   // The defaults a fresh machine has: the local Redis and the printed dev tokens.
-  for (const name of ['UPSTASH_REDIS_REST_URL', 'UPSTASH_REDIS_REST_TOKEN', 'GROUPQ_ADMIN_TOKEN', 'GROUPQ_SIGNING_SECRET', 'GROUPQ_SIGNING_SECRET_NEXT']) {
+  // Every setting npm run dev passes on to the Worker is unset unless the test sets it.
+  for (const name of [
+    'UPSTASH_REDIS_REST_URL',
+    'UPSTASH_REDIS_REST_TOKEN',
+    'GROUPQ_ADMIN_TOKEN',
+    'GROUPQ_SIGNING_SECRET',
+    'GROUPQ_SIGNING_SECRET_NEXT',
+    'GROUPQ_METRICS_TOKEN',
+    'GROUPQ_PUBLIC_URL',
+    'GROUPQ_REDIS_POOL',
+    'GROUPQ_MAX_PUSHES',
+    'GROUPQ_SCHEDULER_STAY_MS',
+    'GROUPQ_SCRIPT_KEY_LOCKING',
+  ]) {
     delete childEnv[name];
   }
   Object.assign(childEnv, env);
-  const child = spawn(process.execPath, ['scripts/dev.mjs'], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(node, ['scripts/dev.mjs'], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   const exit = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   let all = '';
   let errors = '';

@@ -104,7 +104,15 @@ describe('what a publish token may send', () => {
     for (const url of ['https://evil.example.com/x', 'https://hooks.example.com:8443/x', 'https://sub.hooks.example.com/x']) {
       const body = await expectRefused(suite, queue, 403, 'FIELD_NOT_ALLOWED', () => publish(queue, { group: 'g', callbackUrl: url }));
       expect(body.error.details).toEqual({ fields: ['callbackUrl'] });
+      // The origin that is not listed, named: the queue does allow callbackUrl, on its origins.
+      const origin = new URL(url).origin;
+      expect(body.error.message).toBe(`a publish token may not send callbackUrl to this queue: the origin of callbackUrl, ${origin}, is not in its publishCallbackOrigins`);
     }
+    // A batch names each origin once; the queue's own origins are not told to a publish token.
+    const jobs = [{ group: 'g', callbackUrl: 'https://b.example.com/1' }, { group: 'g', callbackUrl: 'https://a.example.com/2' }, { group: 'g', callbackUrl: 'https://b.example.com/3' }];
+    const batch = await expectRefused(suite, queue, 403, 'FIELD_NOT_ALLOWED', () => publish(queue, { jobs }));
+    expect(batch.error.message).toBe('a publish token may not send callbackUrl to this queue: the origins of callbackUrl, https://a.example.com, https://b.example.com, are not in its publishCallbackOrigins');
+    expect(batch.error.message).not.toContain(HOOKS);
   });
 
   it('ids starting with repeat: belong to the scheduler: 400 for a publish token and for the admin', async () => {

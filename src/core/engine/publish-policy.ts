@@ -35,6 +35,17 @@ function invalid(path: string, message: string): QueueError {
 }
 
 /**
+ * Why a callbackUrl was refused: its origin is not one the queue lists. Without it the 403 read as
+ * if the queue refused callbackUrl outright, when one more entry in publishCallbackOrigins opens
+ * it. Only the sender's own origins are named: the ones the queue lists are the admin's to know.
+ */
+function originsNote(origins: ReadonlySet<string>): string {
+  if (origins.size === 0) return '';
+  const named = [...origins].sort().join(', ');
+  return `: the origin${origins.size === 1 ? '' : 's'} of callbackUrl, ${named}, ${origins.size === 1 ? 'is' : 'are'} not in its publishCallbackOrigins`;
+}
+
+/**
  * Refuses a publish token's jobs (`paths[i]`: job i's path prefix in the body, '' or
  * 'jobs.<i>.') that use a field the queue does not open to it: 403 FIELD_NOT_ALLOWED naming every
  * such field of the whole call, then 400 VALIDATION_FAILED for a batch over publishRateLimit.max
@@ -43,15 +54,19 @@ function invalid(path: string, message: string): QueueError {
  */
 export function checkPublished(jobs: readonly PublishedJob[], paths: readonly string[], config: StoredConfig): void {
   const refused = new Set<string>();
+  /** The callbackUrl origins refused: the message names them, so the page's author sees what to list. */
+  const origins = new Set<string>();
   for (const job of jobs) {
     for (const [field, value] of Object.entries(job)) {
       if (value === undefined || ALWAYS.has(field)) continue;
-      if (!OPENED[field]?.(value, config)) refused.add(field);
+      if (OPENED[field]?.(value, config)) continue;
+      refused.add(field);
+      if (field === 'callbackUrl') origins.add(new URL(String(value)).origin);
     }
   }
   if (refused.size > 0) {
     const fields = [...refused].sort();
-    throw new QueueError('FIELD_NOT_ALLOWED', `a publish token may not send ${fields.join(', ')} to this queue`, { fields });
+    throw new QueueError('FIELD_NOT_ALLOWED', `a publish token may not send ${fields.join(', ')} to this queue${originsNote(origins)}`, { fields });
   }
   // A batch a rate limit could never let through is not worth a Retry-After.
   for (const name of ['publishRateLimit', 'publishTokenRateLimit'] as const) {

@@ -136,6 +136,34 @@ export type Answer =
   | { status: number; text: string; truncated: boolean; headers: Headers }
   | { status?: undefined; error: string };
 
+/** What Node's fetch (undici) puts in `cause.code`, said as what the host did. */
+const CAUSES: Record<string, string> = {
+  ECONNREFUSED: 'refused the connection',
+  ECONNRESET: 'reset the connection',
+  ENOTFOUND: 'was not found (DNS)',
+  EAI_AGAIN: 'was not found (DNS, try again)',
+  ETIMEDOUT: 'did not accept the connection in time',
+  EHOSTUNREACH: 'is unreachable',
+  ENETUNREACH: 'is on a network not reachable',
+  UND_ERR_SOCKET: 'closed the connection before answering',
+};
+
+/**
+ * A failed fetch, as the job's `error`: the endpoint's host and what went wrong there. workerd
+ * says "Network connection lost." alike for a refused, reset or dropped connection (no cause, no
+ * code: only `remote` and `retryable`), so the error says "refused or dropped", no more; Node names
+ * the cause in `cause.code`. The path and query are left out: they may carry a token.
+ */
+export function networkError(endpoint: string, error: unknown): string {
+  const host = URL.canParse(endpoint) ? new URL(endpoint).host : 'the endpoint';
+  const message = error instanceof Error ? error.message : String(error);
+  const code = error instanceof Error ? (error.cause as { code?: unknown } | undefined)?.code : undefined;
+  if (typeof code === 'string' && CAUSES[code]) return `network error: ${host} ${CAUSES[code]}`;
+  if (message === 'Network connection lost.') return `network error: ${host} refused or dropped the connection`;
+  const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
+  return `network error: ${host}: ${message}${cause}`;
+}
+
 /**
  * One signed POST of `body` (its `webhook-id` is `webhookId`) and its answer, whose body is read
  * up to `limit` bytes. Aborted at `timeoutMs`, reading the answer included: the lease (timeoutMs
@@ -169,10 +197,7 @@ export async function post(
     const text = new TextDecoder().decode(truncated ? wholeUtf8(bytes) : bytes);
     return { status: response.status, text, truncated, headers: response.headers };
   } catch (error) {
-    const message = timedOut
-      ? `timeout after ${request.timeoutMs} ms`
-      : `network error: ${error instanceof Error ? error.message : String(error)}`;
-    return { error: message };
+    return { error: timedOut ? `timeout after ${request.timeoutMs} ms` : networkError(target.endpoint, error) };
   } finally {
     clearTimeout(timer);
   }
