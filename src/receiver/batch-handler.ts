@@ -6,15 +6,16 @@
 // throws BatchError(k) partway: jobs before k complete, job k fails, the rest come again later.
 // Asynchronously (`async: true`, or about to outlive the dispatcher's wait) it answers 202, keeps
 // the batch's one lease by heartbeats, then ends the jobs one by one through their callbacks.
+// Like createHandler's, it takes a Web Request or `{ headers, body }` (examples/frameworks/).
 import type { Batch } from '../protocol/batch-body';
 import type { Delivery } from '../protocol/delivery-body';
 import { batchEndOf, batchResponseOf, finishBatch } from './batch-end';
 import { type FailBody, batchCalls } from './callbacks';
-import { type RunOptions, answerRun, leaseOf, runSetup, verifiedOrRefused } from './endpoint';
+import { type Endpoint, type RunOptions, answerRun, endpointOf, leaseOf, runSetup, verifiedOrRefused } from './endpoint';
 import type { Lease } from './lease';
 import type { DeliveryVerificationError } from './errors';
 import { type Captured, parseErrorText, refusalStatus } from './run-end';
-import { createBatchVerifier } from './verify';
+import { type RawMessage, createBatchVerifier } from './verify';
 
 /** What a batch function gets besides the jobs (each job carries its own attempt and maxAttempts). */
 export interface BatchContext {
@@ -95,19 +96,19 @@ function contextOf(batch: Batch, lease: Lease, signal: AbortSignal): BatchContex
 }
 
 /**
- * Builds an endpoint for batches: `(request) => Promise<Response>`, for any Fetch-API host, like
- * createHandler's. Its queue must have `batch` set: a single job's delivery (`msg_`) is refused
+ * Builds an endpoint for batches, taking a Web Request or `{ headers, body }` like createHandler's
+ * (and answering the same way). Its queue must have `batch` set: a single job's delivery (`msg_`) is refused
  * with 401 (`wrong_kind`), as createHandler refuses a batch.
  */
 export function createBatchHandler<T = unknown, R = unknown>(
   fn: BatchFunction<T, R>,
   options: BatchHandlerOptions<T>,
-): (request: Request) => Promise<Response> {
+): Endpoint {
   const { now, fetch } = runSetup(options);
   const verify = createBatchVerifier(options);
 
-  return async function handleBatch(request: Request): Promise<Response> {
-    const batch = await verifiedOrRefused(verify, request, batchRefusalStatus);
+  return endpointOf(async function handleBatch(message: Request | RawMessage): Promise<Response> {
+    const batch = await verifiedOrRefused(verify, message, batchRefusalStatus);
     if (batch instanceof Response) return batch;
     const { parsed, refused } = parseJobs(batch.jobs, options.data);
     // The first job's data does not parse: nothing runs, and the answer needs no lease.
@@ -115,12 +116,12 @@ export function createBatchHandler<T = unknown, R = unknown>(
 
     const onError = (error: unknown) =>
       options.onError ? options.onError(error, batch) : console.error(`groupq: batch ${batch.id} (${batch.queue}):`, error);
-    const lease = leaseOf(batch.jobs[0]!, batchCalls(batch.jobs, fetch), request, now, onError);
+    const lease = leaseOf(batch.jobs[0]!, batchCalls(batch.jobs, fetch), message, now, onError);
     const endOf = (run: Captured) => batchEndOf(run, parsed.length, refused);
     return answerRun(lease, (signal) => fn(parsed, contextOf(batch, lease, signal)), options, {
       respond: (run) => batchResponseOf(endOf(run)),
       finish: (run) => finishBatch(lease, endOf(run)),
       onError,
     });
-  };
+  });
 }

@@ -3,14 +3,54 @@
 // answered synchronously when it ends before the dispatcher stops waiting; with `async: true`,
 // or when it is about to outlive that wait, the answer is 202 and the run ends in the
 // background, its lease kept by heartbeats. A function still running after `maxDurationMs` is
-// given up: its run ends with a MaxDurationError and its signal aborts.
+// given up: its run ends with a MaxDurationError and its signal aborts. A request comes as a
+// Web Request, answered with a Response, or as `{ headers, body }` (RawMessage), answered with
+// `{ status, headers, body }`: the same run either way.
 import { type Delivery, LEASE_GRACE_MS } from '../protocol/delivery-body';
 import type { FetchLike, LeaseCalls } from './callbacks';
 import { DeliveryVerificationError, MaxDurationError } from './errors';
 import { Lease } from './lease';
+import { type RawMessage, headerOf, isRequest } from './message';
 import { type Captured, capture, refusalStatus, textResponse } from './run-end';
 import { traceContextOf } from './trace';
 import type { DeliveryVerifyOptions } from './verify';
+
+/**
+ * The answer to a RawMessage, for a framework to send as it is: the status, the headers (names in
+ * lower case) and the body as text ('' when there is none, as for a 202).
+ */
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * What createHandler and createBatchHandler build: given a Web `Request` (a Worker, Deno, Bun,
+ * a Next.js route handler) it answers a `Response`; given `{ headers, body }` with the raw body
+ * (Express, Fastify, Lambda) it answers `{ status, headers, body }`.
+ */
+export interface Endpoint {
+  (request: Request): Promise<Response>;
+  (message: RawMessage): Promise<RawResponse>;
+}
+
+/** A Response as a RawResponse. Every answer of the kit is small text or JSON, so reading it whole costs nothing. */
+async function rawOf(response: Response): Promise<RawResponse> {
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  return { status: response.status, headers, body: await response.text() };
+}
+
+/** The Endpoint over `handle`: a RawMessage gets its Response as a RawResponse. */
+export function endpointOf(handle: (message: Request | RawMessage) => Promise<Response>): Endpoint {
+  return (async (message: Request | RawMessage) => {
+    const response = await handle(message);
+    return isRequest(message) ? response : rawOf(response);
+  }) as Endpoint;
+}
 
 /** The options of both handlers, besides what the function gets. */
 export interface RunOptions extends DeliveryVerifyOptions {
@@ -44,12 +84,12 @@ export function runSetup(options: RunOptions): { now: () => number; fetch: Fetch
  * Anything else thrown is no refusal: it goes on.
  */
 export async function verifiedOrRefused<B>(
-  verify: (request: Request) => Promise<B>,
-  request: Request,
+  verify: (message: Request | RawMessage) => Promise<B>,
+  message: Request | RawMessage,
   statusOf: (error: DeliveryVerificationError) => number = refusalStatus,
 ): Promise<B | Response> {
   try {
-    return await verify(request);
+    return await verify(message);
   } catch (error) {
     if (error instanceof DeliveryVerificationError) return textResponse(statusOf(error), error.message);
     throw error;
@@ -60,21 +100,21 @@ export async function verifiedOrRefused<B>(
  * A delivery's groupq-request-id: a UUID, `cron-<uuid>` or a cf-ray. The header is not signed,
  * so only what fits those shapes is taken; anything else is undefined.
  */
-function requestIdOf(headers: Headers): string | undefined {
-  const id = headers.get('groupq-request-id');
+function requestIdOf(message: Request | RawMessage): string | undefined {
+  const id = headerOf(message, 'groupq-request-id');
   return id !== null && /^[A-Za-z0-9-]{1,64}$/.test(id) ? id : undefined;
 }
 
-/** The lease a request delivered (a batch's first job stands for all: they share one deadline), held through `calls`. */
+/** The lease a message delivered (a batch's first job stands for all: they share one deadline), held through `calls`. */
 export function leaseOf(
   delivery: Delivery<unknown>,
   calls: LeaseCalls,
-  request: Request,
+  message: Request | RawMessage,
   now: () => number,
   onError: (error: unknown) => void,
 ): Lease {
-  const sentAtSec = Number(request.headers.get('webhook-timestamp'));
-  return new Lease(delivery, calls, { now, onError, sentAtSec, trace: traceContextOf(request), requestId: requestIdOf(request.headers) });
+  const sentAtSec = Number(headerOf(message, 'webhook-timestamp'));
+  return new Lease(delivery, calls, { now, onError, sentAtSec, trace: traceContextOf(message), requestId: requestIdOf(message) });
 }
 
 /** The dispatcher stops waiting at timeoutMs; answer 202 this long before, so it arrives in time. */

@@ -4,13 +4,15 @@
 // (500). A job that runs asynchronously (`async: true`, or one about to outlive the
 // dispatcher's wait) gets 202 instead and finishes in the background: heartbeats keep its
 // lease, then the complete or fail callback reports how it ended. A function that has not
-// ended after `maxDurationMs` is given up: the attempt fails and ctx.signal aborts.
+// ended after `maxDurationMs` is given up: the attempt fails and ctx.signal aborts. It takes a
+// Web Request (answered with a Response) or `{ headers, body }` as Express, Fastify and Lambda
+// hold a request (answered with `{ status, headers, body }`): recipes in examples/frameworks/.
 import type { Delivery } from '../protocol/delivery-body';
 import { leaseCalls } from './callbacks';
-import { type RunOptions, answerRun, leaseOf, runSetup, verifiedOrRefused } from './endpoint';
+import { type Endpoint, type RunOptions, answerRun, endpointOf, leaseOf, runSetup, verifiedOrRefused } from './endpoint';
 import type { JobContext } from './lease';
 import { endOf, parseErrorText, responseOf, textResponse } from './run-end';
-import { createVerifier } from './verify';
+import { type RawMessage, createVerifier } from './verify';
 
 export interface HandlerOptions<T> extends RunOptions {
   /** Parses the job's data, e.g. a zod schema; a throw answers 400 and fails the job without retries. */
@@ -23,20 +25,19 @@ export interface HandlerOptions<T> extends RunOptions {
 export type JobFunction<T, R = unknown> = (job: Delivery<T>, ctx: JobContext) => R | Promise<R>;
 
 /**
- * Builds an endpoint: `(request) => Promise<Response>`, for any Fetch-API host (a Worker's fetch,
- * Deno.serve, Bun.serve, or Node through a small adapter; see examples/).
+ * Builds an endpoint: `(request) => Promise<Response>` for any Fetch-API host (a Worker's fetch,
+ * Deno.serve, Bun.serve, a Next.js route handler), and `({ headers, body }) => Promise<{ status,
+ * headers, body }>` for a framework that holds the raw body (Express, Fastify, Lambda; see
+ * examples/frameworks/).
  */
-export function createHandler<T = unknown, R = unknown>(
-  fn: JobFunction<T, R>,
-  options: HandlerOptions<T>,
-): (request: Request) => Promise<Response> {
+export function createHandler<T = unknown, R = unknown>(fn: JobFunction<T, R>, options: HandlerOptions<T>): Endpoint {
   const { now, fetch } = runSetup(options);
   const verify = createVerifier(options);
   const report = (job: Delivery<T>) => (error: unknown) =>
     options.onError ? options.onError(error, job) : console.error(`groupq: job ${job.id} (${job.queue}):`, error);
 
-  return async function handleDelivery(request: Request): Promise<Response> {
-    const delivery = await verifiedOrRefused(verify, request);
+  return endpointOf(async function handleDelivery(message: Request | RawMessage): Promise<Response> {
+    const delivery = await verifiedOrRefused(verify, message);
     if (delivery instanceof Response) return delivery;
     let job: Delivery<T>;
     try {
@@ -45,11 +46,11 @@ export function createHandler<T = unknown, R = unknown>(
       return textResponse(400, `the job's data is not valid: ${parseErrorText(error)}`, { 'groupq-retry': 'false' });
     }
     const onError = report(job);
-    const lease = leaseOf(job, leaseCalls(job, fetch), request, now, onError);
+    const lease = leaseOf(job, leaseCalls(job, fetch), message, now, onError);
     return answerRun(lease, (signal) => fn(job, lease.context(signal)), options, {
       respond: responseOf,
       finish: (run) => lease.finish(endOf(run)),
       onError,
     });
-  };
+  });
 }

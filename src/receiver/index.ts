@@ -21,6 +21,7 @@ export { createOutcomeHandler, type OutcomeFunction, type OutcomeRequest } from 
 export { type TraceContext, traceContextOf } from './trace';
 export { type SeenHook } from './replays';
 export { type JobContext } from './lease';
+export { type Endpoint, type RawResponse } from './endpoint';
 export { CallbackError, type FetchLike } from './callbacks';
 export {
   BatchError,

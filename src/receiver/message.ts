@@ -20,7 +20,7 @@ export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
 
 // Requests and Headers are told apart by their methods, not instanceof: a framework may hand over
 // those of another fetch implementation (undici's own copy, node-fetch) than the global ones.
-const isRequest = (message: Request | RawMessage): message is Request => typeof (message as Request).arrayBuffer === 'function';
+export const isRequest = (message: Request | RawMessage): message is Request => typeof (message as Request).arrayBuffer === 'function';
 
 /** A header of the message, by its lower-case name; the first of a repeated one. */
 export function headerOf(message: Request | RawMessage, name: string): string | null {

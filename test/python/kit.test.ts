@@ -4,8 +4,9 @@
 // cron is fired meanwhile, as Cloudflare's would be: a retried job is pushed again by it.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, type PrivateStack, type RunningWorker, SIGNING_SECRET, startPrivateStack, startWorker } from '../helpers/worker';
+import { describe, expect, it } from 'vitest';
+import { ADMIN_TOKEN, type RunningWorker, SIGNING_SECRET } from '../helpers/worker';
+import { useWorker } from '../delivery/support';
 
 const PYTHON_DIR = path.resolve(import.meta.dirname, '../../python');
 const PUMP_MS = 200;
@@ -42,20 +43,10 @@ function runKitTests(worker: RunningWorker): Promise<Run> {
 }
 
 describe('the Python kit', () => {
-  let stack: PrivateStack;
-  let worker: RunningWorker;
-
-  beforeAll(async () => {
-    stack = await startPrivateStack();
-    worker = await startWorker(stack);
-  });
-  afterAll(async () => {
-    await worker?.dispose();
-    await stack?.close();
-  });
+  const env = useWorker();
 
   it('enqueues, completes, fails, retries, cancels and refuses forged deliveries against the Worker', async () => {
-    const { code, output } = await runKitTests(worker);
+    const { code, output } = await runKitTests(env.worker);
     expect(code, output).toBe(0);
     // Every test ran: a live test is skipped only when the stack is not named, which here it is.
     expect(output).toMatch(/^Ran \d+ tests/m);
