@@ -32,7 +32,7 @@ ARGV[4] n, how many jobs to reserve afterwards (0: none)
 ARGV[5] '1': reserve only if every settlement's lease was live (complete/fail of one lease: a
         stale holder must change nothing, not even lease jobs it would never receive)
 then 15 fields per settlement: kind ('complete'|'fail'|'release': a batch's job its endpoint did
-  not get to, back in its group untouched, finish.lua releaseJob), id, lease token, group, sequence,
+  not get to, back in its group untouched, finish.lua Batch.release), id, lease token, group, sequence,
   hint ('s' leased solo, 'm' in its group zset, '?' unknown: finish.lua),
   payload (complete: result JSON text or ''; fail: error text),
   flag (complete: '1' = result truncated; fail: '1' = may retry),

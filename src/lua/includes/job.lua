@@ -12,7 +12,7 @@
 --   st 'delayed'|'completed'|'failed'|'cancelled' (absent: waiting or active), ra runAt,
 --   sa startedAt (recorded on demand), f finishedAt, r result, rt result truncated,
 --   e last error, p progress, pr priority (absent: 0), th 429s in a row, tt ms held by 429s (finish.lua),
---   rl times a batch gave it back untouched (finish.lua releaseJob),
+--   rl times a batch gave it back untouched (finish.lua Batch.release),
 --   db/dx debounce key and deadline, i 1 when the producer gave the id (dedup window), w 1 when a waiter asked for its end (finish.lua keepResult), h attempt history (1 in the stored JSON: its line follows),
 --   cb the job's own callback URL, oc how its outcome callback ended
 --   (outcome.lua: {st = 'delivered'|'abandoned', n attempts, d deliveredAt, le last error}),
