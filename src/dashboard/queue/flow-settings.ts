@@ -69,9 +69,14 @@ export class FlowSettings {
     this.element = h('section', { class: 'card' }, form);
   }
 
-  /** The queue's config as the last refresh read it. */
+  /**
+   * The queue's config as the last refresh read it; not while the user edits the form, or has a
+   * field of it under the cursor (a refresh landing between a field's focus and its first key
+   * would move the caret, and a typed 4 would join the old 1).
+   */
   show(config: QueueConfig): void {
-    if (this.edited) return;
+    const active = document.activeElement;
+    if (this.edited || (active && this.element.contains(active) && active.matches('input, select'))) return;
     this.groupConcurrency.defaultValue = String(config.groupConcurrency);
     this.dedupWindowMs.defaultValue = String(config.dedupWindowMs);
     for (const option of this.backpressure.options) option.defaultSelected = option.value === config.backpressure;
