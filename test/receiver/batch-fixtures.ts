@@ -64,6 +64,26 @@ export function signedText(id: string, body: string, options: { secret?: string;
 /** `payload` as JSON, signed as signedText signs it. */
 export const signed = (id: string, payload: unknown, options: { secret?: string; at?: Date } = {}) => signedText(id, JSON.stringify(payload), options);
 
+/**
+ * A single job's delivery (`msg_`), signed: job `id` of `queue` (group `group`), attempt 1 of 3,
+ * its lease 60 s long, its callbacks under `origin` (a callback stand-in's, or a made-up host).
+ */
+export function signedDelivery(data: unknown, job: { id: string; queue: string; group: string; origin?: string }): Signed {
+  const base = `${job.origin ?? 'https://groupq.example'}/v1/queues/${job.queue}/jobs/${job.id}/`;
+  return signed(webhookId('msg_'), {
+    id: job.id,
+    queue: job.queue,
+    group: job.group,
+    data,
+    attempt: 1,
+    maxAttempts: 3,
+    orderMs: Date.now(),
+    createdAt: Date.now(),
+    lease: { token: '0123456789abcdef', expiresAt: Date.now() + 60_000 },
+    callbacks: { heartbeat: `${base}heartbeat`, complete: `${base}complete`, fail: `${base}fail`, progress: `${base}progress` },
+  });
+}
+
 /** A batch body signed under its own id, as groupq sends it. */
 export const signedBatch = (batch: ReturnType<typeof batchBody>, options: { secret?: string; at?: Date } = {}) => signed(batch.id, batch, options);
 

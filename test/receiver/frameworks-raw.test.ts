@@ -7,23 +7,11 @@
 import { Buffer } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
 import { type JobContext, type RawResponse, createBatchHandler, createHandler } from '../../src/receiver/index';
-import { SECRET, type Signed, batchBody, callbackServer, poll, post, signed, signedBatch, webhookId } from './batch-fixtures';
+import { SECRET, type Signed, batchBody, callbackServer, poll, post, signedBatch, signedDelivery } from './batch-fixtures';
 
 /** A delivery of job `job-0` of queue `emails` (the callback stand-in's shape), its lease 60 s long. */
 function delivery(data: unknown, origin = 'https://groupq.example'): Signed {
-  const url = (kind: string) => `${origin}/v1/queues/emails/jobs/job-0/${kind}`;
-  return signed(webhookId('msg_'), {
-    id: 'job-0',
-    queue: 'emails',
-    group: 'user:42',
-    data,
-    attempt: 1,
-    maxAttempts: 3,
-    orderMs: Date.now(),
-    createdAt: Date.now(),
-    lease: { token: '0123456789abcdef', expiresAt: Date.now() + 60_000 },
-    callbacks: { heartbeat: url('heartbeat'), complete: url('complete'), fail: url('fail'), progress: url('progress') },
-  });
+  return signedDelivery(data, { id: 'job-0', queue: 'emails', group: 'user:42', origin });
 }
 
 /** The Response as the plain answer the raw form must give. */

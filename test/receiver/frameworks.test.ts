@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SECRET, type Signed, signed, webhookId } from './batch-fixtures';
+import { SECRET, type Signed, signedDelivery } from './batch-fixtures';
 
 const run = promisify(execFile);
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
@@ -22,20 +22,7 @@ process.env.GROUPQ_SIGNING_SECRET = SECRET;
 
 /** A delivery of one job as groupq sends it, its lease long enough for a synchronous answer. */
 function delivery(data: unknown): Signed {
-  const id = webhookId('msg_');
-  const url = (kind: string) => `https://groupq.example/v1/queues/words/jobs/job-1/${kind}`;
-  return signed(id, {
-    id: 'job-1',
-    queue: 'words',
-    group: 'docs',
-    data,
-    attempt: 1,
-    maxAttempts: 3,
-    orderMs: Date.now(),
-    createdAt: Date.now(),
-    lease: { token: '0123456789abcdef', expiresAt: Date.now() + 60_000 },
-    callbacks: { heartbeat: url('heartbeat'), complete: url('complete'), fail: url('fail'), progress: url('progress') },
-  });
+  return signedDelivery(data, { id: 'job-1', queue: 'words', group: 'docs' });
 }
 
 /** The same delivery with its body changed after signing, as a JSON parser encoding it again would. */
