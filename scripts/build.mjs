@@ -3,11 +3,12 @@
 //   dist/client.js    groupq/client: ESM with no imports at all, so a browser can load it as is
 //   dist/receiver.js  groupq/receiver: ESM for any Fetch-API runtime (zod stays a dependency)
 //   dist/cli.js       the `groupq` bin, for Node
+//   dist/server.js    the Node server (`groupq serve`), with dist/public/: the dashboard's files
 //   dist/types/       .d.ts for client and receiver, emitted by tsc (tsconfig.build.json)
 // test/global-setup.ts calls `buildPackage()` too (about 2 s), so tests import what users get.
 import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -38,6 +39,14 @@ async function buildJs() {
     platform: 'node',
     target: 'node20',
   });
+  // The Node server: hono, @hono/node-server and @upstash/redis inside it (devDependencies of
+  // the package), zod outside as everywhere; it must not reach a Worker-only module.
+  const server = await build({ ...common, entryPoints: ['src/server/index.ts'], outfile: join(dist, 'server.js'), platform: 'node', target: 'node20' });
+  const inputs = Object.keys(server.metafile.inputs);
+  const workerOnly = inputs.filter((input) => input.startsWith('cloudflare:') || input.endsWith('src/core/events/hub.ts'));
+  if (workerOnly.length > 0) throw new Error(`dist/server.js must not bundle Worker-only modules: ${workerOnly.join(', ')}`);
+  // Its static assets (the dashboard, the API reference), as the Worker's come from public/.
+  cpSync(join(root, 'public'), join(dist, 'public'), { recursive: true });
 }
 
 function buildDeclarations() {
@@ -73,5 +82,5 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   // Only a build by hand starts clean: tests running side by side may be reading dist/.
   rmSync(dist, { recursive: true, force: true });
   await buildPackage();
-  console.log('built dist/: client.js, receiver.js, cli.js, types/');
+  console.log('built dist/: client.js, receiver.js, cli.js, server.js, public/, types/');
 }

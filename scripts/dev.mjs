@@ -17,6 +17,7 @@ import { ensureRedisServer } from './redis-server.mjs';
 import { superviseRedis } from './redis-supervisor.mjs';
 import { createRespClient } from './resp.mjs';
 import { bridgeModeFromEnv, describeCap, DEV_REST_TOKEN, maxCommandsFromEnv, startBridge } from './rest-bridge.mjs';
+import { startDevServer } from './dev-server.mjs';
 import { startDevWorker } from './dev-worker.mjs';
 import { intFromEnv, workerSettingsFromEnv } from './dev-settings.mjs';
 
@@ -72,11 +73,24 @@ function loadConfig(env) {
     signingSecretNext,
     /** The Worker's optional settings, from the environment. */
     ...workerSettingsFromEnv(env, { upstash: Boolean(upstashUrl) }),
+    /** What runs groupq: `worker` (workerd, as Cloudflare runs it) or `node` (the Node server, groupq serve). */
+    runtime: runtimeFromEnv(env),
     /** How often the dev stack runs the scheduled handler (stands in for Cloudflare's cron). */
     tickMs: intFromEnv(env, 'GROUPQ_DEV_TICK_MS', 1000, { min: 10, max: 3_600_000 }),
     /** The wait before restarting a local Redis that crashed; doubles while it keeps crashing. */
     redisRestartMs: intFromEnv(env, 'GROUPQ_DEV_REDIS_RESTART_MS', 100, { min: 10, max: 5000 }),
   };
+}
+
+/**
+ * GROUPQ_DEV_RUNTIME: `worker` (default) or `node`.
+ * @param {NodeJS.ProcessEnv} env
+ * @returns {'worker' | 'node'}
+ */
+function runtimeFromEnv(env) {
+  const runtime = env.GROUPQ_DEV_RUNTIME || 'worker';
+  if (runtime !== 'worker' && runtime !== 'node') throw new Error(`GROUPQ_DEV_RUNTIME must be worker or node, got "${runtime}"`);
+  return runtime;
 }
 
 /** @typedef {ReturnType<typeof loadConfig>} DevConfig */
@@ -194,8 +208,9 @@ const workerService = {
   name: 'Worker',
   async start(config, context) {
     const workerUrl = `http://127.0.0.1:${config.port}`;
-    console.log(`Worker:              starting workerd on ${workerUrl} ...`);
-    const worker = await startDevWorker({
+    const node = config.runtime === 'node';
+    console.log(`Worker:              starting ${node ? 'the Node server (groupq serve)' : 'workerd'} on ${workerUrl} ...`);
+    const worker = await (node ? startDevServer : startDevWorker)({
       port: config.port,
       cwd: repoRoot,
       log: prefixed('worker'),
@@ -275,7 +290,7 @@ function curlLine(method, url, token, body) {
  */
 function printSummary(config, context) {
   const api = `${context.workerUrl}/v1/queues/${EXAMPLE_QUEUE}`;
-  console.log(`Worker:              ${context.workerUrl} (API v1; GET /health)`);
+  console.log(`Worker:              ${context.workerUrl} (API v1; GET /health${config.runtime === 'node' ? '; the Node server, GROUPQ_DEV_RUNTIME=node' : ''})`);
   console.log(`Dashboard:           ${context.workerUrl}/dashboard (sign in with the admin token)`);
   if (config.upstash) console.log(`Upstash REST:        ${context.rest.url} (from UPSTASH_REDIS_REST_URL)`);
   else console.log(`UPSTASH_REDIS_REST_URL=${context.rest.url} UPSTASH_REDIS_REST_TOKEN=${context.rest.token}`);

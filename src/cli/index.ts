@@ -89,7 +89,35 @@ async function runAsBin(): Promise<void> {
   if (controller.signal.aborted) process.exit(code);
 }
 
-if (isEntryPoint()) {
+/**
+ * `groupq serve`: the Node server (dist/server.js beside this file), not a client command. Its
+ * settings come from the environment, as a Worker's bindings (docs/self-hosting.md).
+ */
+async function serve(argv: string[]): Promise<void> {
+  if (argv.length > 0) {
+    const help = argv.includes('--help') || argv.includes('-h');
+    process[help ? 'stdout' : 'stderr'].write(`${help ? '' : `groupq serve: takes no arguments, got ${argv.join(' ')}\n`}${SERVE_HELP}\n`);
+    process.exit(help ? EXIT_OK : 2);
+  }
+  const server = (await import(new URL('./server.js', import.meta.url).href)) as { main(): Promise<void> };
+  await server.main();
+}
+
+const SERVE_HELP = [
+  'Usage: groupq serve',
+  '',
+  'Runs groupq on this machine: the HTTP API, the dashboard and the scheduler (docs/self-hosting.md).',
+  'Settings come from the environment: REDIS_URL (or UPSTASH_REDIS_REST_URL and _TOKEN),',
+  'GROUPQ_ADMIN_TOKEN, GROUPQ_SIGNING_SECRET, GROUPQ_PUBLIC_URL, ...; PORT (8787), HOST (0.0.0.0),',
+  'GROUPQ_CRON (the scheduler\'s schedule, "* * * * *").',
+].join('\n');
+
+if (isEntryPoint() && process.argv[2] === 'serve') {
+  serve(process.argv.slice(3)).catch((error: unknown) => {
+    process.stderr.write(`groupq serve: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  });
+} else if (isEntryPoint()) {
   runAsBin().catch((error: unknown) => {
     process.stderr.write(`groupq: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     process.exit(1);

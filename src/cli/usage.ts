@@ -281,6 +281,7 @@ export function generalHelp(): string {
     '',
     END_OF_FLAGS,
     'GROUPQ_URL and GROUPQ_TOKEN (or --url/--token) say which Worker to talk to.',
+    '"groupq serve" runs groupq itself on this machine (docs/self-hosting.md).',
     'Exit codes: 0 ok, 1 the API refused or could not be reached, 2 wrong usage.',
     'Run "groupq <command> --help" for a command\'s flags.',
   ].join('\n');

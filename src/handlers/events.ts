@@ -1,6 +1,6 @@
 // The event streams (issue 30): a queue's (`GET /v1/queues/{queue}/events`, ?group= narrows it)
 // and a job's (`GET /v1/queues/{queue}/jobs/{id}/events`), as Server-Sent Events. Each stream
-// attaches to its queue's hub (src/core/events/hub.ts) and asks the queue's scripts for events
+// attaches to its queue's hub (src/core/events/hub-core.ts) and asks the queue's scripts for events
 // (want-events.lua: one call per partition at the open, then about one per queue every half
 // retention while any stream is open, shared through the hub); the hub never asks Redis, so an
 // idle stream costs no command. `Last-Event-ID` (or ?lastEventId=, for a client that cannot set
@@ -27,6 +27,7 @@ import { groupParamSchema, jobIdSchema } from '../protocol/job-input';
 import { checkQueueName, parse, parseParam } from '../protocol/parse';
 import { encodeEvent } from '../protocol/sse';
 import { readerOf } from './capabilities';
+import { runtimeOf } from './runtime';
 import type { AppEnv } from './scope';
 
 const lastEventIdParam = eventIdSchema.optional().describe('Resumes after this event, as the Last-Event-ID header does (the header wins).');
@@ -45,11 +46,6 @@ export const LAST_EVENT_ID_HEADER = {
 
 /** What both streams answer, for the OpenAPI document: every event a stream may carry, by name. */
 export const EVENT_STREAM: EventStream = { mediaType: 'text/event-stream', events: eventDataSchemas };
-
-/** The hub of `queue`: one per queue, whichever Worker asks. */
-function hubOf(env: Env, queue: string) {
-  return env.EVENT_HUB.get(env.EVENT_HUB.idFromName(queue));
-}
 
 /** Where the stream resumes: the header (EventSource's reconnect), else the query's; checked. */
 function resumeOf(c: Context<AppEnv>, query: string | undefined): string | undefined {
@@ -72,7 +68,7 @@ async function want(c: Context<AppEnv>, queue: string): Promise<number> {
  * stream's first reads (a job's state) come after both. A refusal (no such queue) closes the socket.
  */
 async function attach(c: Context<AppEnv>, queue: string, filter: EventFilter, since: string | undefined): Promise<HubSubscription> {
-  const opening = HubSubscription.open(hubOf(c.env, queue), filter, since);
+  const opening = HubSubscription.open(runtimeOf(c.env).hub(queue), filter, since);
   const asked = want(c, queue);
   try {
     const [subscription, until] = await Promise.all([opening, asked]);
@@ -148,7 +144,7 @@ export const jobEvents: Handler<AppEnv> = async (c) => {
 async function endedJob(
   c: Context<AppEnv>, queue: string, job: Job, since: string, rewrite: ((text: string) => string) | undefined,
 ): Promise<Response> {
-  const snapshot = await hubOf(c.env, queue).snapshot({ job: job.id }, since);
+  const snapshot = await runtimeOf(c.env).hub(queue).snapshot({ job: job.id }, since);
   if (!snapshot.missed && snapshot.events.length === 0) return c.body(null, 204);
   const held = snapshot.events.map(frameOf).join('');
   // The held events may lack the end (trimmed, or it came while nobody asked): the state tells it.

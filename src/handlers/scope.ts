@@ -12,12 +12,13 @@ import type { Log } from '../core/log';
 import { Invocation } from '../core/run/invocation';
 import { PartitionCounts, queueOfTag } from '../core/store/partitions';
 import { Placements, poolRunner } from '../core/store/pool';
-import { createRedis } from '../core/store/redis';
 import { DueTimes } from '../core/run/due-times';
 import { type FollowUps, createFollowUps } from '../core/run/follow-ups';
 import type { EngineContext } from '../core/store/context';
+import type { ScriptRunner } from '../core/store/scripts';
 import { type Signers, createSigners } from '../core/push/signing';
 import { toPublished } from '../core/events/wire';
+import { runtimeOf } from './runtime';
 import { type Settings, settingsOf } from './settings';
 
 /** A drain started by a request may run this long: waitUntil lasts ~30 s after the response. */
@@ -26,7 +27,7 @@ export const REQUEST_DRAIN_MS = 25_000;
 interface Isolate {
   settings: Settings;
   /** One client per database of the pool, database 0 first. */
-  databases: ReturnType<typeof createRedis>[];
+  databases: ScriptRunner[];
   placements: Placements;
   /** What is known of queues' partition counts (src/core/engine/partitions.ts). */
   partitions: PartitionCounts;
@@ -46,7 +47,7 @@ function isolateOf(env: Env): Isolate {
     const settings = settingsOf(env);
     isolate = {
       settings,
-      databases: settings.databases.map(createRedis),
+      databases: settings.databases.map((database) => runtimeOf(env).connect(database)),
       placements: new Placements(settings.databases.length),
       partitions: new PartitionCounts(),
       signers: createSigners(settings.signingSecrets),
@@ -93,7 +94,7 @@ export function openInvocation(
     // each with its place in its partition's sequence: the hub orders them by it, so that calls
     // of several Workers (or two of this one) may arrive in any order (src/core/events/order.ts).
     onEvents: (tag, events, place) => {
-      const hub = env.EVENT_HUB.get(env.EVENT_HUB.idFromName(queueOfTag(tag)));
+      const hub = runtimeOf(env).hub(queueOfTag(tag));
       waitUntil(hub.publish(toPublished(tag, events, place)).catch((error: unknown) => log.warn('events_not_published', 'events did not reach their hub', { queue: queueOfTag(tag), error })));
     },
   });

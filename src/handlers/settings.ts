@@ -10,7 +10,9 @@ const intString = (fallback: number, min: number, max: number) =>
 
 /** Databases a pool may hold: the first (the UPSTASH_REDIS_REST_* binding) and up to 31 more. */
 const MAX_POOL_DATABASES = 32;
-const database = z.strictObject({ url: z.url(), token: z.string().min(1) });
+/** A Redis reached over TCP (the Node server only): redis:// or rediss://, user and password in the URL. */
+const redisUrl = z.url({ protocol: /^rediss?$/, error: 'expected redis://[user:password@]host[:port][/db] or rediss://...' });
+const database = z.union([z.strictObject({ url: z.url(), token: z.string().min(1) }), z.strictObject({ url: redisUrl })]);
 /** GROUPQ_REDIS_POOL: the databases after the first, as JSON (docs/scaling-out.md). */
 const poolJson = z
   .string()
@@ -43,8 +45,21 @@ export const envSchema = z.object({
   GROUPQ_LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
 });
 
+/** The Node server's (src/server): database 0 over TCP (REDIS_URL) in place of Upstash's REST API. */
+const tcpEnvSchema = envSchema.extend({
+  REDIS_URL: redisUrl,
+  UPSTASH_REDIS_REST_URL: z.url().or(z.literal('')).optional(),
+  UPSTASH_REDIS_REST_TOKEN: z.string().optional(),
+});
+
+/** Whether a database's URL is one the Node server reaches over TCP. */
+export const isTcp = (url: string) => /^rediss?:/i.test(url);
+
 export interface Settings {
-  /** The pool's databases: database 0 (the control database) first, then GROUPQ_REDIS_POOL's. */
+  /**
+   * The pool's databases: database 0 (the control database) first, then GROUPQ_REDIS_POOL's. A
+   * redis:// URL (token '') is reached over TCP, by the Node server only.
+   */
   databases: { url: string; token: string }[];
   adminToken: string;
   /** Opens GET /metrics alone (a scraper's token); null: only the admin token does. */
@@ -86,12 +101,18 @@ export class BindingsError extends Error {
 export function settingsOf(env: Env): Settings {
   const cached = parsed.get(env);
   if (cached) return cached;
-  const result = envSchema.safeParse(env);
+  const tcp = typeof env.REDIS_URL === 'string' && env.REDIS_URL !== '';
+  const result = (tcp ? tcpEnvSchema : envSchema).safeParse(env);
   if (!result.success) {
     const problems = result.error.issues.map((issue) => `${issue.path.join('.')} (${issue.message})`).join(', ');
     throw new BindingsError(`groupq: invalid or missing bindings: ${problems}`);
   }
   const e = result.data;
+  const databases = [tcp ? { url: env.REDIS_URL!, token: '' } : { url: e.UPSTASH_REDIS_REST_URL!, token: e.UPSTASH_REDIS_REST_TOKEN! }, ...(e.GROUPQ_REDIS_POOL ?? []).map((db) => ({ token: '', ...db }))];
+  if (!env.RUNTIME && databases.some((db) => isTcp(db.url))) {
+    // A Worker reaches Redis over HTTP only: a redis:// URL is for the Node server.
+    throw new BindingsError('groupq: invalid or missing bindings: REDIS_URL and redis:// pool databases are read by the Node server (groupq serve) only; a Worker reaches Redis over Upstash\'s REST API');
+  }
   if (!e.GROUPQ_PUBLIC_URL && e.GROUPQ_ALLOW_HTTP_LOOPBACK !== 'true') {
     // Callback URLs built from a request's Host would send endpoints wherever a caller says.
     throw new BindingsError(
@@ -99,7 +120,7 @@ export function settingsOf(env: Env): Settings {
     );
   }
   const settings: Settings = {
-    databases: [{ url: e.UPSTASH_REDIS_REST_URL, token: e.UPSTASH_REDIS_REST_TOKEN }, ...(e.GROUPQ_REDIS_POOL ?? [])],
+    databases,
     adminToken: e.GROUPQ_ADMIN_TOKEN,
     metricsToken: e.GROUPQ_METRICS_TOKEN || null,
     signingSecrets: e.GROUPQ_SIGNING_SECRET_NEXT ? [e.GROUPQ_SIGNING_SECRET, e.GROUPQ_SIGNING_SECRET_NEXT] : [e.GROUPQ_SIGNING_SECRET],

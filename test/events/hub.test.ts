@@ -1,25 +1,19 @@
-// The event hub (src/core/events/hub.ts) and the SSE streams (src/handlers/events.ts) in workerd,
-// on a real Redis stack. Events are handed to a queue's hub the way the Worker will hand them
+// The event hub (src/core/events/hub.ts over hub-core.ts) and the SSE streams
+// (src/handlers/events.ts) in workerd, on a real Redis stack. Events are handed to a queue's hub the way the Worker will hand them
 // (its publish RPC), through Miniflare's own access to the Durable Object namespace: src has no
 // route for it. The streams are read over real HTTP with src/protocol/sse.ts's parser.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queueKeys } from '../../src/core/store/keys';
+import type { Published } from '../../src/core/events/hubs';
 import type { PublishedEvent } from '../../src/core/events/wire';
 import { compareEventIds, formatEventId } from '../../src/protocol/event-id';
-import { type JobEventName, streamEventSchema } from '../../src/protocol/events';
-import type { SseEvent } from '../../src/protocol/sse';
 import { expectError, expectJson, pausedQueue, uniqueQueue, useHttpSuite } from '../http/support';
+import { ids, jobEvent, parsed } from '../helpers/hub-events';
 import { type SseReader, openSse } from '../helpers/sse-reader';
 import { ADMIN_TOKEN, type RunningWorker, startWorkers } from '../helpers/worker';
 
 const suite = useHttpSuite();
 const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
-
-/** What the hub's publish answers. */
-interface Published {
-  stored: number;
-  streams: number;
-}
 
 /** Hands `events` to `queue`'s hub as a Worker does, through `worker`'s binding. */
 async function publish(worker: RunningWorker, queue: string, events: PublishedEvent[]): Promise<Published> {
@@ -29,30 +23,6 @@ async function publish(worker: RunningWorker, queue: string, events: PublishedEv
   // proxy Worker (a bare publish through it does the same), not one of groupq's.
   return hub.publish(events);
 }
-
-/** A job event of `queue` for job `id` in `group`, valid for src/protocol/events.ts. */
-function jobEvent(queue: string, id: string, group: string, event: JobEventName = 'added'): PublishedEvent {
-  const base = { id, queue, group, at: Date.now() };
-  switch (event) {
-    case 'added':
-      return { event, data: { ...base, attempt: 0, state: 'waiting' } };
-    case 'active':
-      return { event, data: { ...base, attempt: 1, state: 'active' } };
-    case 'completed':
-      return { event, data: { ...base, attempt: 1, state: 'completed', result: { ok: true } } };
-    case 'cancelled':
-      return { event, data: { ...base, attempt: 0, state: 'cancelled' } };
-    default:
-      throw new Error(`no test event ${event}`);
-  }
-}
-
-/** The events of a stream as the client kit will parse them. */
-function parsed(events: SseEvent[]) {
-  return events.map((e) => streamEventSchema.parse({ event: e.type, ...(e.type !== 'gap' && { eventId: e.lastEventId }), data: JSON.parse(e.data) }));
-}
-
-const ids = (events: SseEvent[]) => events.map((e) => JSON.parse(e.data).id as string);
 
 const readers: SseReader[] = [];
 async function stream(worker: RunningWorker, path: string, lastEventId?: string): Promise<SseReader> {

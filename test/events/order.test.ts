@@ -7,26 +7,18 @@
 // to a real endpoint, read by a queue stream on worker 2: every job's events, in order, once.
 import { afterAll, describe, expect, it } from 'vitest';
 import type { OrderCounts } from '../../src/core/events/order';
-import type { PublishedEvent, PublishedPlace } from '../../src/core/events/wire';
-import { compareEventIds } from '../../src/protocol/event-id';
-import { type JobEventName, streamEventSchema } from '../../src/protocol/events';
-import type { SseEvent } from '../../src/protocol/sse';
+import type { Published } from '../../src/core/events/hubs';
+import type { PublishedEvent } from '../../src/core/events/wire';
+import { streamEventSchema } from '../../src/protocol/events';
 import { type Received, useEndpoints } from '../helpers/endpoint';
 import { checkEventOrder } from '../helpers/event-order-checker';
+import { EPOCH, expectIncreasing, lines, numbered, placed } from '../helpers/hub-events';
 import { type SseReader, openSse } from '../helpers/sse-reader';
 import { ADMIN_TOKEN, type RunningWorker, startWorkers } from '../helpers/worker';
 import { expectJson, pausedQueue, putQueue, uniqueQueue, useHttpSuite } from '../http/support';
 
 const suite = useHttpSuite();
 const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
-const EPOCH = 1_700_000_000_000;
-
-interface Published {
-  stored: number;
-  streams: number;
-  held?: number;
-  dropped?: number;
-}
 
 /** The queue's hub, through `worker`'s binding. */
 async function hubOf(worker: RunningWorker, queue: string) {
@@ -38,17 +30,6 @@ async function publish(queue: string, events: PublishedEvent[]): Promise<Publish
   return (await hubOf(suite.worker, queue)).publish(events);
 }
 
-/** Job `id`'s event `name` of `queue`, at `place`. */
-function placed(queue: string, id: string, event: JobEventName, place: Omit<PublishedPlace, 'part' | 'epoch'> & Partial<PublishedPlace>): PublishedEvent {
-  const attempt = event === 'added' ? 0 : 1;
-  const state = { added: 'waiting', active: 'active', progress: 'active', completed: 'completed' }[event as string] ?? 'waiting';
-  const extra = event === 'progress' ? { progress: 50 } : {};
-  return { event, data: { id, queue, group: 'g', attempt, state, at: Date.now(), ...extra }, place: { part: queue, epoch: EPOCH, ...place } };
-}
-
-/** Numbered events `seqs` of `queue`, one per job `j<seq>` (added). */
-const numbered = (queue: string, ...seqs: number[]) => seqs.map((seq) => placed(queue, `j${seq}`, 'added', { seq }));
-
 const readers: SseReader[] = [];
 async function queueStream(worker: RunningWorker, queue: string, lastEventId?: string): Promise<SseReader> {
   const reader = await openSse(`${worker.url}/v1/queues/${queue}/events`, { headers: auth }, lastEventId);
@@ -57,19 +38,6 @@ async function queueStream(worker: RunningWorker, queue: string, lastEventId?: s
   return reader;
 }
 afterAll(() => readers.forEach((reader) => reader.close()));
-
-/** Each event as `<name> <job>` (a gap as `gap <missing>`). */
-const lines = (events: SseEvent[]) =>
-  events.map((e) => {
-    const data = JSON.parse(e.data);
-    return e.type === 'gap' ? `gap ${data.missing}` : `${e.type} ${data.id}`;
-  });
-
-/** The stream's ids increase, whatever came out of order. */
-function expectIncreasing(events: SseEvent[]): void {
-  const ids = events.filter((e) => e.type !== 'gap').map((e) => e.lastEventId);
-  for (let i = 1; i < ids.length; i++) expect(compareEventIds(ids[i - 1]!, ids[i]!)).toBeLessThan(0);
-}
 
 async function newQueue(prefix: string): Promise<string> {
   const queue = uniqueQueue(prefix);

@@ -1,6 +1,6 @@
-// A queue's retention log: the events its hub (hub.ts) was given, in the Durable Object's SQLite
-// storage, so that a resume (Last-Event-ID) survives the hub's hibernation, which drops its
-// memory (docs/events.md). Kept for EVENTS_RETENTION_MS and at most MAX_HELD_EVENTS
+// A queue's retention log: the events its hub (hub-core.ts) was given, in the Durable Object's
+// SQLite storage, so that a resume (Last-Event-ID) survives the hub's hibernation, which drops its
+// memory (docs/events.md); on the Node server, in its memory (log-store.ts holds both stores). Kept for EVENTS_RETENTION_MS and at most MAX_HELD_EVENTS
 // rows, oldest out first. Each row is one event: its SSE id, when it was stored, its group and
 // job (what filters read) and its name and data as the SSE frame needs them.
 //
@@ -24,6 +24,7 @@ import { compareEventIds, formatEventId, isEventId } from '../../protocol/event-
 import type { StreamEventName } from '../../protocol/events';
 import { encodeMessage } from '../../protocol/sse';
 import { queueOfTag } from '../store/partitions';
+import type { LogStore } from './log-store';
 import type { Released } from './order';
 import type { EventFilter, Resume } from './wire';
 
@@ -41,43 +42,23 @@ export interface StoredEvent {
   data: string;
 }
 
-type Row = { id: string; name: string; grp: string; job: string; data: string };
-
 /** The SSE frame of one stored event: `event:`, `id:` and its one `data:` line. */
 export function frameOf(stored: StoredEvent): string {
   if (stored.event === 'gap') return encodeMessage({ event: stored.event, data: stored.data });
   return encodeMessage({ event: stored.event, id: stored.eventId, data: stored.data });
 }
 
-const toStored = (row: Row): StoredEvent => ({ eventId: row.id, event: row.name as StreamEventName, group: row.grp, job: row.job, data: row.data });
-
 export class EventLog {
   private headId: string | null;
   private floorId: string | null;
 
   constructor(
-    private readonly sql: SqlStorage,
+    private readonly store: LogStore,
     private readonly retentionMs: number,
     private readonly maxEvents = MAX_HELD_EVENTS,
   ) {
-    // seq is the rowid: arrival order, and what the count trim cuts by. No index on id: a resume
-    // looks one up (a scan of at most maxEvents rows), while every event would pay an index row.
-    sql.exec(`CREATE TABLE IF NOT EXISTS events (
-      seq INTEGER PRIMARY KEY, id TEXT NOT NULL, stored_at INTEGER NOT NULL,
-      grp TEXT NOT NULL, job TEXT NOT NULL, name TEXT NOT NULL, data TEXT NOT NULL,
-      part TEXT, pseq INTEGER)`);
-    sql.exec('CREATE TABLE IF NOT EXISTS hub (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
-    this.headId = this.read('head');
-    this.floorId = this.read('floor');
-  }
-
-  private read(key: string): string | null {
-    const rows = this.sql.exec<{ value: string }>('SELECT value FROM hub WHERE key = ?', key).toArray();
-    return rows[0]?.value ?? null;
-  }
-
-  private write(key: string, value: string): void {
-    this.sql.exec('INSERT INTO hub (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value', key, value);
+    this.headId = store.get('head');
+    this.floorId = store.get('floor');
   }
 
   /**
@@ -87,8 +68,8 @@ export class EventLog {
   head(now: number): string {
     if (this.headId === null) {
       this.headId = this.floorId = formatEventId(now, 0);
-      this.write('head', this.headId);
-      this.write('floor', this.floorId);
+      this.store.set('head', this.headId);
+      this.store.set('floor', this.floorId);
     }
     return this.headId;
   }
@@ -100,7 +81,7 @@ export class EventLog {
 
   /** Whether job `job` has an event of partition `part` out after that partition's number `after`. */
   movedOn(part: string, job: string, after: number): boolean {
-    return this.sql.exec('SELECT 1 FROM events WHERE job = ? AND part = ? AND pseq > ? LIMIT 1', job, part, after).toArray().length > 0;
+    return this.store.movedOn(part, job, after);
   }
 
   /** Stores what the order let out, in order, each with its id (see above), then trims; answers them as stored. */
@@ -108,12 +89,7 @@ export class EventLog {
     const stored: StoredEvent[] = [];
     let lastSeq = 0;
     const insert = (row: StoredEvent, part: string | null, pseq: number | null) => {
-      lastSeq = this.sql
-        .exec<{ seq: number }>(
-          'INSERT INTO events (id, stored_at, grp, job, name, data, part, pseq) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq',
-          row.eventId, now, row.group, row.job, row.event, row.data, part, pseq,
-        )
-        .one().seq;
+      lastSeq = this.store.insert({ ...row, storedAt: now, part, pseq });
       this.headId = row.eventId;
       stored.push(row);
     };
@@ -132,7 +108,7 @@ export class EventLog {
       insert({ eventId: id, event, group: data.group, job: data.id, data: JSON.stringify(data) }, place?.part ?? null, place?.seq ?? place?.after ?? null);
     }
     if (stored.length === 0) return stored;
-    this.write('head', this.headId!);
+    this.store.set('head', this.headId!);
     this.trim(now, lastSeq);
     return stored;
   }
@@ -145,20 +121,19 @@ export class EventLog {
   private trim(now: number, lastSeq: number): void {
     let cut = lastSeq - this.maxEvents;
     const oldEnough = now - this.retentionMs;
-    for (const row of this.sql.exec<{ seq: number; stored_at: number }>('SELECT seq, stored_at FROM events ORDER BY seq')) {
-      if (row.stored_at >= oldEnough && row.seq > cut) break;
+    for (const row of this.store.ages()) {
+      if (row.storedAt >= oldEnough && row.seq > cut) break;
       cut = Math.max(cut, row.seq);
     }
-    const last = this.sql.exec<{ id: string }>('SELECT id FROM events WHERE seq <= ? ORDER BY seq DESC LIMIT 1', cut).toArray()[0];
-    if (!last) return;
-    this.sql.exec('DELETE FROM events WHERE seq <= ?', cut);
-    this.floorId = last.id;
-    this.write('floor', last.id);
+    const last = this.store.dropThrough(cut);
+    if (last === undefined) return;
+    this.floorId = last;
+    this.store.set('floor', last);
   }
 
   /** The oldest event held (a gap's row is none: no reader has its id), or null. */
   oldest(): string | null {
-    return this.sql.exec<{ id: string }>("SELECT id FROM events WHERE name != 'gap' ORDER BY seq LIMIT 1").toArray()[0]?.id ?? null;
+    return this.store.oldest();
   }
 
   /**
@@ -167,30 +142,21 @@ export class EventLog {
    */
   after(since: string | undefined, filter: EventFilter): Resume & { events: StoredEvent[] } {
     if (since === undefined) return { missed: false, oldest: null, events: [] };
-    const found = isEventId(since)
-      ? this.sql.exec<{ seq: number }>('SELECT seq FROM events WHERE id = ?', since).toArray()[0]
-      : undefined;
-    const missed = !found && since !== this.floorId;
-    const fromSeq = found?.seq ?? 0;
-    const rows = this.sql
-      .exec<Row>(
-        `SELECT id, name, grp, job, data FROM events
-         WHERE seq > ? AND (name = 'gap' OR ((? IS NULL OR grp = ?) AND (? IS NULL OR job = ?))) ORDER BY seq`,
-        fromSeq, filter.group ?? null, filter.group ?? null, filter.job ?? null, filter.job ?? null,
-      )
-      .toArray();
-    return { missed, oldest: missed ? this.oldest() : null, events: rows.map(toStored) };
+    const found = isEventId(since) ? this.store.seqOf(since) : undefined;
+    const missed = found === undefined && since !== this.floorId;
+    const events = this.store.rowsAfter(found ?? 0, filter);
+    return { missed, oldest: missed ? this.oldest() : null, events };
   }
 
   /** Until when scripts were last asked for events (0: never), as streams told the hub. */
   wantedUntil(): number {
-    return Number(this.read('wanted') ?? 0);
+    return Number(this.store.get('wanted') ?? 0);
   }
 
   /** Keeps the later of the stored time and `until`; answers the time kept. */
   wanted(until: number): number {
     const kept = Math.max(this.wantedUntil(), until);
-    this.write('wanted', String(kept));
+    this.store.set('wanted', String(kept));
     return kept;
   }
 }

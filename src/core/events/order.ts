@@ -18,8 +18,10 @@
 //   a later one, and the hub starts over with it; stragglers of an earlier one go out as they come.
 //
 // The held events and each partition's last number are in the hub's SQLite storage, so that
-// hibernation (which drops the hub's memory) loses neither; the memory here is a copy. Events that
-// come in order write no row of their own here, only their partition's number, once per call.
+// hibernation (which drops the hub's memory) loses neither; the memory here is a copy (on the
+// Node server, the memory is all there is: order-store.ts). Events that come in order write no
+// row of their own there, only their partition's number, once per call.
+import type { OrderStore } from './order-store';
 import type { PublishedEvent } from './wire';
 
 /** How long an event may wait for those before it. */
@@ -84,24 +86,21 @@ export interface OrderCounts {
 export class Sequencer {
   readonly counts: OrderCounts = { early: 0, dropped: 0, gaps: 0, missing: 0 };
   private readonly parts = new Map<string, Part>();
-  /** Rows of `held` let out during this call, deleted at store(). */
+  /** Rows of `held` let out during this call, deleted at save(). */
   private gone: number[] = [];
-  /** Events this call held, stored at store() unless let out meanwhile. */
+  /** Events this call held, stored at save() unless let out meanwhile. */
   private fresh: [string, Held][] = [];
 
   constructor(
-    private readonly sql: SqlStorage,
+    private readonly store: OrderStore,
     private readonly holdMs = HOLD_MS,
   ) {
-    sql.exec('CREATE TABLE IF NOT EXISTS parts (part TEXT PRIMARY KEY, epoch INTEGER NOT NULL, last INTEGER NOT NULL)');
-    sql.exec('CREATE TABLE IF NOT EXISTS held (row INTEGER PRIMARY KEY, part TEXT NOT NULL, arrived INTEGER NOT NULL, event TEXT NOT NULL)');
-    for (const { part, epoch, last } of sql.exec<{ part: string; epoch: number; last: number }>('SELECT part, epoch, last FROM parts')) {
+    for (const { part, epoch, last } of store.parts()) {
       this.parts.set(part, { epoch, last, numbered: new Map(), following: [], oldest: null, dirty: false });
     }
-    for (const row of sql.exec<{ row: number; part: string; arrived: number; event: string }>('SELECT row, part, arrived, event FROM held ORDER BY row')) {
-      const part = this.parts.get(row.part);
-      const event = JSON.parse(row.event) as PublishedEvent;
-      if (part && event.place) hold(part, { row: row.row, arrived: row.arrived, event }); // (never stored otherwise)
+    for (const { row, part: name, arrived, event } of store.held()) {
+      const part = this.parts.get(name);
+      if (part && event.place) hold(part, { row, arrived, event }); // (never stored otherwise)
     }
   }
 
@@ -146,7 +145,7 @@ export class Sequencer {
     }
     for (const part of touched.values()) this.drain(part, out);
     this.counts.early += this.fresh.filter(([, held]) => !held.out).length;
-    this.store(touched);
+    this.save(touched);
     this.counts.dropped += dropped;
     return { released: out, held: this.heldCount(), dropped };
   }
@@ -161,7 +160,7 @@ export class Sequencer {
         touched.set(name, part);
       }
     }
-    this.store(touched);
+    this.save(touched);
     return out;
   }
 
@@ -224,22 +223,17 @@ export class Sequencer {
   }
 
   /** Writes what changed: rows of newly held events, rows let out, the partitions' numbers. */
-  private store(touched: Map<string, Part>): void {
-    for (const row of this.gone) this.sql.exec('DELETE FROM held WHERE row = ?', row);
+  private save(touched: Map<string, Part>): void {
+    for (const row of this.gone) this.store.letGo(row);
     this.gone = [];
     for (const [name, held] of this.fresh) {
       if (held.out) continue;
-      held.row = this.sql
-        .exec<{ row: number }>('INSERT INTO held (part, arrived, event) VALUES (?, ?, ?) RETURNING row', name, held.arrived, JSON.stringify(held.event))
-        .one().row;
+      held.row = this.store.hold(name, held.arrived, held.event);
     }
     this.fresh = [];
     for (const [name, part] of touched) {
       if (!part.dirty) continue;
-      this.sql.exec(
-        'INSERT INTO parts (part, epoch, last) VALUES (?, ?, ?) ON CONFLICT (part) DO UPDATE SET epoch = excluded.epoch, last = excluded.last',
-        name, part.epoch, part.last,
-      );
+      this.store.savePart(name, part.epoch, part.last);
       part.dirty = false;
     }
   }

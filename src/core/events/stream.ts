@@ -1,5 +1,6 @@
-// One SSE reader's stream, made in the Worker: a WebSocket to the queue's hub (hub.ts), whose
-// messages are already SSE text, copied into a `text/event-stream` response. The SSE response is
+// One SSE reader's stream, made in the Worker: a WebSocket to the queue's hub (hub.ts; on the Node
+// server an in-process socket, src/server/hub.ts), whose messages are already SSE text, copied
+// into a `text/event-stream` response. The SSE response is
 // the Worker's and not the hub's because an open response keeps a Durable Object billed for
 // duration, while a hub of hibernatable WebSockets is billed only while it handles events; a
 // Worker waiting on I/O bills no CPU (docs/events.md).
@@ -12,7 +13,8 @@
 // the hub stops sending to it.
 import { EVENTS_RETENTION_MS } from '../../protocol/constants';
 import { SSE_CONTENT_TYPE, encodeComment, encodeRetry } from '../../protocol/sse';
-import { type EventFilter, type Hello, type HubMessage, type StreamMessage, subscribeUrl } from './wire';
+import type { HubSocket, HubStub, Published, Snapshot } from './hubs';
+import { type EventFilter, type Hello, type HubMessage, type PublishedEvent, type StreamMessage, subscribeUrl } from './wire';
 
 /** A comment this often: well inside the idle timeouts of proxies, and what finds a reader that left. */
 export const KEEP_ALIVE_MS = 15_000;
@@ -35,14 +37,32 @@ export const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 
 const encoder = new TextEncoder();
 
-/** What stream.ts needs of the hub's stub: the WebSocket upgrade (hub.ts fetch). */
-export interface HubFetcher {
+/** What a Worker holds of a queue's hub: the Durable Object's stub (hub.ts), its RPC and its fetch. */
+export interface HubObject {
+  publish(events: PublishedEvent[]): Promise<Published>;
+  snapshot(filter: EventFilter, since?: string): Promise<Snapshot>;
   fetch(input: string, init?: RequestInit): Promise<Response>;
 }
 
+/** A queue's hub as a Worker reaches it: RPC, and a stream attaches by a WebSocket upgrade (hub.ts fetch). */
+export function workerHub(stub: HubObject): HubStub {
+  return {
+    publish: (events) => stub.publish(events),
+    snapshot: (filter, since) => stub.snapshot(filter, since),
+    async subscribe(filter, since) {
+      const res = await stub.fetch(subscribeUrl(filter, since), { headers: { upgrade: 'websocket' } });
+      const ws = res.webSocket;
+      if (!ws) throw new Error(`the event hub did not take the stream: ${res.status} ${await res.text()}`);
+      ws.accept();
+      return ws;
+    },
+  };
+}
+
 /**
- * A stream's WebSocket to its hub. The hub's hello is read by open(); what follows is held until
- * a listener takes it, so a caller may read the job between attaching and streaming.
+ * A stream's socket to its hub (a WebSocket in a Worker). The hub's hello is read by open(); what
+ * follows is held until a listener takes it, so a caller may read the job between attaching and
+ * streaming.
  */
 export class HubSubscription {
   private held: HubMessage[] = [];
@@ -51,16 +71,13 @@ export class HubSubscription {
   private ended = false;
 
   private constructor(
-    private readonly ws: WebSocket,
+    private readonly ws: HubSocket,
     readonly hello: Hello,
   ) {}
 
   /** Attaches to the hub with `filter`, resuming after `since`; resolves with the hub's hello. */
-  static async open(hub: HubFetcher, filter: EventFilter, since: string | undefined): Promise<HubSubscription> {
-    const res = await hub.fetch(subscribeUrl(filter, since), { headers: { upgrade: 'websocket' } });
-    const ws = res.webSocket;
-    if (!ws) throw new Error(`the event hub did not take the stream: ${res.status} ${await res.text()}`);
-    ws.accept();
+  static async open(hub: HubStub, filter: EventFilter, since: string | undefined): Promise<HubSubscription> {
+    const ws = await hub.subscribe(filter, since);
     // Until the hello is read there is no subscription yet: what comes meanwhile waits in `early`.
     let subscription: HubSubscription | undefined;
     const early: HubMessage[] = [];

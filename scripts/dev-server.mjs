@@ -1,0 +1,67 @@
+// The Node server for `GROUPQ_DEV_RUNTIME=node npm run dev`: src/server (what `groupq serve`
+// runs) bundled with esbuild and started in this process, on 127.0.0.1:<port>, in place of
+// workerd. Same bindings, same assets (the repository's public/), and no scheduler of its own:
+// the dev ticker fires scheduled(), as it fires the Worker's cron. Tests and the benchmark start
+// several with startServerProcesses-like helpers of their own; this is the dev stack's one.
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+
+/**
+ * Bundles src/server/index.ts into `<cwd>/.cache/dev-server/server-<n>.mjs` and imports it.
+ * @param {string} cwd the repository
+ * @returns {Promise<typeof import('../src/server/index')>}
+ */
+export async function loadServer(cwd) {
+  const dir = path.join(cwd, '.cache', 'dev-server');
+  mkdirSync(dir, { recursive: true });
+  // A name of its own per build: an ES module is imported once per URL.
+  const outfile = path.join(dir, `server-${process.pid}-${Date.now()}.mjs`);
+  await build({
+    entryPoints: [path.join(cwd, 'src/server/index.ts')],
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    outfile,
+    logLevel: 'error',
+    absWorkingDir: cwd,
+    // Bundled CommonJS (@upstash/redis' dependencies) may call require: give it Node's.
+    banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+  });
+  return import(pathToFileURL(outfile).href);
+}
+
+/**
+ * Starts the server and resolves once GET /health answers {"ok":true}.
+ * @param {{ port: number, bindings: Record<string, string>, cwd: string, signal?: AbortSignal, startTimeoutMs?: number }} options
+ */
+export async function startDevServer({ port, bindings, cwd, signal, startTimeoutMs = 60_000 }) {
+  const { startServer } = await loadServer(cwd);
+  const server = await startServer({ env: bindings, port, hostname: '127.0.0.1', assets: path.join(cwd, 'public'), cron: null });
+  const deadline = Date.now() + startTimeoutMs;
+  let last = 'no answer yet';
+  for (;;) {
+    if (signal?.aborted || Date.now() > deadline) {
+      await server.stop();
+      throw new Error(signal?.aborted ? 'stopped while the server was starting' : `the server did not answer GET /health with {"ok":true} within ${startTimeoutMs} ms (last: ${last})`);
+    }
+    try {
+      const res = await fetch(`${server.url}/health`, { signal: AbortSignal.timeout(5000) });
+      const text = await res.text();
+      last = `${res.status} ${text.slice(0, 200)}`;
+      if (res.ok && JSON.parse(text).ok === true) break;
+    } catch (err) {
+      last = /** @type {Error} */ (err).message;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return {
+    url: server.url,
+    scheduled: () => server.scheduled(),
+    stop: () => server.stop(),
+    /** The server runs in this process: it ends with it, or when stop() ran. */
+    exited: new Promise(() => {}),
+  };
+}
