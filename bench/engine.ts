@@ -2,7 +2,8 @@
 // waiting job, idle tick cost, the lone-job path, flow control's cost and accuracy, against a
 // private redis-server + REST bridge with the production @upstash/redis client; then the same
 // full path end to end through the Worker in bare Miniflare, pushing to a loopback endpoint
-// (throughput, latency, costs per job), and the event streams' rows (issue 30: latency to a
+// (throughput, latency, costs per job), the same batch run through `groupq serve` on Redis over
+// TCP (`nodeServer`), and the event streams' rows (issue 30: latency to a
 // stream's reader on one Worker and across Workers, commands per job without and with a stream,
 // 1,000 streams on one Worker).
 //   npm run bench             readable report on stdout, progress on stderr
@@ -24,14 +25,17 @@
 //                             group's jobs/s by batch.maxSize, commands per job over 1,000 groups
 //                             with and without batches, the order checker; ~2 minutes;
 //                             GROUPQ_BENCH_BATCH='{"hotJobs":1000,...}' to override any size
+//   npm run bench -- --node-server  only the e2e batch run through the Worker and then through
+//                             `groupq serve` over TCP (bench/lib/node-server.ts), under a minute;
+//                             GROUPQ_BENCH_NODE_SERVER='{"jobs":2000,...}' to override any size
 // Either way the result is also written to bench/results/engine.json (engine-scale.json with
 // --scale, engine-scale-quick.json with --scale-quick, engine-latency.json with --latency,
 // engine-bundle.json with --bundle, engine-events.json with --events, engine-worker-cpu.json with --worker-cpu, engine-pool.json with --pool,
-// engine-batch.json with --batch). The exit code is 1 when the bundle is over its budget.
+// engine-batch.json with --batch, engine-node-server.json with --node-server). The exit code is 1 when the bundle is over its budget.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { E2E_CONFIG, runE2e, runWorkerCpu } from './lib/e2e';
+import { E2E_CONFIG, E2E_DEFINITIONS, runE2e, runE2eThroughput, runNodeServer, runWorkerCpu } from './lib/e2e';
 import { installFetchCounter } from './lib/fetch-counter';
 import { type FlowResult, runFlow } from './lib/flow';
 import { runIdle } from './lib/idle';
@@ -39,7 +43,8 @@ import { formatLatencyStages, runLatencyStages } from './lib/latency-stages';
 import { runMemory } from './lib/memory';
 import { formatPool, runPool } from './lib/pool';
 import { serverInfo } from './lib/redis-stats';
-import { formatReport, formatWorkerBundle, formatWorkerCpu } from './lib/report';
+import { formatNodeServer, formatReport, formatWorkerBundle, formatWorkerCpu } from './lib/report';
+import { nodeServerConfig } from './lib/node-server';
 import { BUDGETS } from './lib/budgets';
 import type { BenchConfig, BenchResult, MachineInfo } from './lib/result';
 import { runScale, scaleSizes } from './lib/scale';
@@ -92,10 +97,11 @@ const workerCpuOnly = args.includes('--worker-cpu');
 const poolOnly = args.includes('--pool');
 const eventsOnly = args.includes('--events');
 const batchOnly = args.includes('--batch');
+const nodeServerOnly = args.includes('--node-server');
 const RESULT_FILE = path.join(
   'bench',
   'results',
-  `engine${batchOnly ? '-batch' : eventsOnly ? '-events' : poolOnly ? '-pool' : workerCpuOnly ? '-worker-cpu' : bundleOnly ? '-bundle' : latency ? '-latency' : scale ? (quick ? '-scale-quick' : '-scale') : ''}.json`,
+  `engine${nodeServerOnly ? '-node-server' : batchOnly ? '-batch' : eventsOnly ? '-events' : poolOnly ? '-pool' : workerCpuOnly ? '-worker-cpu' : bundleOnly ? '-bundle' : latency ? '-latency' : scale ? (quick ? '-scale-quick' : '-scale') : ''}.json`,
 );
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
@@ -153,6 +159,8 @@ async function run(stack: BenchStack): Promise<BenchResult> {
     const flow = await runFlow(stack, { ...CONFIG, ...CONFIG.flow }, fetches, log);
     // Its own redis-server, bridge and Worker: nothing above is counted there.
     const { burst, ...e2e } = await runE2e(CONFIG.e2e, log);
+    // The same warm-up and batch run through `groupq serve` over TCP, on a stack of its own.
+    const nodeServer = await runNodeServer(CONFIG.e2e, log);
     // Stacks of their own too: the e2e run above never opened a stream.
     const events = await runEvents(CONFIG.events, log);
     const workerBundle = await runWorkerBundle(log);
@@ -196,6 +204,7 @@ async function run(stack: BenchStack): Promise<BenchResult> {
       wait,
       scrape,
       e2e,
+      nodeServer,
       flow,
       events,
       workerBundle,
@@ -225,6 +234,15 @@ async function main() {
   // stdout carries the report (or the one JSON object) only: anything else that logs goes to stderr.
   console.log = console.error;
   console.info = console.error;
+  if (nodeServerOnly) {
+    const config = nodeServerConfig(CONFIG.e2e);
+    const startedAt = new Date().toISOString();
+    const worker = await runE2eThroughput(config, 1, log);
+    const nodeServer = await runNodeServer(config, log);
+    const result = { benchmark: 'groupq-node-server', startedAt, config, worker: { runtime: E2E_DEFINITIONS.runtime, throughput: worker }, nodeServer };
+    await writeResult(result, () => formatNodeServer(worker, nodeServer, config));
+    return;
+  }
   if (batchOnly) {
     const result = await runBatch(batchConfig(), log);
     await writeResult(result, () => formatBatch(result));

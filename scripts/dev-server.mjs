@@ -3,13 +3,14 @@
 // workerd. Same bindings, same assets (the repository's public/), and no scheduler of its own:
 // the dev ticker fires scheduled(), as it fires the Worker's cron. Tests and the benchmark start
 // several with startServerProcesses-like helpers of their own; this is the dev stack's one.
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
 /**
- * Bundles src/server/index.ts into `<cwd>/.cache/dev-server/server-<n>.mjs` and imports it.
+ * Bundles src/server/index.ts into `<cwd>/.cache/dev-server/server-<n>.mjs`, imports it and
+ * removes the file (the module stays loaded): a dev run leaves no bundle behind.
  * @param {string} cwd the repository
  * @returns {Promise<typeof import('../src/server/index')>}
  */
@@ -30,7 +31,11 @@ export async function loadServer(cwd) {
     // Bundled CommonJS (@upstash/redis' dependencies) may call require: give it Node's.
     banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
   });
-  return import(pathToFileURL(outfile).href);
+  try {
+    return await import(pathToFileURL(outfile).href);
+  } finally {
+    rmSync(outfile, { force: true });
+  }
 }
 
 /**
@@ -39,7 +44,12 @@ export async function loadServer(cwd) {
  */
 export async function startDevServer({ port, bindings, cwd, signal, startTimeoutMs = 60_000 }) {
   const { startServer } = await loadServer(cwd);
-  const server = await startServer({ env: bindings, port, hostname: '127.0.0.1', assets: path.join(cwd, 'public'), cron: null });
+  const server = await startServer({ env: bindings, port, hostname: '127.0.0.1', assets: path.join(cwd, 'public'), cron: null }).catch((error) => {
+    // What the workerd runtime says of a busy PORT (dev-worker.mjs), so the fix reads the same.
+    const code = /** @type {NodeJS.ErrnoException} */ (error).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES') throw new Error(`PORT ${port} is not free on 127.0.0.1 (${code}); set PORT to another port`);
+    throw error;
+  });
   const deadline = Date.now() + startTimeoutMs;
   let last = 'no answer yet';
   for (;;) {

@@ -10,17 +10,30 @@ import { freePort } from './redis-server.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const SERVER_JS = path.join(root, 'dist', 'server.js');
+/** The command line's bin: `node dist/cli.js serve` is how a user runs the same server. */
+export const CLI_JS = path.join(root, 'dist', 'cli.js');
 const LISTENING = /^groupq serve: listening on (\S+)$/m;
 
 /**
- * @param {Record<string, string>} settings
- * @param {{ node?: string, startTimeoutMs?: number }} [options] `node`: the binary (test/node-versions)
+ * @typedef {object} ServerProcess
+ * @property {string} url its origin on loopback, also its GROUPQ_PUBLIC_URL
+ * @property {import('node:child_process').ChildProcess} child
+ * @property {() => string} output what it wrote so far, stdout and stderr together
+ * @property {Promise<{ code: number | null, signal: NodeJS.Signals | null }>} exited
+ * @property {() => Promise<{ code: number | null, signal: NodeJS.Signals | null }>} stop SIGTERM, then the exit (SIGKILL after 30 s)
  */
-export async function startServerProcess(settings, { node = process.execPath, startTimeoutMs = 30_000 } = {}) {
+
+/**
+ * @param {Record<string, string>} settings
+ * @param {{ node?: string, args?: string[], startTimeoutMs?: number }} [options] `node`: the binary
+ *   (test/node-versions); `args`: what it runs, [SERVER_JS] unless [CLI_JS, 'serve'] say
+ * @returns {Promise<ServerProcess>}
+ */
+export async function startServerProcess(settings, { node = process.execPath, args = [SERVER_JS], startTimeoutMs = 30_000 } = {}) {
   // freePort() frees the port before the server binds it: another process may take it meanwhile.
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startOnPort(await freePort(), settings, node, startTimeoutMs);
+      return await startOnPort(await freePort(), settings, [node, ...args], startTimeoutMs);
     } catch (error) {
       if (attempt === 3 || !/EADDRINUSE/.test(String(error))) throw error;
     }
@@ -30,10 +43,11 @@ export async function startServerProcess(settings, { node = process.execPath, st
 /**
  * @param {number} port
  * @param {Record<string, string>} settings
- * @param {string} node
+ * @param {string[]} command the binary, then its arguments
  * @param {number} startTimeoutMs
+ * @returns {Promise<ServerProcess>}
  */
-function startOnPort(port, settings, node, startTimeoutMs) {
+function startOnPort(port, settings, command, startTimeoutMs) {
   const url = `http://127.0.0.1:${port}`;
   const env = {
     PATH: process.env.PATH,
@@ -46,8 +60,10 @@ function startOnPort(port, settings, node, startTimeoutMs) {
     GROUPQ_LOG_LEVEL: 'warn',
     ...settings,
   };
-  const child = spawn(node, [SERVER_JS], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command[0] ?? process.execPath, command.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
+  let listening = false;
+  /** @type {ServerProcess['exited']} */
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => fail(new Error(`groupq serve did not start within ${startTimeoutMs} ms:\n${output}`)), startTimeoutMs);
@@ -59,14 +75,15 @@ function startOnPort(port, settings, node, startTimeoutMs) {
     };
     const onData = (/** @type {string} */ chunk) => {
       output += chunk;
-      if (!LISTENING.test(output)) return;
+      // Once it listens, the rest is kept: looking through a long log on each chunk would cost.
+      if (listening || !LISTENING.test(output)) return;
+      listening = true;
       clearTimeout(timer);
       resolve({
         url,
         child,
         output: () => output,
         exited,
-        /** SIGTERM, then the exit (SIGKILL after 30 s). */
         async stop() {
           if (child.exitCode !== null || child.signalCode !== null) return exited;
           child.kill('SIGTERM');

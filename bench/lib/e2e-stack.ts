@@ -8,6 +8,8 @@
 // With `sharedHub`, the instances share one event hub per queue as on Cloudflare (Miniflare's dev
 // registry, scripts/worker-stack.mjs startMiniflareWorkers); without it each instance defines its
 // own, which no row that opens no stream can tell apart.
+// With `runtime: 'node'`, one `groupq serve` process (node-server.ts) takes the Worker's place,
+// on the same redis-server over TCP: no REST request, no workerd; its cron runs in the process.
 // Also the measuring around a phase: Redis commands (INFO commandstats) and REST requests (the
 // bridge's counter) from reset to the moment all is quiet.
 import { randomBytes } from 'node:crypto';
@@ -17,8 +19,13 @@ import { Writable } from 'node:stream';
 import { createRespClient, type RespClient } from '../../scripts/resp.mjs';
 import type { ObservedRequest } from '../../scripts/rest-bridge.mjs';
 import { startMiniflareWorker, startMiniflareWorkers, startPrivateStack } from '../../scripts/worker-stack.mjs';
-import { type CommandCounts, commandStats, resetStats } from './redis-stats';
+import { startNodeServer } from './node-server';
+import { type CommandCounts, commandStats, resetStats, totalCalls } from './redis-stats';
+import { meterWorkerd, type WorkerdCpu } from './workerd-cpu';
 import { sleep } from './workload';
+
+/** What serves the API: the Worker in workerd over REST, or `groupq serve` over TCP. */
+export type E2eRuntime = 'worker' | 'node';
 
 /** One push as the endpoint saw it. */
 export interface Arrival {
@@ -96,11 +103,12 @@ export async function listenOnLoopback(server: http.Server, path: string): Promi
 }
 
 export interface E2eStack {
+  runtime: E2eRuntime;
   admin: RespClient;
   /** The private redis-server's port on 127.0.0.1 (for a look with redis-cli MONITOR, say). */
   redisPort: number;
   endpoint: LoopbackEndpoint;
-  /** Every Worker instance's origin; they share the one Redis through the one bridge. */
+  /** Every Worker instance's origin; they share the one Redis through the one bridge. With `node`, the server's origin. */
   workerUrls: string[];
   /** The Workers' GROUPQ_ADMIN_TOKEN (a reader of the event streams sends it). */
   adminToken: string;
@@ -109,10 +117,20 @@ export interface E2eStack {
    * instances in turn: a load balancer spreading requests over them; or to instance `worker`.
    */
   api(path: string, init?: { method?: string; json?: unknown; worker?: number }): Promise<Response>;
-  /** Fires the cron trigger of the first instance and waits for the scheduled handler to end. */
+  /**
+   * Fires the cron trigger of the first instance and waits for the scheduled handler to end.
+   * With `node` nothing outside fires the server's cron: this waits past its next time instead.
+   */
   scheduled(): Promise<void>;
-  /** HTTP requests the REST bridge has received so far (from the Worker only: nothing else uses it). */
+  /** HTTP requests the REST bridge has received so far (from the Worker only: nothing else uses it; 0 with `node`). */
   restRequests(): number;
+  /**
+   * A count that moves while the runtime still talks to Redis: the REST requests with the
+   * Worker; with `node`, Redis' own calls (INFO commandstats, the measuring left out).
+   */
+  activity(): Promise<number>;
+  /** Starts counting the runtime's CPU (every workerd process, or the server's process); `stop(jobs)` reads it. */
+  meterCpu(): { stop(jobs: number): WorkerdCpu };
   /** The first instance's V8 inspector (workerd's own, ws://127.0.0.1:<port>): only with `inspectorPort`. */
   inspectorUrl(): Promise<string>;
   close(): Promise<void>;
@@ -143,7 +161,10 @@ export async function startE2eStack(
     code,
     inspectorPort,
     sharedHub = false,
+    runtime = 'worker',
   }: {
+    /** `node`: one `groupq serve` process over TCP in place of the Workers (`workers` and the options below are not taken). */
+    runtime?: E2eRuntime;
     workers?: number;
     /** One event hub for all instances (the dev registry); `code` and `inspectorPort` are not taken then. */
     sharedHub?: boolean;
@@ -166,6 +187,18 @@ export async function startE2eStack(
     closers.push(() => endpoint.close());
     const adminToken = randomBytes(24).toString('hex');
     const bindings = { GROUPQ_ADMIN_TOKEN: adminToken, GROUPQ_SIGNING_SECRET: `whsec_${randomBytes(32).toString('base64')}` };
+    if (runtime === 'node') {
+      const server = await startNodeServer(stack.redisPort, bindings, log);
+      closers.push(() => server.stop());
+      log(`e2e: redis-server on 127.0.0.1:${stack.redisPort}, groupq serve (pid ${server.pid}) ${server.url} over TCP, endpoint ${endpoint.url}`);
+      return stackOf(runtime, stack, admin, endpoint, [server.url], adminToken, closers, close, {
+        scheduled: () => server.scheduled(),
+        restRequests: () => 0,
+        activity: async () => totalCalls(await commandStats(admin)),
+        meterCpu: () => server.meterCpu(),
+        inspectorUrl: () => Promise.reject(new Error('e2e: groupq serve has no workerd inspector')),
+      });
+    }
     const instances: Awaited<ReturnType<typeof startMiniflareWorker>>[] = [];
     if (sharedHub) {
       // One stream for all: a few instances' pipes stay under the listener warning.
@@ -185,39 +218,62 @@ export async function startE2eStack(
     }
     const workerUrls = instances.map((worker) => worker.url);
     log(`e2e: redis-server on 127.0.0.1:${stack.redisPort}, REST bridge ${stack.restUrl}, Worker (Miniflare) ${workerUrls.join(' ')}, endpoint ${endpoint.url}`);
-    const agent = new http.Agent({ keepAlive: true });
-    closers.push(() => agent.destroy());
-    let turn = 0;
-    return {
-      admin,
-      redisPort: stack.redisPort,
-      endpoint,
-      workerUrls,
-      adminToken,
-      api(path, { method = 'GET', json, worker } = {}) {
-        const headers: Record<string, string> = { authorization: `Bearer ${adminToken}` };
-        if (json !== undefined) headers['content-type'] = 'application/json';
-        const url = workerUrls[worker ?? turn++ % workerUrls.length]!;
-        return request(agent, `${url}${path}`, method, headers, json === undefined ? undefined : JSON.stringify(json));
-      },
+    return stackOf(runtime, stack, admin, endpoint, workerUrls, adminToken, closers, close, {
       scheduled: () => instances[0]!.scheduled(),
       restRequests: () => stack.bridgeStats.requests,
+      activity: async () => stack.bridgeStats.requests,
+      meterCpu: () => meterWorkerd(),
       inspectorUrl: async () => String(await instances[0]!.mf.getInspectorURL()),
-      close,
-    };
+    });
   } catch (error) {
     await close();
     throw error;
   }
 }
 
-/** Resolves once neither the bridge nor the endpoint has seen a request for `quietMs`. */
+/** The stack around its runtime: the producers' requests spread over `urls` on keep-alive connections. */
+function stackOf(
+  runtime: E2eRuntime,
+  stack: { redisPort: number },
+  admin: RespClient,
+  endpoint: LoopbackEndpoint,
+  urls: string[],
+  adminToken: string,
+  closers: (() => Promise<unknown> | void)[],
+  close: () => Promise<void>,
+  served: Pick<E2eStack, 'scheduled' | 'restRequests' | 'activity' | 'meterCpu' | 'inspectorUrl'>,
+): E2eStack {
+  const agent = new http.Agent({ keepAlive: true });
+  closers.push(() => agent.destroy());
+  let turn = 0;
+  return {
+    runtime,
+    admin,
+    redisPort: stack.redisPort,
+    endpoint,
+    workerUrls: urls,
+    adminToken,
+    api(path, { method = 'GET', json, worker } = {}) {
+      const headers: Record<string, string> = { authorization: `Bearer ${adminToken}` };
+      if (json !== undefined) headers['content-type'] = 'application/json';
+      const url = urls[worker ?? turn++ % urls.length]!;
+      return request(agent, `${url}${path}`, method, headers, json === undefined ? undefined : JSON.stringify(json));
+    },
+    ...served,
+    close,
+  };
+}
+
+/**
+ * Resolves once neither the runtime's Redis traffic (the bridge's requests, or Redis' calls with
+ * `node`) nor the endpoint has moved for `quietMs`.
+ */
 export async function waitQuiet(stack: E2eStack, quietMs = 500): Promise<void> {
-  let last = [stack.restRequests(), stack.endpoint.order.length];
+  let last = [await stack.activity(), stack.endpoint.order.length];
   let since = performance.now();
   for (;;) {
     await sleep(50);
-    const now = [stack.restRequests(), stack.endpoint.order.length];
+    const now = [await stack.activity(), stack.endpoint.order.length];
     if (now[0] !== last[0] || now[1] !== last[1]) {
       last = now;
       since = performance.now();
@@ -266,7 +322,7 @@ export interface PhaseCost {
 /**
  * Runs `phase` between CONFIG RESETSTAT and the moment all is quiet, then reads the counters.
  * Nothing of ours runs on Redis in between (INFO and CONFIG are left out of the counts anyway),
- * so every command counted is the Worker's.
+ * so every command counted is the Worker's (or the server's).
  */
 export async function measured<T>(stack: E2eStack, phase: () => Promise<T>): Promise<{ value: T; cost: PhaseCost }> {
   await waitQuiet(stack);

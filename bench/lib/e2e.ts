@@ -12,12 +12,15 @@
 // queue at its concurrency end at once, so a burst delivers about concurrency / 6 drains x ~700
 // jobs (~12,000 here) and the rest waits for the cron. The bench fires the cron when deliveries
 // stall and reports how often it had to (scheduledRuns).
+// runNodeServer: the same warm-up and batch run through `groupq serve` on Redis over TCP
+// (node-server.ts), the `nodeServer` row beside the Worker's; its cron cannot be fired, only
+// waited for (scheduledRuns then counts the minutes waited).
 import { type BurstResult, runBurst } from './burst';
 import { type E2eLone, type E2eLoneCost, loneRun, loneWithCallbackRun } from './e2e-lone';
 import os from 'node:os';
 import { type E2eStack, measured, startE2eStack, waitDelivered, waitQuiet, type PhaseCost } from './e2e-stack';
 import { type CommandCounts, perUnit, round, totalCalls } from './redis-stats';
-import { meterWorkerd, type WorkerdCpu } from './workerd-cpu';
+import type { WorkerdCpu } from './workerd-cpu';
 import { chunk, inParallel, makePayload, percentile, sleep } from './workload';
 
 export interface E2eConfig {
@@ -90,7 +93,7 @@ export interface E2eThroughput extends E2eCost {
   batchRequestMs: Percentiles;
   /** First arrivals of a group out of enqueue order (G2; must be 0). */
   orderViolations: number;
-  /** Every workerd process's CPU from the first request until quiet (bench/lib/workerd-cpu.ts). */
+  /** Every workerd process's CPU from the first request until quiet (bench/lib/workerd-cpu.ts); with `groupq serve`, its process'. */
   workerCpu: WorkerdCpu;
 }
 
@@ -125,6 +128,17 @@ export interface WorkerCpuResult {
   throughput: E2eThroughput;
   burst: BurstResult;
 }
+
+/** The same batch run through `groupq serve` on Redis over TCP, beside the Worker's (`nodeServer`). */
+export interface NodeServerResult {
+  runtime: string;
+  loadAverage1m: number;
+  /** The Worker's E2eThroughput, with the server process' CPU in place of workerd's. */
+  throughput: Omit<E2eThroughput, 'workerCpu'> & { serverCpu: WorkerdCpu };
+}
+
+export const NODE_SERVER_RUNTIME =
+  'one groupq serve process (node dist/server.js, @hono/node-server) on 127.0.0.1, the private redis-server (AOF on) over TCP (REDIS_URL), no REST bridge; its in-process cron on * * * * *; the same endpoint';
 
 /** The runs' queue (bench/lib/events.ts opens its stream around the same runs). */
 export const QUEUE = 'bench-e2e';
@@ -196,9 +210,9 @@ export async function throughputRun(stack: E2eStack, config: E2eConfig, log: (li
   const batchMs: number[] = [];
   let startedAt = 0;
   let enqueuedAt = 0;
-  let cpu: ReturnType<typeof meterWorkerd> | undefined;
+  let cpu: ReturnType<E2eStack['meterCpu']> | undefined;
   const { value: scheduledRuns, cost } = await measured(stack, async () => {
-    cpu = meterWorkerd();
+    cpu = stack.meterCpu();
     startedAt = performance.now();
     await inParallel(chunk(jobs, batchSize), producers, async (batch) => {
       const sent = performance.now();
@@ -325,6 +339,19 @@ export async function runE2eThroughput(config: E2eConfig, workers: number, log: 
   try {
     await warmUp(stack, config, log);
     return await throughputRun(stack, config, log);
+  } finally {
+    await stack.close();
+  }
+}
+
+/** The warm-up and the batch run through one `groupq serve` over TCP, on a stack of its own. */
+export async function runNodeServer(config: E2eConfig, log: (line: string) => void): Promise<NodeServerResult> {
+  const loadAverage1m = round(os.loadavg()[0]!, 2);
+  const stack = await startE2eStack(log, { runtime: 'node' });
+  try {
+    await warmUp(stack, config, log);
+    const { workerCpu: serverCpu, ...throughput } = await throughputRun(stack, config, log);
+    return { runtime: NODE_SERVER_RUNTIME, loadAverage1m, throughput: { ...throughput, serverCpu } };
   } finally {
     await stack.close();
   }

@@ -2,7 +2,7 @@
 // per-command breakdowns that show where the commands go.
 import type { BUDGETS } from './budgets';
 import type { BurstResult } from './burst';
-import type { WorkerCpuResult } from './e2e';
+import type { E2eConfig, E2eThroughput, NodeServerResult, WorkerCpuResult } from './e2e';
 import type { CommandCounts } from './redis-stats';
 import type { BenchResult } from './result';
 import type { WorkerBundleResult } from './worker-bundle';
@@ -149,6 +149,49 @@ export function formatWorkerCpu(r: WorkerCpuResult, b: typeof BUDGETS): string {
   ].join('\n');
 }
 
+/**
+ * The Worker's batch run beside the same run through `groupq serve` over TCP: jobs/s, commands
+ * per job and the ratio of each, then the commands side by side and what went wrong, if anything.
+ */
+export function formatNodeServer(worker: E2eThroughput, node: NodeServerResult, c: E2eConfig): string {
+  const n = node.throughput;
+  const ratio = (a: number, b: number) => (b === 0 ? '-' : `${fmt(a / b, 2)}x`);
+  const row = (name: string, t: E2eThroughput | NodeServerResult['throughput'], cpu: { msPerJob: number }) => [
+    name,
+    fmt(t.jobsPerSecond),
+    fmt(t.commandsPerJob, 2),
+    fmt(t.restRequestsPerJob, 4),
+    fmt(cpu.msPerJob, 3),
+    fmt(t.orderViolations),
+    fmt(t.scheduledRuns),
+  ];
+  const warnings: string[] = [];
+  if (n.scheduledRuns > 0) warnings.push(`groupq serve: the drains stalled; the run waited for its cron ${n.scheduledRuns} time(s) to finish (counted in)`);
+  if (n.duplicates > 0) warnings.push(`groupq serve: ${n.duplicates} job(s) delivered more than once`);
+  if (Object.values(n.countsAfter).some((count) => count !== 0)) warnings.push(`groupq serve: the queue was not empty afterwards: ${JSON.stringify(n.countsAfter)}`);
+  if (n.orderViolations > 0) warnings.push(`groupq serve: ${n.orderViolations} FIFO order violations seen at the endpoint`);
+  return [
+    `The Worker over REST and groupq serve over TCP, the same batch run: ${fmt(n.jobs)} jobs over ${fmt(c.groups)} groups, ` +
+      `POST /jobs/batch of ${c.batchSize} from ${c.producers} producers, each after a warm-up of ${fmt(c.warmupJobs)}; groupq serve: load ${fmt(node.loadAverage1m, 2)} at start`,
+    table(
+      [
+        row('the Worker (workerd, REST bridge)', worker, worker.workerCpu),
+        row('groupq serve (Node, TCP)', n, n.serverCpu),
+        ['groupq serve / the Worker', ratio(n.jobsPerSecond, worker.jobsPerSecond), ratio(n.commandsPerJob, worker.commandsPerJob), '', ratio(n.serverCpu.msPerJob, worker.workerCpu.msPerJob), '', ''],
+      ],
+      ['batch run', 'jobs/s', 'commands/job', 'REST requests/job', 'CPU ms/job', 'FIFO violations', 'cron runs'],
+    ),
+    'CPU ms/job: every workerd process, or the groupq serve process (/proc/<pid>/stat); cron runs: fired in workerd, waited for in groupq serve (its own, every minute)',
+    ...warnings.map((w) => `WARNING ${w}`),
+    '',
+    'Redis commands per job, batch run:',
+    commandTable([
+      ['the Worker', worker.commandsPerJobByCommand],
+      ['groupq serve', n.commandsPerJobByCommand],
+    ]),
+  ].join('\n');
+}
+
 function formatE2e(r: BenchResult): string {
   const { throughput: t, latency: l, definitions: d } = r.e2e;
   const c = r.config.e2e;
@@ -190,6 +233,8 @@ function formatE2e(r: BenchResult): string {
       `timer at most ${fmt(l.maxSendLagMs, 1)} ms late); ${fmt(l.restRequests)} REST requests; cron runs ${l.scheduledRuns}`,
     '',
     headline,
+    '',
+    formatNodeServer(t, r.nodeServer, c),
     '',
     workerCpuTable(t.workerCpu, r.burst, b),
     ...(warnings.length > 0 ? ['', ...warnings.map((w) => `WARNING ${w}`)] : []),

@@ -1,7 +1,7 @@
 // The benchmark's result object: what `--json` prints and bench/results/engine.json holds.
 import type { BUDGETS } from './budgets';
 import type { BurstResult } from './burst';
-import type { E2eConfig, E2eResult } from './e2e';
+import type { E2eConfig, E2eResult, NodeServerResult } from './e2e';
 import type { EventsConfig, EventsResult } from './events';
 import type { eventsHeadline } from './events';
 import type { FlowConfig, FlowResult } from './flow';
@@ -112,6 +112,8 @@ export interface BenchResult {
   scrape: ScrapeResult;
   /** The burst is `burst` above. */
   e2e: Omit<E2eResult, 'burst'>;
+  /** The e2e batch run again through `groupq serve` on Redis over TCP, on a stack of its own (bench/lib/node-server.ts). */
+  nodeServer: NodeServerResult;
   flow: FlowResult;
   /** The event streams' rows (bench/lib/events.ts). */
   events: EventsResult;

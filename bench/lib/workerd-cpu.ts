@@ -44,7 +44,8 @@ function readStats(): Stat[] {
 }
 
 let ticksPerSecond: number | undefined;
-function clockTicks(): number {
+/** Clock ticks per second (`getconf CLK_TCK`; 100 when it cannot say): the unit of /proc's CPU times. */
+export function clockTicks(): number {
   if (ticksPerSecond === undefined) {
     try {
       ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;

@@ -4,10 +4,12 @@
 // scheduled handler; the example endpoint must refuse bad signatures; a burst of 1,000 jobs must
 // drain while every GET gets an answer (issue 20: under wrangler dev's proxy they waited seconds
 // and were reset); and SIGTERM must stop every process it started, exit 0 and free every port.
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startRedis } from '../../scripts/redis-server.mjs';
 import { createRespClient } from '../../scripts/resp.mjs';
@@ -81,7 +83,16 @@ async function replay(curl: Curl): Promise<{ status: number; json: Record<string
   return { status: res.status, json: (await res.json()) as Record<string, unknown> };
 }
 
-describe('npm run dev', () => {
+/** Where scripts/dev-server.mjs bundles the Node server. */
+const DEV_SERVER_CACHE = fileURLToPath(new URL('../../.cache/dev-server', import.meta.url));
+
+/** What runs groupq in the dev stack: the same checks hold for each. */
+const RUNTIMES: { runtime: string; env: NodeJS.ProcessEnv; node: boolean }[] = [
+  { runtime: 'workerd', env: {}, node: false },
+  { runtime: 'the Node server', env: { GROUPQ_DEV_RUNTIME: 'node' }, node: true },
+];
+
+describe.each(RUNTIMES)('npm run dev ($runtime)', ({ env, node }) => {
   let stack: DevStack;
   let port: number, redisPort: number, examplePort: number;
   const out = () => stack.output();
@@ -97,7 +108,7 @@ describe('npm run dev', () => {
   }
 
   beforeAll(async () => {
-    stack = await startDevStack({ GROUPQ_DEV_TICK_MS: '200' });
+    stack = await startDevStack({ ...env, GROUPQ_DEV_TICK_MS: '200' });
     ({ port, redisPort, examplePort } = stack.ports);
   }, READY_TIMEOUT_MS + 10_000);
 
@@ -108,6 +119,9 @@ describe('npm run dev', () => {
 
   it('prints the ready line with the Worker URL, and the tokens', () => {
     expect(out()).toMatch(new RegExp(`^groupq dev ready: http://127\\.0\\.0\\.1:${port}$`, 'm'));
+    // It says which runtime answers, so a reader of the output knows what they test.
+    const started = node ? 'the Node server \\(groupq serve\\)' : 'workerd';
+    expect(out()).toMatch(new RegExp(`^Worker: +starting ${started} on http://127\\.0\\.0\\.1:${port} \\.\\.\\.$`, 'm'));
     expect(out()).toMatch(/^GROUPQ_ADMIN_TOKEN=gq_dev_admin_token {2}\(dev default\)$/m);
     expect(out()).toMatch(/^GROUPQ_SIGNING_SECRET=whsec_\S+ {2}\(dev default\)$/m);
   });
@@ -235,10 +249,13 @@ describe('npm run dev', () => {
     for (const p of Object.values(stack.ports)) expect(await canListen(p)).toBe(true);
     // workerd (listening on PORT) and redis-server (its title names its port) are gone.
     expect(processesMentioning([`127.0.0.1:${port}`, `--port ${port}`, `127.0.0.1:${redisPort}`])).toEqual([]);
+    // The Node server's bundle (scripts/dev-server.mjs) is not left behind in .cache.
+    const bundles = existsSync(DEV_SERVER_CACHE) ? readdirSync(DEV_SERVER_CACHE) : [];
+    expect(bundles.filter((name) => name.startsWith(`server-${stack.child.pid}-`))).toEqual([]);
   }, 30_000);
 });
 
-describe('npm run dev next to a Redis that already runs on REDIS_PORT', () => {
+describe.each(RUNTIMES)('npm run dev ($runtime) next to a Redis that already runs on REDIS_PORT', ({ env }) => {
   it('uses that Redis, leaves it running, and a closed terminal (SIGHUP) stops everything it started', async () => {
     // What a Debian host with systemd has right after `apt-get install redis-server`.
     const dir = await mkdtemp(path.join(os.tmpdir(), 'groupq-dev-hup-'));
@@ -246,7 +263,7 @@ describe('npm run dev next to a Redis that already runs on REDIS_PORT', () => {
     const client = createRespClient({ port: redis.port });
     let stack: DevStack | undefined;
     try {
-      stack = await startDevStack({ REDIS_PORT: String(redis.port) });
+      stack = await startDevStack({ ...env, REDIS_PORT: String(redis.port) });
       const { port, restPort, examplePort } = stack.ports;
       expect(stack.output()).toMatch(
         new RegExp(`^Redis: +redis://127\\.0\\.0\\.1:${redis.port} \\(already running there: using it.*; not restarted by npm run dev if it stops\\)$`, 'm'),
@@ -265,4 +282,19 @@ describe('npm run dev next to a Redis that already runs on REDIS_PORT', () => {
       await rm(dir, { recursive: true, force: true });
     }
   }, READY_TIMEOUT_MS + 30_000);
+});
+
+describe.each(RUNTIMES)('npm run dev ($runtime) on a PORT that is taken', ({ env }) => {
+  it('stops with the same words under each runtime: PORT is not free, set another', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as net.AddressInfo;
+    try {
+      await expect(startDevStack({ ...env, PORT: String(port) })).rejects.toThrow(
+        new RegExp(`^groupq dev: PORT ${port} is not free on 127\\.0\\.0\\.1 \\(EADDRINUSE\\); set PORT to another port$`, 'm'),
+      );
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
+  }, READY_TIMEOUT_MS + 10_000);
 });

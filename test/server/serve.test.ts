@@ -1,0 +1,99 @@
+// `groupq serve` as users run it (docs/self-hosting.md): the command line's bin, `node dist/cli.js
+// serve`, settings from the environment only. It starts on a Redis over TCP, answers, and on
+// SIGTERM stops with exit 0; settings it cannot run with stop it at once with exit 1 and one line
+// naming the setting, no stack trace (a Worker answers 500 instead; a process that kept running
+// would fail every request); over Upstash's REST API (UPSTASH_REDIS_REST_*, no REDIS_URL) a job
+// goes round trip as over TCP: enqueued, pushed signed to an endpoint, completed with its result.
+import { spawn } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GroupqClient } from '../../src/client';
+import { verifyDelivery } from '../../src/receiver';
+import { CLI_JS, startServerProcess } from '../../scripts/server-process.mjs';
+import { poll } from '../delivery/support';
+import { type Endpoint, startEndpoint } from '../helpers/endpoint';
+import { startServers } from '../helpers/servers';
+import { ADMIN_TOKEN, type PrivateStack, SIGNING_SECRET, startPrivateStack } from '../helpers/worker';
+
+const TOKENS = { GROUPQ_ADMIN_TOKEN: ADMIN_TOKEN, GROUPQ_SIGNING_SECRET: SIGNING_SECRET };
+/** A line of a stack trace, as Node prints one. */
+const STACK_LINE = /^\s+at /m;
+
+let stack: PrivateStack;
+let endpoint: Endpoint;
+
+beforeAll(async () => {
+  stack = await startPrivateStack();
+  endpoint = await startEndpoint(() => ({ status: 200, headers: { 'content-type': 'application/json' }, body: '{"done":true}' }));
+});
+afterAll(async () => {
+  await endpoint?.close();
+  await stack?.close();
+});
+
+/** `node dist/cli.js serve` with `env` (and PATH) alone, until it exits: for settings it must refuse. */
+function serveUntilExit(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, [CLI_JS, 'serve'], { env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  // A process that took the settings would listen on: the test's limit ends it, and it is killed then.
+  const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  return new Promise((resolve) => {
+    child.once('close', (code) => {
+      clearTimeout(killer);
+      resolve({ code, output });
+    });
+  });
+}
+
+/** A job through the server at `url`: enqueued, pushed signed with the deployment's secret, completed with the endpoint's answer. */
+async function roundTrip(url: string, name: string, data: Record<string, string>) {
+  const queue = new GroupqClient({ url, token: ADMIN_TOKEN }).queue(name);
+  await queue.configure({ endpoint: endpoint.url, keepCompleted: 10 });
+  const { id } = await queue.add({ group: 'g', data });
+  const job = await poll(async () => {
+    const read = await queue.getJob(id);
+    return read.state === 'completed' ? read : undefined;
+  }, { timeoutMs: 30_000, what: `job ${id} completed` });
+  expect(job.result).toEqual({ done: true });
+  const received = endpoint.received.find((r) => r.job.id === id)!;
+  const delivery = await verifyDelivery({ headers: received.headers, body: received.rawBody }, { secret: SIGNING_SECRET });
+  expect(delivery).toMatchObject({ id, queue: name, group: 'g', data, attempt: 1 });
+}
+
+describe('groupq serve, the command', () => {
+  it('starts on a Redis over TCP, takes a job round trip, and stops on SIGTERM with exit 0', async () => {
+    const server = await startServerProcess({ ...TOKENS, REDIS_URL: `redis://127.0.0.1:${stack.redisPort}` }, { args: [CLI_JS, 'serve'] });
+    try {
+      expect(server.output()).toContain(`groupq serve: listening on ${server.url}`);
+      await roundTrip(server.url, 'serve-tcp', { over: 'tcp' });
+    } finally {
+      expect(await server.stop()).toEqual({ code: 0, signal: null });
+    }
+    expect(server.output()).not.toMatch(STACK_LINE);
+  });
+
+  const refused: [string, Record<string, string>, RegExp][] = [
+    ['no database: neither REDIS_URL nor UPSTASH_REDIS_REST_*', { ...TOKENS, GROUPQ_ALLOW_HTTP_LOOPBACK: 'true' }, /UPSTASH_REDIS_REST_URL/],
+    ['a GROUPQ_CRON that is no cron schedule', { ...TOKENS, REDIS_URL: 'redis://127.0.0.1:6379', GROUPQ_CRON: 'every minute' }, /GROUPQ_CRON is not a cron schedule/],
+    ['a REDIS_URL on http://', { ...TOKENS, REDIS_URL: 'http://127.0.0.1:6379', GROUPQ_ALLOW_HTTP_LOOPBACK: 'true' }, /REDIS_URL \(expected redis:\/\//],
+  ];
+  for (const [what, env, named] of refused) {
+    it(`exits 1 naming the setting, without a stack trace, on ${what}`, async () => {
+      const { code, output } = await serveUntilExit(env);
+      expect(code).toBe(1);
+      expect(output).toMatch(named);
+      expect(output).not.toMatch(STACK_LINE);
+      expect(output).not.toContain('listening on');
+    });
+  }
+
+  it("over Upstash's REST API (UPSTASH_REDIS_REST_*, no REDIS_URL), a job goes round trip", async () => {
+    const [server] = await startServers(1, { UPSTASH_REDIS_REST_URL: stack.restUrl, UPSTASH_REDIS_REST_TOKEN: stack.restToken });
+    try {
+      await roundTrip(server!.url, 'serve-rest', { over: 'rest' });
+    } finally {
+      expect(await server!.stop()).toEqual({ code: 0, signal: null });
+    }
+  });
+});
