@@ -219,6 +219,9 @@ const workerService = {
       // or the stack: neither wrangler.toml [vars] nor a developer's .dev.vars decides any of
       // them. Loopback stays allowed: the example endpoint is http on 127.0.0.1.
       bindings: {
+        // The Node server reaches the local Redis over TCP, as `groupq serve` with REDIS_URL does
+        // (events between processes then go through its pub/sub); the bridge stays for the pool.
+        ...(node && !config.upstash && { REDIS_URL: `redis://127.0.0.1:${config.redisPort}` }),
         UPSTASH_REDIS_REST_URL: context.rest.url,
         UPSTASH_REDIS_REST_TOKEN: context.rest.token,
         GROUPQ_REDIS_POOL: context.pool.length > 0 ? JSON.stringify(context.pool) : config.redisPool,
@@ -231,7 +234,9 @@ const workerService = {
         GROUPQ_SCHEDULER_STAY_MS: config.schedulerStayMs,
         GROUPQ_MAX_SUBREQUESTS: config.maxSubrequests,
         GROUPQ_MAX_PUSHES: config.maxPushes,
-        GROUPQ_SCRIPT_KEY_LOCKING: config.scriptKeyLocking,
+        // Over TCP the Node server reaches redis-server itself, which refuses Upstash's flag (the
+        // bridge is what plays Upstash's rules).
+        GROUPQ_SCRIPT_KEY_LOCKING: node && !config.upstash ? 'false' : config.scriptKeyLocking,
         GROUPQ_LOG_LEVEL: config.logLevel,
       },
     });
@@ -294,6 +299,7 @@ function printSummary(config, context) {
   console.log(`Dashboard:           ${context.workerUrl}/dashboard (sign in with the admin token)`);
   if (config.upstash) console.log(`Upstash REST:        ${context.rest.url} (from UPSTASH_REDIS_REST_URL)`);
   else console.log(`UPSTASH_REDIS_REST_URL=${context.rest.url} UPSTASH_REDIS_REST_TOKEN=${context.rest.token}`);
+  if (config.runtime === 'node' && !config.upstash) console.log(`REDIS_URL=redis://127.0.0.1:${config.redisPort}  (what the Node server uses: TCP, no REST hop)`);
   if (context.pool.length > 0) console.log(`GROUPQ_REDIS_POOL=${JSON.stringify(context.pool)}`);
   console.log(`GROUPQ_ADMIN_TOKEN=${config.adminToken}${config.adminToken === DEV_ADMIN_TOKEN ? '  (dev default)' : ''}`);
   console.log(`GROUPQ_SIGNING_SECRET=${config.signingSecret}${config.signingSecret === DEV_SIGNING_SECRET ? '  (dev default)' : ''}`);

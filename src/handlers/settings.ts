@@ -48,6 +48,9 @@ export const envSchema = z.object({
 /** The Node server's (src/server): database 0 over TCP (REDIS_URL) in place of Upstash's REST API. */
 const tcpEnvSchema = envSchema.extend({
   REDIS_URL: redisUrl,
+  // Upstash's flag is refused by a plain Redis, what a redis:// URL mostly names (Upstash over
+  // TCP takes it: "true" there).
+  GROUPQ_SCRIPT_KEY_LOCKING: flag.default('false'),
   UPSTASH_REDIS_REST_URL: z.url().or(z.literal('')).optional(),
   UPSTASH_REDIS_REST_TOKEN: z.string().optional(),
 });
@@ -102,6 +105,9 @@ export function settingsOf(env: Env): Settings {
   const cached = parsed.get(env);
   if (cached) return cached;
   const tcp = typeof env.REDIS_URL === 'string' && env.REDIS_URL !== '';
+  if (env.RUNTIME && !tcp && !env.UPSTASH_REDIS_REST_URL) {
+    throw new BindingsError('groupq: invalid or missing settings: REDIS_URL (redis://host:port), or UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN');
+  }
   const result = (tcp ? tcpEnvSchema : envSchema).safeParse(env);
   if (!result.success) {
     const problems = result.error.issues.map((issue) => `${issue.path.join('.')} (${issue.message})`).join(', ');

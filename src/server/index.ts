@@ -127,7 +127,9 @@ export async function main(): Promise<void> {
   try {
     running = await startServer();
   } catch (error) {
-    console.error(error instanceof BindingsError ? error.message : error);
+    // Settings that do not parse, a Redis that does not answer, a port taken: one line, no stack.
+    const cause = error instanceof Error && error.cause instanceof Error ? ` (${error.cause.message})` : '';
+    console.error(error instanceof BindingsError ? error.message : `groupq serve: ${error instanceof Error ? error.message : String(error)}${cause}`);
     process.exit(1);
   }
   console.log(`groupq serve: listening on ${running.url}`);

@@ -74,7 +74,8 @@ describe('groupq serve, the command', () => {
   });
 
   const refused: [string, Record<string, string>, RegExp][] = [
-    ['no database: neither REDIS_URL nor UPSTASH_REDIS_REST_*', { ...TOKENS, GROUPQ_ALLOW_HTTP_LOOPBACK: 'true' }, /UPSTASH_REDIS_REST_URL/],
+    ['no database: neither REDIS_URL nor UPSTASH_REDIS_REST_*', { ...TOKENS, GROUPQ_ALLOW_HTTP_LOOPBACK: 'true' }, /REDIS_URL \(redis:\/\/host:port\), or UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN/],
+    ['a Redis that does not answer', { ...TOKENS, REDIS_URL: 'redis://127.0.0.1:1', GROUPQ_ALLOW_HTTP_LOOPBACK: 'true' }, /^groupq serve: .*127\.0\.0\.1:1/m],
     ['a GROUPQ_CRON that is no cron schedule', { ...TOKENS, REDIS_URL: 'redis://127.0.0.1:6379', GROUPQ_CRON: 'every minute' }, /GROUPQ_CRON is not a cron schedule/],
     ['a REDIS_URL on http://', { ...TOKENS, REDIS_URL: 'http://127.0.0.1:6379', GROUPQ_ALLOW_HTTP_LOOPBACK: 'true' }, /REDIS_URL \(expected redis:\/\//],
   ];
