@@ -5,11 +5,9 @@
 // Its CPU: the process' own utime + stime (/proc/<pid>/stat, every thread of it, ended ones too),
 // the counterpart of workerd-cpu.ts' meter. Its scheduler runs in the process on the Worker's
 // cron (`* * * * *`), which nothing outside can fire: scheduled() waits for its next time instead.
-// Also `--node-server`'s sizes (GROUPQ_BENCH_NODE_SERVER).
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { buildPackage } from '../../scripts/build.mjs';
-import type { E2eConfig } from './e2e';
 import { SERVER_JS, startServerProcess } from '../../scripts/server-process.mjs';
 import { round } from './redis-stats';
 import { clockTicks, type WorkerdCpu } from './workerd-cpu';
@@ -85,20 +83,4 @@ export async function startNodeServer(redisPort: number, settings: Record<string
       await server.stop();
     },
   };
-}
-
-/** `GROUPQ_BENCH_NODE_SERVER='{"jobs":2000,...}'` overrides any size of `--node-server`'s pair of runs (a small run on a busy machine). */
-export const NODE_SERVER_ENV = 'GROUPQ_BENCH_NODE_SERVER';
-
-/** The e2e config `base` with the sizes of GROUPQ_BENCH_NODE_SERVER, each a positive integer. */
-export function nodeServerConfig(base: E2eConfig, override = process.env[NODE_SERVER_ENV]): E2eConfig {
-  const config = { ...base };
-  if (!override) return config;
-  for (const [key, value] of Object.entries(JSON.parse(override) as Record<string, unknown>)) {
-    if (!(key in config) || !Number.isInteger(value) || (value as number) <= 0) {
-      throw new Error(`${NODE_SERVER_ENV}: ${key} must be a positive integer (one of ${Object.keys(config).join(', ')})`);
-    }
-    (config as unknown as Record<string, number>)[key] = value as number;
-  }
-  return config;
 }

@@ -26,7 +26,7 @@ export interface RawResponse {
 }
 
 /**
- * What createHandler and createBatchHandler build: given a Web `Request` (a Worker, Deno, Bun,
+ * What createHandler, createBatchHandler and createOutcomeHandler build: given a Web `Request` (a Worker, Deno, Bun,
  * a Next.js route handler) it answers a `Response`; given `{ headers, body }` with the raw body
  * (Express, Fastify, Lambda) it answers `{ status, headers, body }`.
  */

@@ -2,10 +2,13 @@
 // one function. It verifies the callback (401 if not genuine, 413 past maxBodyBytes), runs the
 // function with the outcome, and answers 204 once it returned, or 500 with its error's message,
 // which groupq retries by its schedule. Outcomes come at least once: dedupe on `webhook-id`
-// (`out_` and 32 hex digits, the same on every attempt, unique per outcome).
+// (`out_` and 32 hex digits, the same on every attempt, unique per outcome). Like createHandler
+// it takes a Web Request (answered with a Response) or `{ headers, body }` as Express, Fastify and
+// Lambda hold a request (answered with `{ status, headers, body }`).
 import type { OutcomeCallback } from '../protocol/outcome-body';
-import { DeliveryVerificationError } from './errors';
-import { capture, errorText, refusalStatus, textResponse } from './run-end';
+import { type Endpoint, endpointOf, verifiedOrRefused } from './endpoint';
+import { type RawMessage, headerOf } from './message';
+import { capture, errorText, textResponse } from './run-end';
 import { type TraceContext, traceContextOf } from './trace';
 import { type VerifyOptions, createOutcomeVerifier } from './verify';
 
@@ -22,21 +25,20 @@ export interface OutcomeRequest extends TraceContext {
 }
 
 /**
- * Builds an endpoint for outcome callbacks: `(request) => Promise<Response>`, for any Fetch-API
- * host, like createHandler's.
+ * Builds an endpoint for outcome callbacks, as createHandler's: `(request) => Promise<Response>`
+ * for any Fetch-API host, and `({ headers, body }) => Promise<{ status, headers, body }>` for a
+ * framework that holds the raw body (examples/frameworks/express.ts).
  */
-export function createOutcomeHandler(fn: OutcomeFunction, options: VerifyOptions): (request: Request) => Promise<Response> {
+export function createOutcomeHandler(fn: OutcomeFunction, options: VerifyOptions): Endpoint {
   const verify = createOutcomeVerifier(options);
-  return async function handleOutcome(request: Request): Promise<Response> {
-    let outcome: OutcomeCallback;
-    try {
-      outcome = await verify(request);
-    } catch (error) {
-      if (error instanceof DeliveryVerificationError) return textResponse(refusalStatus(error), error.message);
-      throw error;
-    }
-    const { traceparent, tracestate } = traceContextOf(request);
-    const run = await capture(() => fn(outcome, { webhookId: request.headers.get('webhook-id')!, traceparent, tracestate }));
+  return endpointOf(async function handleOutcome(message: Request | RawMessage): Promise<Response> {
+    // An outcome verifier has no replay check, so the refusals are 401 and 413 alone.
+    const outcome = await verifiedOrRefused(verify, message);
+    if (outcome instanceof Response) return outcome;
+    const { traceparent, tracestate } = traceContextOf(message);
+    // The verifier checked webhook-id (signed, `out_`): it is there.
+    const webhookId = headerOf(message, 'webhook-id')!;
+    const run = await capture(() => fn(outcome, { webhookId, traceparent, tracestate }));
     return run.ok ? new Response(null, { status: 204 }) : textResponse(500, errorText(run.error));
-  };
+  });
 }

@@ -6,6 +6,7 @@ import { readFile, readdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
@@ -52,14 +53,21 @@ describe('the groupq package', () => {
     };
     const shipped = (await readdir(path.join(root, 'dist'), { recursive: true })).filter((f) => /\.(js|d\.ts)$/.test(f));
     const imported = new Set<string>();
-    for (const file of shipped) {
+    const add = (specifier: string) => {
+      if (specifier.startsWith('node:') || specifier.startsWith('.')) return;
+      const parts = specifier.split('/');
+      imported.add(specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!);
+    };
+    for (const file of shipped.filter((f) => f.endsWith('.d.ts'))) {
       const source = await readFile(path.join(root, 'dist', file), 'utf8');
-      for (const [, specifier = ''] of source.matchAll(/\b(?:from|import)\s*\(?\s*["']([^"'.][^"']*)["']/g)) {
-        if (specifier.startsWith('node:')) continue;
-        const parts = specifier.split('/');
-        imported.add(specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!);
-      }
+      for (const [, specifier = ''] of source.matchAll(/\b(?:from|import)\s*\(?\s*["']([^"'\s]+)["']/g)) add(specifier);
     }
+    // The bundles' imports as esbuild reads them (the server's bundle quotes import lines in its comments).
+    const scan = await build({
+      entryPoints: shipped.filter((f) => !f.endsWith('.d.ts')).map((f) => path.join(root, 'dist', f)),
+      bundle: true, write: false, metafile: true, packages: 'external', platform: 'node', format: 'esm', outdir: 'scan', logLevel: 'error',
+    });
+    for (const output of Object.values(scan.metafile.outputs)) for (const { path: specifier, external } of output.imports) if (external) add(specifier);
     expect([...imported].sort()).toEqual(Object.keys(dependencies).sort());
   });
 });

@@ -1,6 +1,6 @@
 // The tarball as a user gets it from `npm pack` in a clone (README.md#install-the-client-and-receiver): it ships
 // dist/, docs/, README.md, LICENSE and package.json and nothing else, and installed into a
-// fresh project its `groupq/client`, `groupq/receiver` and `groupq` bin work there. The pack skips
+// fresh project its `groupq/client`, `groupq/receiver` and `groupq` bin (`groupq serve` too) work there. The pack skips
 // `prepare` because test/global-setup.ts has already built dist/ with `npm run build`'s code (a
 // rebuild here would rewrite dist/ under the tests that read it at the same time).
 import { execFile } from 'node:child_process';
@@ -9,6 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, startRedis } from '../../scripts/redis-server.mjs';
+import { startServerProcess } from '../../scripts/server-process.mjs';
 
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '../..');
@@ -86,6 +88,22 @@ describe('the packed groupq package', () => {
     ].join('\n');
     const { stdout } = await run(process.execPath, ['--input-type=module', '-e', code], { cwd: project });
     expect(stdout.trim()).toBe('function function function');
+  });
+
+  it('runs `groupq serve` there: the Node server with its dashboard, on a Redis over TCP', async () => {
+    const redis = await startRedis({ port: await freePort(), dir: path.join(dir, 'redis'), appendonly: false });
+    const cli = path.join(project, 'node_modules', 'groupq', 'dist', 'cli.js');
+    const settings = { REDIS_URL: `redis://127.0.0.1:${redis.port}`, GROUPQ_ADMIN_TOKEN: 'packed-admin-token-0123', GROUPQ_SIGNING_SECRET: `whsec_${Buffer.from('packed-signing-secret-0123456789').toString('base64')}` };
+    const server = await startServerProcess(settings, { args: [cli, 'serve'] });
+    try {
+      expect(await (await fetch(`${server.url}/health`)).json()).toEqual({ ok: true, redis: 'ok' });
+      const page = await fetch(`${server.url}/dashboard`);
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
+    } finally {
+      expect(await server.stop()).toEqual({ code: 0, signal: null });
+      await redis.stop();
+    }
   });
 
   it('runs `npx groupq --help` there', async () => {

@@ -5,14 +5,15 @@
 // package; the recipes import 'groupq/receiver' as a user does (dist/, which test/global-setup.ts
 // builds), and type-check against its published types. What each must do: run the job on a
 // genuine delivery and answer its result, pass on the answer's headers (groupq-retry: false for
-// a NonRetryableError), and refuse a body that is not the one signed (401).
+// a NonRetryableError), and refuse a body that is not the one signed (401). The Express recipe
+// takes outcome callbacks too: a genuine one once (204), however often it comes; a forged one not.
 import { execFile } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SECRET, type Signed, signedDelivery } from './batch-fixtures';
+import { SECRET, type Signed, signed, signedDelivery, webhookId } from './batch-fixtures';
 
 const run = promisify(execFile);
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
@@ -78,6 +79,30 @@ describe('examples/frameworks/express.ts on loopback', () => {
   });
   afterAll(() => close());
   itRunsJobs((message) => post(url, message));
+
+  describe('/outcomes', () => {
+    const outcomeUrl = () => url.replace(/\/jobs$/, '/outcomes');
+    const outcome = (id: string) => ({ id, queue: 'words', group: 'docs', state: 'completed', result: { words: 3, attempt: 1 }, attempts: 1, finishedAt: Date.now() });
+
+    it('takes a genuine outcome callback (204), once however often it is sent', async () => {
+      const { outcomes } = await import('../../examples/frameworks/job');
+      const id = webhookId('out_');
+      const body = outcome('job-7');
+      expect(await post(outcomeUrl(), signed(id, body))).toEqual({ status: 204, retry: null, text: '' });
+      // The same outcome sent again, as groupq does after an answer it did not get: signed anew, one webhook-id.
+      expect(await post(outcomeUrl(), signed(id, { ...body }, { at: new Date(Date.now() - 5_000) }))).toMatchObject({ status: 204 });
+      expect(outcomes.get(id)).toEqual(body);
+      expect([...outcomes.values()].filter((taken) => taken.id === 'job-7')).toHaveLength(1);
+    });
+
+    it('refuses an outcome whose body is not the one signed (401), and takes nothing', async () => {
+      const { outcomes } = await import('../../examples/frameworks/job');
+      const id = webhookId('out_');
+      const answer = await post(outcomeUrl(), altered(signed(id, outcome('job-8'))));
+      expect(answer.status).toBe(401);
+      expect(outcomes.has(id)).toBe(false);
+    });
+  });
 });
 
 describe('examples/frameworks/fastify.ts on loopback', () => {

@@ -5,8 +5,18 @@
 // is asked. The SQL store runs exactly the statements the log ran before there were two stores:
 // a Durable Object bills rows read and written, so each statement here is one the hub pays for.
 import type { StreamEventName } from '../../protocol/events';
-import type { StoredEvent } from './log';
 import { type EventFilter, matches } from './wire';
+
+/** An event as stored, and as snapshot() answers it: its SSE frame is made from these without parsing its data again. */
+export interface StoredEvent {
+  eventId: string;
+  /** A job event's name, or `gap`: its group and job are '' then, and every filter wants it. */
+  event: StreamEventName;
+  group: string;
+  job: string;
+  /** The data as JSON text. */
+  data: string;
+}
 
 /** A value kept beside the rows. */
 export type LogKey = 'head' | 'floor' | 'wanted';

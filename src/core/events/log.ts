@@ -21,26 +21,17 @@
 // held, or is the floor, misses nothing; from any other (trimmed, or never given here) it is
 // told it missed some: never a silent gap.
 import { compareEventIds, formatEventId, isEventId } from '../../protocol/event-id';
-import type { StreamEventName } from '../../protocol/events';
 import { encodeMessage } from '../../protocol/sse';
 import { queueOfTag } from '../store/partitions';
-import type { LogStore } from './log-store';
+import type { LogStore, StoredEvent } from './log-store';
 import type { Released } from './order';
 import type { EventFilter, Resume } from './wire';
+
+export type { StoredEvent } from './log-store';
 
 /** At most this many events are held, whatever their age: bounds storage and a resume's replay. */
 export const MAX_HELD_EVENTS = 10_000;
 
-/** An event as stored, and as snapshot() answers it: its SSE frame is made from these without parsing its data again. */
-export interface StoredEvent {
-  eventId: string;
-  /** A job event's name, or `gap`: its group and job are '' then, and every filter wants it. */
-  event: StreamEventName;
-  group: string;
-  job: string;
-  /** The data as JSON text. */
-  data: string;
-}
 
 /** The SSE frame of one stored event: `event:`, `id:` and its one `data:` line. */
 export function frameOf(stored: StoredEvent): string {
