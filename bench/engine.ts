@@ -35,7 +35,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { E2E_CONFIG, E2E_DEFINITIONS, type E2eConfig, runE2e, runE2eThroughput, runNodeServer, runWorkerCpu } from './lib/e2e';
+import { E2E_CONFIG, E2E_DEFINITIONS, runE2e, runE2eThroughput, runNodeServer, runWorkerCpu } from './lib/e2e';
 import { installFetchCounter } from './lib/fetch-counter';
 import { type FlowResult, runFlow } from './lib/flow';
 import { runIdle } from './lib/idle';
@@ -60,22 +60,7 @@ import { eventsHeadline } from './lib/events';
 import { formatEvents } from './lib/events-report';
 import { batchConfig, runBatch } from './lib/batch';
 import { formatBatch } from './lib/batch-report';
-
-/** `GROUPQ_BENCH_NODE_SERVER='{"jobs":2000,...}'` overrides any size of `--node-server`'s pair of runs (a small run on a busy machine). */
-export const NODE_SERVER_ENV = 'GROUPQ_BENCH_NODE_SERVER';
-
-/** The e2e config `base` with the sizes of GROUPQ_BENCH_NODE_SERVER, each a positive integer. */
-export function nodeServerConfig(base: E2eConfig, override = process.env[NODE_SERVER_ENV]): E2eConfig {
-  const config = { ...base };
-  if (!override) return config;
-  for (const [key, value] of Object.entries(JSON.parse(override) as Record<string, unknown>)) {
-    if (!(key in config) || !Number.isInteger(value) || (value as number) <= 0) {
-      throw new Error(`${NODE_SERVER_ENV}: ${key} must be a positive integer (one of ${Object.keys(config).join(', ')})`);
-    }
-    (config as unknown as Record<string, number>)[key] = value as number;
-  }
-  return config;
-}
+import { sizesFrom } from './lib/workload';
 
 const CONFIG: BenchConfig = {
   jobs: 20_000,
@@ -250,7 +235,7 @@ async function main() {
   console.log = console.error;
   console.info = console.error;
   if (nodeServerOnly) {
-    const config = nodeServerConfig(CONFIG.e2e);
+    const config = sizesFrom('GROUPQ_BENCH_NODE_SERVER', CONFIG.e2e);
     const startedAt = new Date().toISOString();
     const worker = await runE2eThroughput(config, 1, log);
     const nodeServer = await runNodeServer(config, log);

@@ -18,7 +18,7 @@ import { type JobPlace, type OrderCheck, checkOrder, sizesOf, stalledOf, sumChec
 import { scriptCounter } from './batch-script-calls';
 import { type E2eStack, measured, startE2eStack, waitDelivered, waitQuiet } from './e2e-stack';
 import { type CommandCounts, perUnit, round, totalCalls } from './redis-stats';
-import { inParallel, makePayload } from './workload';
+import { inParallel, makePayload, sizesFrom } from './workload';
 
 export const BATCH_ENV = 'GROUPQ_BENCH_BATCH';
 
@@ -98,16 +98,8 @@ export const BATCH_DEFINITIONS = {
   overlaps: 'a delivery of a group that arrived before the group\'s previous delivery was answered',
 } as const;
 
-export function batchConfig(override = process.env[BATCH_ENV]): BatchConfig {
-  const config = { ...BATCH_CONFIG };
-  if (!override) return config;
-  for (const [key, value] of Object.entries(JSON.parse(override) as Record<string, unknown>)) {
-    if (!(key in config) || !Number.isInteger(value) || (value as number) < 0) {
-      throw new Error(`${BATCH_ENV}: ${key} must be an integer >= 0 (one of ${Object.keys(config).join(', ')})`);
-    }
-    (config as unknown as Record<string, number>)[key] = value as number;
-  }
-  return config;
+export function batchConfig(): BatchConfig {
+  return sizesFrom(BATCH_ENV, BATCH_CONFIG, 0);
 }
 
 /** What one measured run of a queue saw. */

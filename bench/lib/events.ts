@@ -17,7 +17,7 @@ import { type E2eStack, startE2eStack, waitDelivered, waitQuiet } from './e2e-st
 import { type EventTap, type TappedEvent, openTap, until } from './event-tap';
 import { type CommandCounts, addCounts, commandStats, countsOf, perUnit, resetStats, round, totalCalls } from './redis-stats';
 import { workerdRssKiB } from './workerd-cpu';
-import { sleep } from './workload';
+import { sizesFrom, sleep } from './workload';
 
 export interface EventsConfig {
   /** Jobs of the batch run measured without and with a stream (the e2e batch run's by default). */
@@ -51,15 +51,8 @@ export const EVENTS_CONFIG: EventsConfig = {
 /** `GROUPQ_BENCH_EVENTS='{"subscribers":200,...}'` overrides any size (a small run on a busy machine). */
 export const EVENTS_ENV = 'GROUPQ_BENCH_EVENTS';
 
-export function eventsConfig(override = process.env[EVENTS_ENV]): EventsConfig {
-  const config = { ...EVENTS_CONFIG };
-  if (!override) return config;
-  for (const [key, value] of Object.entries(JSON.parse(override) as Record<string, unknown>)) {
-    if (!(key in config) || !Number.isInteger(value) || (value as number) <= 0) {
-      throw new Error(`${EVENTS_ENV}: ${key} must be a positive integer (one of ${Object.keys(config).join(', ')})`);
-    }
-    (config as unknown as Record<string, number>)[key] = value as number;
-  }
+export function eventsConfig(): EventsConfig {
+  const config = sizesFrom(EVENTS_ENV, EVENTS_CONFIG);
   if (config.crossWorkers < 2) throw new Error(`${EVENTS_ENV}: crossWorkers must be 2 or more`);
   return config;
 }

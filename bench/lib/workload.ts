@@ -1,5 +1,6 @@
 // The jobs the benchmark enqueues: job i goes to group `user:${i % groups}`, each with a
-// JSON payload of exactly `payloadBytes` bytes shaped like a product event.
+// JSON payload of exactly `payloadBytes` bytes shaped like a product event. Also the sizes a
+// run's GROUPQ_BENCH_* variable overrides (sizesFrom).
 export interface BenchJob {
   group: string;
   data: unknown;
@@ -43,3 +44,20 @@ export function percentile(sorted: number[], p: number): number {
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * `base` with the sizes of the JSON object in `process.env[name]` (`'{"jobs":2000}'`): a small
+ * run on a busy machine. Each must be one of base's keys and an integer of at least `min`.
+ */
+export function sizesFrom<T extends object>(name: string, base: T, min = 1): T {
+  const config = { ...base };
+  const override = process.env[name];
+  if (!override) return config;
+  for (const [key, value] of Object.entries(JSON.parse(override) as Record<string, unknown>)) {
+    if (!(key in config) || !Number.isInteger(value) || (value as number) < min) {
+      throw new Error(`${name}: ${key} must be an integer >= ${min} (one of ${Object.keys(config).join(', ')})`);
+    }
+    (config as Record<string, number>)[key] = value as number;
+  }
+  return config;
+}
