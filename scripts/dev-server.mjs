@@ -1,9 +1,10 @@
 // The Node server for `GROUPQ_DEV_RUNTIME=node npm run dev`: src/server (what `groupq serve`
 // runs) bundled with esbuild and started in this process, on 127.0.0.1:<port>, in place of
 // workerd. Same bindings, same assets (the repository's public/), and no scheduler of its own:
-// the dev ticker fires scheduled(), as it fires the Worker's cron. Tests and the benchmark start
-// several with startServerProcesses-like helpers of their own; this is the dev stack's one.
-import { mkdirSync, rmSync } from 'node:fs';
+// the dev ticker fires scheduled(), as it fires the Worker's cron. A change under src/ or public/
+// restarts it with the new code, as the workerd runtime reloads. Tests and the benchmark start
+// `groupq serve` processes of their own (server-process.mjs); this is the dev stack's one.
+import { mkdirSync, rmSync, watch } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
@@ -38,18 +39,25 @@ export async function loadServer(cwd) {
   }
 }
 
+/** A burst of saves (an editor writing several files) makes one reload. */
+const RELOAD_DEBOUNCE_MS = 150;
+
 /**
- * Starts the server and resolves once GET /health answers {"ok":true}.
- * @param {{ port: number, bindings: Record<string, string>, cwd: string, signal?: AbortSignal, startTimeoutMs?: number }} options
+ * Starts the server and resolves once GET /health answers {"ok":true}. A change under src/ or
+ * public/ rebuilds the bundle and starts it in place of the running server (which first ends the
+ * work it has under way); a build error is printed and the running server kept.
+ * @param {{ port: number, bindings: Record<string, string>, cwd: string, log: (line: string) => void, signal?: AbortSignal, startTimeoutMs?: number }} options
  */
-export async function startDevServer({ port, bindings, cwd, signal, startTimeoutMs = 60_000 }) {
-  const { startServer } = await loadServer(cwd);
-  const server = await startServer({ env: bindings, port, hostname: '127.0.0.1', assets: path.join(cwd, 'public'), cron: null }).catch((error) => {
-    // What the workerd runtime says of a busy PORT (dev-worker.mjs), so the fix reads the same.
-    const code = /** @type {NodeJS.ErrnoException} */ (error).code;
-    if (code === 'EADDRINUSE' || code === 'EACCES') throw new Error(`PORT ${port} is not free on 127.0.0.1 (${code}); set PORT to another port`);
-    throw error;
-  });
+export async function startDevServer({ port, bindings, cwd, log, signal, startTimeoutMs = 60_000 }) {
+  /** @param {typeof import('../src/server/index')} module */
+  const start = (module) =>
+    module.startServer({ env: bindings, port, hostname: '127.0.0.1', assets: path.join(cwd, 'public'), cron: null }).catch((error) => {
+      // What the workerd runtime says of a busy PORT (dev-worker.mjs), so the fix reads the same.
+      const code = /** @type {NodeJS.ErrnoException} */ (error).code;
+      if (code === 'EADDRINUSE' || code === 'EACCES') throw new Error(`PORT ${port} is not free on 127.0.0.1 (${code}); set PORT to another port`);
+      throw error;
+    });
+  let server = await start(await loadServer(cwd));
   const deadline = Date.now() + startTimeoutMs;
   let last = 'no answer yet';
   for (;;) {
@@ -67,10 +75,52 @@ export async function startDevServer({ port, bindings, cwd, signal, startTimeout
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
+
+  // One reload at a time; changes meanwhile make one more.
+  /** @type {Promise<void> | null} */
+  let reloading = null;
+  let again = false;
+  /** @type {NodeJS.Timeout | undefined} */
+  let debounce;
+  const reload = async () => {
+    let module;
+    try {
+      module = await loadServer(cwd);
+    } catch (error) {
+      log(`reload failed, the server runs the code it had: ${/** @type {Error} */ (error).message}`);
+      return;
+    }
+    await server.stop();
+    server = await start(module);
+    log('reloaded after a change under src/ or public/');
+  };
+  const onChange = () => {
+    clearTimeout(debounce);
+    debounce = setTimeout(() => {
+      if (reloading) {
+        again = true;
+        return;
+      }
+      reloading = (async () => {
+        do {
+          again = false;
+          await reload();
+        } while (again);
+        reloading = null;
+      })();
+    }, RELOAD_DEBOUNCE_MS);
+  };
+  const watchers = ['src', 'public'].map((dir) => watch(path.join(cwd, dir), { recursive: true }, onChange));
+
   return {
     url: server.url,
     scheduled: () => server.scheduled(),
-    stop: () => server.stop(),
+    async stop() {
+      for (const watcher of watchers) watcher.close();
+      clearTimeout(debounce);
+      await reloading?.catch(() => {});
+      await server.stop();
+    },
     /** The server runs in this process: it ends with it, or when stop() ran. */
     exited: new Promise(() => {}),
   };
