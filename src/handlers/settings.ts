@@ -12,7 +12,11 @@ const intString = (fallback: number, min: number, max: number) =>
 const MAX_POOL_DATABASES = 32;
 /** A Redis reached over TCP (the Node server only): redis:// or rediss://, user and password in the URL. */
 const redisUrl = z.url({ protocol: /^rediss?$/, error: 'expected redis://[user:password@]host[:port][/db] or rediss://...' });
-const database = z.union([z.strictObject({ url: z.url(), token: z.string().min(1) }), z.strictObject({ url: redisUrl })]);
+/** Whether a database's URL is one the Node server reaches over TCP. */
+export const isTcp = (url: string) => /^rediss?:/i.test(url);
+const database = z
+  .strictObject({ url: z.url(), token: z.string().min(1).optional() })
+  .refine((db) => db.token !== undefined || isTcp(db.url), { path: ['token'], message: 'required, but for a redis:// or rediss:// url (the Node server)' });
 /** GROUPQ_REDIS_POOL: the databases after the first, as JSON (docs/scaling-out.md). */
 const poolJson = z
   .string()
@@ -54,9 +58,6 @@ const tcpEnvSchema = envSchema.extend({
   UPSTASH_REDIS_REST_URL: z.url().or(z.literal('')).optional(),
   UPSTASH_REDIS_REST_TOKEN: z.string().optional(),
 });
-
-/** Whether a database's URL is one the Node server reaches over TCP. */
-export const isTcp = (url: string) => /^rediss?:/i.test(url);
 
 export interface Settings {
   /**

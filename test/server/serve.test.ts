@@ -3,11 +3,17 @@
 // SIGTERM stops with exit 0; settings it cannot run with stop it at once with exit 1 and one line
 // naming the setting, no stack trace (a Worker answers 500 instead; a process that kept running
 // would fail every request); over Upstash's REST API (UPSTASH_REDIS_REST_*, no REDIS_URL) a job
-// goes round trip as over TCP: enqueued, pushed signed to an endpoint, completed with its result.
+// goes round trip as over TCP: enqueued, pushed signed to an endpoint, completed with its result;
+// and over a pool of two databases over TCP, a partitioned queue spread on both.
 import { spawn } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GroupqClient } from '../../src/client';
 import { verifyDelivery } from '../../src/receiver';
+import { freePort, startRedis } from '../../scripts/redis-server.mjs';
+import { createRespClient } from '../../scripts/resp.mjs';
 import { CLI_JS, startServerProcess } from '../../scripts/server-process.mjs';
 import { poll } from '../delivery/support';
 import { type Endpoint, startEndpoint } from '../helpers/endpoint';
@@ -88,6 +94,33 @@ describe('groupq serve, the command', () => {
       expect(output).not.toContain('listening on');
     });
   }
+
+  it('over a pool of two Redis over TCP (GROUPQ_REDIS_POOL of redis:// URLs), each partition on its database takes jobs round trip', async () => {
+    const second = await startRedis({ port: await freePort(), dir: await mkdtemp(path.join(os.tmpdir(), 'groupq-serve-pool-')), appendonly: false });
+    const pool = JSON.stringify([{ url: `redis://127.0.0.1:${second.port}` }]);
+    const [server] = await startServers(1, { REDIS_URL: `redis://127.0.0.1:${stack.redisPort}`, GROUPQ_REDIS_POOL: pool });
+    try {
+      const queue = new GroupqClient({ url: server!.url, token: ADMIN_TOKEN }).queue('serve-pool');
+      await queue.configure({ endpoint: endpoint.url, keepCompleted: 100, partitions: 4 });
+      expect(new Set((await queue.partitions()).map((p) => p.database))).toEqual(new Set([0, 1]));
+      const ids = await Promise.all(Array.from({ length: 20 }, async (_, i) => (await queue.add({ group: `g${i}`, data: { i } })).id));
+      for (const id of ids) {
+        await poll(async () => ((await queue.getJob(id)).state === 'completed' ? true : undefined), { timeoutMs: 30_000, what: `job ${id} completed` });
+      }
+      // Both databases hold the queue's keys: the pool routed each partition's scripts over TCP.
+      for (const port of [stack.redisPort, second.port]) {
+        const redis = createRespClient({ port });
+        try {
+          expect((await redis.call(['KEYS', 'gq:{serve-pool*']) as unknown[]).length).toBeGreaterThan(0);
+        } finally {
+          redis.close();
+        }
+      }
+    } finally {
+      expect(await server!.stop()).toEqual({ code: 0, signal: null });
+      await second.stop();
+    }
+  });
 
   it("over Upstash's REST API (UPSTASH_REDIS_REST_*, no REDIS_URL), a job goes round trip", async () => {
     const [server] = await startServers(1, { UPSTASH_REDIS_REST_URL: stack.restUrl, UPSTASH_REDIS_REST_TOKEN: stack.restToken });

@@ -23,6 +23,8 @@ import { asQueueError } from '../store/redis';
 /** How long a waiting request sleeps between looks at the job's record: fast at first, then this. */
 export const WAIT_POLL_MS = 1_000;
 const FIRST_POLLS_MS = [100, 100, 200, 400];
+/** No look this close to the deadline: the full read follows it at once. */
+const LAST_LOOK_MS = 10;
 
 export const getJobQuerySchema = z
   .object({
@@ -65,7 +67,9 @@ export async function waitForJob(ctx: EngineContext, { queue, id, query = {} }: 
 async function waitAt(ctx: EngineContext, queue: string, id: string, waitMs: number): Promise<Job> {
   const deadline = Date.now() + waitMs;
   try {
-    for (let look = 0; Date.now() < deadline && !(await hasEnded(ctx, queue, id)); look++) {
+    // A look due at the deadline is the full read's: a timer may wake a millisecond early by
+    // Date.now(), and an HGET then would tell nothing the read after it does not.
+    for (let look = 0; deadline - Date.now() > LAST_LOOK_MS && !(await hasEnded(ctx, queue, id)); look++) {
       await sleep(Math.min(FIRST_POLLS_MS[look] ?? WAIT_POLL_MS, deadline - Date.now()));
     }
     return await getJobAt(ctx, queue, id);
