@@ -71,7 +71,12 @@ export function createAssets(root: string): Fetcher {
 /** Whether `path` names a file under `root` (or a page by its name without .html): served before the app, as Workers does. */
 export function isAsset(root: string, path: string): boolean {
   if (path === '/_headers' || path.includes('..')) return false;
-  const full = join(root, decodeURIComponent(path));
+  let full: string;
+  try {
+    full = join(root, decodeURIComponent(path));
+  } catch {
+    return false; // not a path any file has (a stray %): the app answers it
+  }
   const found = (p: string) => existsSync(p) && statSync(p).isFile();
   return found(full) || (!path.endsWith('/') && found(`${full}.html`));
 }

@@ -87,10 +87,15 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       return app.fetch(request, env, executionCtx);
     },
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve);
-    server.once('error', reject);
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('listening', resolve);
+      server.once('error', reject);
+    });
+  } catch (error) {
+    await runtime.close(); // a port taken: nothing of it stays open
+    throw error;
+  }
   const scheduler = cron === null ? null : startScheduler(cron, () => runScheduled(env, waitUntil), () => {
     // runScheduled logged it: the next time comes as usual.
   });

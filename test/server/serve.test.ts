@@ -73,6 +73,10 @@ describe('groupq serve, the command', () => {
     try {
       expect(server.output()).toContain(`groupq serve: listening on ${server.url}`);
       await roundTrip(server.url, 'serve-tcp', { over: 'tcp' });
+      // A path no file can have (a stray %) is the app's to answer: its 404, not a 500.
+      const stray = await fetch(`${server.url}/%E0%A4%A`);
+      expect(stray.status).toBe(404);
+      expect((await stray.json()) as unknown).toMatchObject({ error: { code: 'NOT_FOUND' } });
     } finally {
       expect(await server.stop()).toEqual({ code: 0, signal: null });
     }
