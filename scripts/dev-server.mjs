@@ -4,10 +4,11 @@
 // the dev ticker fires scheduled(), as it fires the Worker's cron. A change under src/ or public/
 // restarts it with the new code, as the workerd runtime reloads. Tests and the benchmark start
 // `groupq serve` processes of their own (server-process.mjs); this is the dev stack's one.
-import { mkdirSync, rmSync, watch } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
+import { reloadOnChange } from './dev-reload.mjs';
 
 /**
  * Bundles src/server/index.ts into `<cwd>/.cache/dev-server/server-<n>.mjs`, imports it and
@@ -38,9 +39,6 @@ export async function loadServer(cwd) {
     rmSync(outfile, { force: true });
   }
 }
-
-/** A burst of saves (an editor writing several files) makes one reload. */
-const RELOAD_DEBOUNCE_MS = 150;
 
 /**
  * Starts the server and resolves once GET /health answers {"ok":true}. A change under src/ or
@@ -76,13 +74,7 @@ export async function startDevServer({ port, bindings, cwd, log, signal, startTi
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 
-  // One reload at a time; changes meanwhile make one more.
-  /** @type {Promise<void> | null} */
-  let reloading = null;
-  let again = false;
-  /** @type {NodeJS.Timeout | undefined} */
-  let debounce;
-  const reload = async () => {
+  const watcher = reloadOnChange(cwd, async () => {
     let module;
     try {
       module = await loadServer(cwd);
@@ -91,34 +83,19 @@ export async function startDevServer({ port, bindings, cwd, log, signal, startTi
       return;
     }
     await server.stop();
-    server = await start(module);
-    log('reloaded after a change under src/ or public/');
-  };
-  const onChange = () => {
-    clearTimeout(debounce);
-    debounce = setTimeout(() => {
-      if (reloading) {
-        again = true;
-        return;
-      }
-      reloading = (async () => {
-        do {
-          again = false;
-          await reload();
-        } while (again);
-        reloading = null;
-      })();
-    }, RELOAD_DEBOUNCE_MS);
-  };
-  const watchers = ['src', 'public'].map((dir) => watch(path.join(cwd, dir), { recursive: true }, onChange));
+    try {
+      server = await start(module);
+      log('reloaded after a change under src/ or public/');
+    } catch (error) {
+      log(`reload failed, the server is down until the next change: ${/** @type {Error} */ (error).message}`);
+    }
+  });
 
   return {
     url: server.url,
     scheduled: () => server.scheduled(),
     async stop() {
-      for (const watcher of watchers) watcher.close();
-      clearTimeout(debounce);
-      await reloading?.catch(() => {});
+      await watcher.stop();
       await server.stop();
     },
     /** The server runs in this process: it ends with it, or when stop() ran. */

@@ -6,17 +6,15 @@
 // us is kept: the bundle as wrangler builds it, wrangler.toml's [assets], a way to fire the cron
 // trigger (scheduled(), for the dev ticker), an access log, and a reload when a file under src/ or
 // public/ changes. Bindings go to workerd in its config, never on a command line.
-import { watch } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { Log, LogLevel, Miniflare } from 'miniflare';
+import { reloadOnChange } from './dev-reload.mjs';
 import { ASSETS, bundleWorker, COMPATIBILITY_DATE, DURABLE_OBJECTS, WORKER_NAME, fireScheduled } from './worker-stack.mjs';
 
 /** Lines that say nothing to a groupq developer: the health probe's access log, Miniflare's ready
  * line (we print ours once /health answers) and its count of _headers rules. */
 const NOISE = [/^(GET|HEAD) \/health\b/, /^(Updated and )?[Rr]eady on /, /^✨ Parsed \d+ valid header rules/];
-/** A burst of saves (an editor writing several files) makes one reload. */
-const RELOAD_DEBOUNCE_MS = 150;
 // eslint-disable-next-line no-control-regex
 const ANSI = /\u001b\[[0-9;]*m/g;
 
@@ -137,13 +135,8 @@ export async function startDevWorker({ port, bindings, log, cwd, signal, startTi
   const dispose = () => (disposed ??= mf.dispose().catch(() => {}));
 
   // A change under src/ or public/ rebuilds the bundle and swaps it in; a build error is printed
-  // and the running Worker kept. One reload at a time; changes meanwhile make one more.
-  /** @type {Promise<void> | null} */
-  let reloading = null;
-  let again = false;
-  /** @type {NodeJS.Timeout | undefined} */
-  let debounce;
-  const reload = async () => {
+  // and the running Worker kept.
+  const watcher = reloadOnChange(cwd, async () => {
     try {
       const next = await bundleWorker();
       await keepingSignals(() => mf.setOptions(optionsFor(next)));
@@ -151,29 +144,10 @@ export async function startDevWorker({ port, bindings, log, cwd, signal, startTi
     } catch (error) {
       log(`reload failed, the Worker runs the code it had: ${/** @type {Error} */ (error).message}`);
     }
-  };
-  const onChange = () => {
-    clearTimeout(debounce);
-    debounce = setTimeout(() => {
-      if (reloading) {
-        again = true;
-        return;
-      }
-      reloading = (async () => {
-        do {
-          again = false;
-          await reload();
-        } while (again);
-        reloading = null;
-      })();
-    }, RELOAD_DEBOUNCE_MS);
-  };
-  const watchers = ['src', 'public'].map((dir) => watch(path.join(cwd, dir), { recursive: true }, onChange));
+  });
 
   async function stop() {
-    for (const watcher of watchers) watcher.close();
-    clearTimeout(debounce);
-    await reloading;
+    await watcher.stop();
     await dispose();
   }
 
