@@ -3,9 +3,9 @@
 // dashboard's strict CSP among them). The files are read by @hono/node-server's serveStatic;
 // what is written here is what a Worker's asset worker does besides: the _headers rules and
 // `html_handling = "auto-trailing-slash"` (a folder's index.html at its URL with a slash, a page's
-// .html at its URL without one).
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+// .html at its URL without one, and a request for the .html itself sent there).
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
 import { serveStatic } from '@hono/node-server/serve-static';
 import { Hono } from 'hono';
 
@@ -32,14 +32,31 @@ export function parseHeaders(text: string): Rule[] {
   return rules;
 }
 
-/** A Fetcher over the files of `root`, with its _headers applied. */
-export function createAssets(root: string): Fetcher {
+export interface Assets {
+  /** ASSETS, as the app reads it: a Fetcher over the files of the folder, with its _headers applied. */
+  fetcher: Fetcher;
+  /** Whether `path` names one of its files (or a page by its name without .html): served before the app, as Workers does. */
+  has(path: string): boolean;
+}
+
+/**
+ * The files of `root`, listed once: they are the build's (a deploy, or npm run dev's reload,
+ * starts a new server), and a request's check is then a set lookup, no file system call.
+ */
+export function createAssets(root: string): Assets {
+  const files = new Set(
+    existsSync(root)
+      ? readdirSync(root, { recursive: true, withFileTypes: true })
+          .filter((entry) => entry.isFile())
+          .map((entry) => `/${relative(root, join(entry.parentPath, entry.name)).split(sep).join('/')}`)
+      : [],
+  );
+  // _headers is the server's, never served (as the asset worker keeps it).
+  files.delete('/_headers');
   const headersFile = join(root, '_headers');
   const rules = existsSync(headersFile) ? parseHeaders(readFileSync(headersFile, 'utf8')) : [];
-  const file = (path: string) => {
-    const full = join(root, path);
-    return existsSync(full) && statSync(full).isFile();
-  };
+  /** The file `path` names: itself, or the page of that name. */
+  const fileOf = (path: string): string | null => (files.has(path) ? path : !path.endsWith('/') && files.has(`${path}.html`) ? `${path}.html` : null);
   const app = new Hono();
   app.use('*', async (c, next) => {
     await next();
@@ -51,32 +68,31 @@ export function createAssets(root: string): Fetcher {
       }
     }
   });
-  app.use(
-    '*',
-    serveStatic({
-      root,
-      // _headers is the server's, never served (as the asset worker keeps it).
-      rewriteRequestPath: (path) => (path === '/_headers' ? '/.none' : !path.endsWith('/') && !file(path) && file(`${path}.html`) ? `${path}.html` : path),
-    }),
-  );
+  // A page asked for by its file's name goes to its URL, as auto-trailing-slash does: there its
+  // _headers rule (its CSP) applies.
+  app.use('*', async (c, next) => {
+    const path = c.req.path;
+    if (!path.endsWith('.html') || !files.has(path)) return next();
+    const url = new URL(c.req.url);
+    url.pathname = path.endsWith('/index.html') ? path.slice(0, -'index.html'.length) : path.slice(0, -'.html'.length);
+    return c.redirect(url.href, 307);
+  });
+  app.use('*', serveStatic({ root, rewriteRequestPath: (path) => fileOf(path) ?? (path.endsWith('/') ? path : '/.none') }));
   app.notFound((c) => c.text('not found', 404));
-  return {
+  const fetcher = {
     fetch: (input: RequestInfo | URL, init?: RequestInit) => app.fetch(new Request(input, init)),
     connect: () => {
       throw new Error('ASSETS.connect is not available on the Node server');
     },
   } as unknown as Fetcher;
-}
-
-/** Whether `path` names a file under `root` (or a page by its name without .html): served before the app, as Workers does. */
-export function isAsset(root: string, path: string): boolean {
-  if (path === '/_headers' || path.includes('..')) return false;
-  let full: string;
-  try {
-    full = join(root, decodeURIComponent(path));
-  } catch {
-    return false; // not a path any file has (a stray %): the app answers it
-  }
-  const found = (p: string) => existsSync(p) && statSync(p).isFile();
-  return found(full) || (!path.endsWith('/') && found(`${full}.html`));
+  return {
+    fetcher,
+    has(path) {
+      try {
+        return fileOf(decodeURIComponent(path)) !== null;
+      } catch {
+        return false; // not a path any file has (a stray %): the app answers it
+      }
+    },
+  };
 }

@@ -18,7 +18,7 @@ import { runScheduled } from '../handlers/scheduled';
 import { REQUEST_DRAIN_MS } from '../handlers/scope';
 import { BindingsError, settingsOf } from '../handlers/settings';
 import { createLog } from '../core/log';
-import { createAssets, isAsset } from './assets';
+import { createAssets } from './assets';
 import { serverEnv } from './env';
 import { createServerRuntime } from './runtime';
 import { WORKER_CRON, checkCron, startScheduler } from './scheduler';
@@ -60,7 +60,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const { port, hostname, cron } = serverSettings(source, options);
   const root = options.assets ?? join(dirname(fileURLToPath(import.meta.url)), 'public');
   const runtime = createServerRuntime();
-  const env = serverEnv(source, runtime, createAssets(root));
+  const assets = createAssets(root);
+  const env = serverEnv(source, runtime, assets.fetcher);
   let settings;
   try {
     settings = settingsOf(env);
@@ -83,7 +84,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     port,
     fetch: (request: Request) => {
       const path = new URL(request.url).pathname;
-      if (!path.startsWith('/dashboard') && isAsset(root, path)) return env.ASSETS.fetch(request);
+      if (!path.startsWith('/dashboard') && assets.has(path)) return env.ASSETS.fetch(request);
       return app.fetch(request, env, executionCtx);
     },
   });

@@ -73,6 +73,17 @@ describe('groupq serve, the command', () => {
     try {
       expect(server.output()).toContain(`groupq serve: listening on ${server.url}`);
       await roundTrip(server.url, 'serve-tcp', { over: 'tcp' });
+      // The static assets as Workers serves them: each page at its URL with its _headers (the
+      // CSP), a page asked for by its file's name sent there, the _headers file never served.
+      for (const page of ['/dashboard', '/reference']) {
+        const res = await fetch(`${server.url}${page}`);
+        expect(res.status).toBe(200);
+        expect(res.headers.get('content-security-policy')).toContain("default-src 'none'");
+      }
+      const byFile = await fetch(`${server.url}/reference.html`, { redirect: 'manual' });
+      expect(byFile.status).toBe(307);
+      expect(new URL(byFile.headers.get('location')!).pathname).toBe('/reference');
+      expect((await fetch(`${server.url}/_headers`)).status).toBe(404);
       // A path no file can have (a stray %) is the app's to answer: its 404, not a 500.
       const stray = await fetch(`${server.url}/%E0%A4%A`);
       expect(stray.status).toBe(404);
